@@ -1,0 +1,110 @@
+//! `neardup bench`: end-to-end fingerprinting throughput on one thread, text in, fingerprint out.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use neardup::Scheme;
+use std::io::BufRead;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const AFTER_HELP: &str = "\
+Loads the documents into memory first, then fingerprints all of them --repeat times on one thread
+and prints the time of each pass, the median and the throughput in MB/s (10^6 bytes of UTF-8 text
+per second). Reading and JSON parsing are not timed.
+
+Examples (the corpus of the evaluation data is JSONL compressed with zstd):
+    zstd -dc ../shared/eval/corpus/corpus-00.jsonl.zst | neardup bench --mb 100 -
+    neardup bench --repeat 9 docs.jsonl";
+
+#[derive(Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct BenchArgs {
+    /// JSON Lines files ('-' for stdin) whose objects have a "text" field.
+    #[arg(required = true, value_name = "JSONL")]
+    inputs: Vec<String>,
+    /// Use only the first MB megabytes of text (10^6 bytes).
+    #[arg(long, value_name = "MB")]
+    mb: Option<f64>,
+    /// Number of timed passes.
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+    /// The scheme to time.
+    #[arg(long, default_value = "simhash-doc-v1")]
+    scheme: Scheme,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    let limit = args.mb.map(|mb| (mb * 1e6) as usize).unwrap_or(usize::MAX);
+    let mut texts = Vec::new();
+    let mut bytes = 0usize;
+    'files: for input in &args.inputs {
+        let reader: Box<dyn BufRead> = if input == "-" {
+            Box::new(std::io::stdin().lock())
+        } else {
+            Box::new(std::io::BufReader::new(
+                std::fs::File::open(input).with_context(|| input.clone())?,
+            ))
+        };
+        for (n, line) in reader.lines().enumerate() {
+            let line = line.with_context(|| format!("{input}:{}", n + 1))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .with_context(|| format!("{input}:{}: not JSON", n + 1))?;
+            let Some(text) = v.get("text").and_then(|t| t.as_str()) else {
+                bail!("{input}:{}: no \"text\" string field", n + 1);
+            };
+            if bytes + text.len() > limit {
+                break 'files;
+            }
+            bytes += text.len();
+            texts.push(text.to_owned());
+        }
+    }
+    if texts.is_empty() {
+        bail!("no documents to time");
+    }
+    let non_ascii = texts
+        .iter()
+        .map(|t| t.bytes().filter(|b| !b.is_ascii()).count())
+        .sum::<usize>();
+    let mut passes = Vec::with_capacity(args.repeat);
+    let mut checksum = 0u64;
+    for _ in 0..args.repeat.max(1) {
+        let start = Instant::now();
+        for t in &texts {
+            if let Ok(fp) = args.scheme.fingerprint_text(t) {
+                checksum = checksum.wrapping_add(fp.bits());
+            }
+        }
+        passes.push(start.elapsed().as_secs_f64());
+    }
+    let mut sorted = passes.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let mbps = bytes as f64 / 1e6 / median;
+    if args.json {
+        let out = serde_json::json!({
+            "scheme": args.scheme.name(), "documents": texts.len(), "bytes": bytes,
+            "non_ascii_fraction": non_ascii as f64 / bytes as f64, "passes_s": passes,
+            "median_s": median, "mb_per_s": mbps, "checksum": format!("{checksum:016x}"),
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "{} documents, {:.1} MB ({:.1} % non-ASCII bytes), scheme {}",
+            texts.len(),
+            bytes as f64 / 1e6,
+            100.0 * non_ascii as f64 / bytes as f64,
+            args.scheme
+        );
+        let shown: Vec<String> = passes.iter().map(|p| format!("{p:.3}")).collect();
+        println!("passes (s): {}", shown.join(" "));
+        println!("median {median:.3} s = {mbps:.1} MB/s on one thread (checksum {checksum:016x})");
+    }
+    Ok(ExitCode::SUCCESS)
+}

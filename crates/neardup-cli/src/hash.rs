@@ -1,0 +1,349 @@
+//! `neardup hash`: fingerprints for files, directories, stdin and JSONL corpora.
+
+use crate::inputs::{self, Source};
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use neardup::media::{Media, MediaHint};
+use neardup::{Analysis, Scheme};
+use rayon::prelude::*;
+use serde_json::json;
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const AFTER_HELP: &str = "\
+Output: one line per document, in the order the paths were given (directories in sorted path order,
+whatever the number of threads):
+
+    simhash-doc-v1:ukpyzq3s5ic6s<TAB>docs/index.html
+
+With --json, one JSON object per line with the medium, the encoding and how it was chosen, and the
+token count. A document that cannot be fingerprinted (unreadable, binary, unsupported medium, or
+with no words at all) is reported on stderr with its path; the others still go on, and the exit
+status is 1 if any failed.
+
+The scheme, simhash-doc-v1: text is extracted (HTML without scripts, styles and <head>), Cf
+characters deleted, NFKC-normalized and case-folded; chunks that are URLs, e-mail addresses or DOIs
+are dropped; words are runs of letters, marks, digits and '_' (each Han, kana, Thai, Lao, Khmer or
+Myanmar letter is a word of its own); each word occurrence is hashed with lookup3 and summed into a
+64-bit SimHash. Full definition: docs/spec/simhash-doc-v1.md.
+
+Examples:
+    neardup hash paper.html notes.txt
+    neardup hash --json docs/ > fingerprints.jsonl
+    curl -s https://example.org/ | neardup hash --media html -
+    zstd -dc corpus.jsonl.zst | neardup hash --jsonl -";
+
+#[derive(Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct HashArgs {
+    /// Files, directories (walked recursively, hidden entries skipped) or '-' for stdin.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<String>,
+    /// Write one JSON object per line instead of FINGERPRINT<TAB>PATH.
+    #[arg(long)]
+    json: bool,
+    /// Read the inputs as JSON Lines corpora: one document per line, text in the "text" field, the id
+    /// from the "id" field (else the line number). The text is taken as already extracted.
+    #[arg(long)]
+    jsonl: bool,
+    /// Treat every input as this medium instead of detecting it: auto, text or html.
+    #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
+    media: MediaChoice,
+    /// The fingerprint scheme.
+    #[arg(long, default_value = "simhash-doc-v1")]
+    scheme: Scheme,
+    /// Report each document's medium, encoding and token count on stderr, and a summary at the end.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Worker threads (default: one per core). Output is the same for any number.
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+    /// Refuse documents larger than this many bytes.
+    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
+    max_bytes: u64,
+}
+
+#[derive(Clone, Copy)]
+pub enum MediaChoice {
+    Auto,
+    Forced(Media),
+}
+
+pub fn parse_media(s: &str) -> Result<MediaChoice, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(MediaChoice::Auto);
+    }
+    Media::from_name(s)
+        .map(MediaChoice::Forced)
+        .ok_or_else(|| format!("unknown medium '{s}' (expected auto, text or html)"))
+}
+
+impl MediaChoice {
+    pub fn hint<'a>(self, name: Option<&'a str>) -> MediaHint<'a> {
+        match (self, name) {
+            (MediaChoice::Forced(m), _) => MediaHint::Force(m),
+            (MediaChoice::Auto, Some(n)) => MediaHint::FileName(n),
+            (MediaChoice::Auto, None) => MediaHint::Auto,
+        }
+    }
+}
+
+/// One document's outcome, kept until it can be printed in order.
+struct Outcome {
+    label: String,
+    bytes: u64,
+    result: Result<Analysis, String>,
+}
+
+pub fn run(args: HashArgs) -> Result<ExitCode> {
+    if let Some(n) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()?;
+    }
+    if args.jsonl {
+        return run_jsonl(&args);
+    }
+    let (sources, operand_errors) = inputs::expand(&args.paths);
+    let mut failed = 0usize;
+    for e in &operand_errors {
+        eprintln!("neardup: {}: {}", e.label, e.message);
+        failed += 1;
+    }
+    let progress = progress_bar(sources.len() as u64);
+    let started = Instant::now();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let (mut docs, mut total_bytes) = (0usize, 0u64);
+    // Work in batches: parallel inside a batch, printed in input order, so memory stays bounded and output
+    // appears as it is ready.
+    for batch in sources.chunks(256) {
+        let outcomes: Vec<Outcome> = batch.par_iter().map(|s| hash_source(s, &args)).collect();
+        for o in outcomes {
+            docs += 1;
+            total_bytes += o.bytes;
+            progress.inc(1);
+            if !print_outcome(&mut out, &o, &args, &progress)? {
+                failed += 1;
+            }
+        }
+        out.flush()?;
+    }
+    progress.finish_and_clear();
+    if args.verbose {
+        summary(docs, total_bytes, failed, started);
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn hash_source(source: &Source, args: &HashArgs) -> Outcome {
+    let label = source.label();
+    let bytes = match source.read(args.max_bytes) {
+        Ok(b) => b,
+        Err(e) => {
+            return Outcome {
+                label,
+                bytes: 0,
+                result: Err(format!("{e:#}")),
+            };
+        }
+    };
+    let name = source.name_hint();
+    let result = args
+        .scheme
+        .analyze(&bytes, args.media.hint(name.as_deref()))
+        .map_err(|e| e.to_string());
+    Outcome {
+        label,
+        bytes: bytes.len() as u64,
+        result,
+    }
+}
+
+/// Prints one outcome; returns whether it succeeded.
+fn print_outcome(
+    out: &mut impl Write,
+    o: &Outcome,
+    args: &HashArgs,
+    progress: &ProgressBar,
+) -> Result<bool> {
+    match &o.result {
+        Ok(a) => {
+            if args.json {
+                let line = json!({
+                    "path": o.label,
+                    "fingerprint": a.fingerprint.to_string(),
+                    "media": a.media.name(),
+                    "encoding": a.encoding,
+                    "encoding_source": a.encoding_source.name(),
+                    "malformed": a.malformed,
+                    "tokens": a.tokens,
+                    "bytes": o.bytes,
+                });
+                writeln!(out, "{line}")?;
+            } else {
+                writeln!(out, "{}\t{}", a.fingerprint, o.label)?;
+            }
+            if args.verbose {
+                let malformed = if a.malformed {
+                    ", invalid bytes replaced"
+                } else {
+                    ""
+                };
+                progress.suspend(|| {
+                    eprintln!(
+                        "neardup: {}: {}, {} ({}){malformed}, {} tokens",
+                        o.label, a.media, a.encoding, a.encoding_source, a.tokens
+                    )
+                });
+            }
+            Ok(true)
+        }
+        Err(message) => {
+            if args.json {
+                writeln!(out, "{}", json!({ "path": o.label, "error": message }))?;
+            }
+            progress.suspend(|| eprintln!("neardup: {}: {message}", o.label));
+            Ok(false)
+        }
+    }
+}
+
+fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let started = Instant::now();
+    let (mut docs, mut total_bytes, mut failed) = (0usize, 0u64, 0usize);
+    for operand in &args.paths {
+        let source = if operand == "-" {
+            Source::Stdin
+        } else {
+            Source::File(operand.into())
+        };
+        let reader: Box<dyn BufRead> = match &source {
+            Source::Stdin => Box::new(std::io::stdin().lock()),
+            Source::File(p) => match std::fs::File::open(p) {
+                Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 20, f)),
+                Err(e) => {
+                    eprintln!("neardup: {operand}: {}", inputs::io_message(&e));
+                    failed += 1;
+                    continue;
+                }
+            },
+        };
+        let mut lines = reader.lines().enumerate();
+        loop {
+            // Parse a batch of lines serially, fingerprint it in parallel, print it in order.
+            let mut batch: Vec<(String, Result<String, String>)> = Vec::with_capacity(1024);
+            for (n, line) in lines.by_ref() {
+                let line_no = n + 1;
+                match line {
+                    Ok(l) if l.trim().is_empty() => continue,
+                    Ok(l) => batch.push(parse_jsonl_line(&l, operand, line_no)),
+                    Err(e) => batch.push((
+                        format!("{operand}:{line_no}"),
+                        Err(format!("cannot read: {e}")),
+                    )),
+                }
+                if batch.len() == 1024 {
+                    break;
+                }
+            }
+            if batch.is_empty() {
+                break;
+            }
+            let results: Vec<(String, u64, Result<(String, u64), String>)> = batch
+                .into_par_iter()
+                .map(|(id, text)| match text {
+                    Ok(text) => {
+                        let r = args
+                            .scheme
+                            .fingerprint_text(&text)
+                            .map(|fp| (fp.to_string(), 0))
+                            .map_err(|e| e.to_string());
+                        (id, text.len() as u64, r)
+                    }
+                    Err(e) => (id, 0, Err(e)),
+                })
+                .collect();
+            for (id, bytes, r) in results {
+                docs += 1;
+                total_bytes += bytes;
+                match r {
+                    Ok((fp, _)) if args.json => writeln!(
+                        out,
+                        "{}",
+                        json!({"id": id, "fingerprint": fp, "bytes": bytes})
+                    )?,
+                    Ok((fp, _)) => writeln!(out, "{fp}\t{id}")?,
+                    Err(e) => {
+                        failed += 1;
+                        if args.json {
+                            writeln!(out, "{}", json!({"id": id, "error": e}))?;
+                        }
+                        eprintln!("neardup: {id}: {e}");
+                    }
+                }
+            }
+        }
+    }
+    out.flush()?;
+    if args.verbose {
+        summary(docs, total_bytes, failed, started);
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A JSONL line to (id, text); the id falls back to `FILE:LINE`.
+fn parse_jsonl_line(line: &str, file: &str, line_no: usize) -> (String, Result<String, String>) {
+    let fallback = format!("{file}:{line_no}");
+    let value: serde_json::Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return (fallback, Err(format!("not a JSON object: {e}"))),
+    };
+    let id = match value.get("id") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        _ => fallback,
+    };
+    match value.get("text") {
+        Some(serde_json::Value::String(t)) => (id, Ok(t.clone())),
+        Some(_) => (id, Err("the \"text\" field is not a string".to_owned())),
+        None => (id, Err("no \"text\" field".to_owned())),
+    }
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    if len < 2 {
+        return ProgressBar::hidden();
+    }
+    // Drawn only when stderr is a terminal; hidden in pipes and CI.
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} hashing [{bar:30}] {pos}/{len} files, {per_sec}, eta {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+fn summary(docs: usize, bytes: u64, failed: usize, started: Instant) {
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "neardup: {docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {failed} failed",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / secs.max(1e-9)
+    );
+}

@@ -1,0 +1,57 @@
+//! `neardup`: the command-line front door. Each subcommand translates arguments into calls of the `neardup`
+//! library and formats the results; no algorithm lives here.
+
+mod bench;
+mod compare;
+mod hash;
+mod inputs;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+const ABOUT: &str = "Find near-duplicate documents with interoperable fingerprints.";
+
+const LONG_ABOUT: &str = "\
+Find near-duplicate documents with interoperable fingerprints.
+
+neardup reads text and HTML in any encoding, extracts the text, and computes a fingerprint
+under a named, versioned scheme. Today's scheme is simhash-doc-v1: a 64-bit SimHash of the
+document's words (Unicode-normalized, case-folded, URLs and DOIs removed), written as
+'simhash-doc-v1:' and 13 base32 characters. The same text gives the same fingerprint from
+any medium and in any implementation of the spec (docs/spec/simhash-doc-v1.md).
+
+Two documents whose fingerprints differ in d bits have similarity 1 - d/64:
+close >= 0.98 (d <= 1), loose >= 0.90 (d <= 6); k = 3 is the default lookup distance.";
+
+#[derive(Parser)]
+#[command(name = "neardup", version, about = ABOUT, long_about = LONG_ABOUT, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Fingerprint files, directories (recursively) or stdin.
+    Hash(hash::HashArgs),
+    /// Compare two documents or fingerprints: distance, similarity, verdict.
+    Compare(compare::CompareArgs),
+    /// Measure single-thread fingerprinting throughput (text in, fingerprint out) on a JSONL corpus.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Hash(args) => hash::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Bench(args) => bench::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("neardup: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! The `doc-v1` token profile: simhash-doc-v1 §1–3 (normalization, identifiers out, tokens).
+//!
+//! The normative definition is the spec (`docs/spec/simhash-doc-v1.md`); in short:
+//!
+//! 1. delete every `Cf` character, apply NFKC, then full case folding;
+//! 2. split on `White_Space` into chunks and drop chunks that look like identifiers (URLs, `www.`, e-mail
+//!    addresses, DOIs);
+//! 3. a token is a maximal run of `L*`/`M*`/`Nd`/`Pc` characters, except that a letter of Han, Hiragana,
+//!    Katakana, Thai, Lao, Khmer or Myanmar is a token on its own (with the marks that follow it); tokens
+//!    without a letter are dropped.
+//!
+//! ## How it is made fast without changing the result
+//!
+//! Normalization and case folding are per-chunk operations: every `White_Space` character is a starter that
+//! neither composes with its neighbours nor decomposes into anything but U+0020, so normalizing chunk by
+//! chunk equals normalizing the whole text, and a chunk that normalization splits (U+00A8 → space + U+0308)
+//! is simply split again afterwards. Each chunk takes the cheapest path that gives the exact result:
+//!
+//! * **ASCII** (most chunks of most text): normalization is just `A-Z → a-z`; classes come from a 256-entry
+//!   table and tokens are hashed straight from the input unless they hold a capital.
+//! * **Stable non-ASCII**: every character has the [`STABLE`](super::props::STABLE) property and the chunk
+//!   is NFKC-normalized as a whole (ICU4X's quick check): tokens come straight from the input.
+//! * **Everything else** goes through ICU4X: `Cf` removed, NFKC, full case folding, then split and tokenized.
+
+use super::props::{self, FORMAT, LETTER, MARK, SINGLE, SPACE, STABLE, TOKEN};
+use icu_casemap::CaseMapperBorrowed;
+use icu_normalizer::ComposingNormalizerBorrowed;
+
+// ASCII byte classes.
+const A_SPACE: u8 = 1; // U+0009..U+000D, U+0020
+const A_LOWER: u8 = 2; // a-z
+const A_UPPER: u8 = 4; // A-Z
+const A_DIGIT_US: u8 = 8; // 0-9 and '_'
+const A_HINT: u8 = 16; // ':' '@': the identifier rules need a closer look
+const A_HIGH: u8 = 32; // not ASCII
+const A_TOKEN: u8 = A_LOWER | A_UPPER | A_DIGIT_US;
+const A_LETTER: u8 = A_LOWER | A_UPPER;
+
+static ASCII_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' => A_SPACE,
+            b'a'..=b'z' => A_LOWER,
+            b'A'..=b'Z' => A_UPPER,
+            b'0'..=b'9' | b'_' => A_DIGIT_US,
+            b':' | b'@' => A_HINT,
+            0x80..=0xff => A_HIGH,
+            _ => 0,
+        };
+        i += 1;
+    }
+    t
+};
+
+/// Splits text into the tokens of the doc-v1 profile, calling `emit` with each token in order.
+///
+/// The token passed to `emit` is valid only during the call (it may point into a scratch buffer).
+///
+/// ```
+/// let mut tokens = Vec::new();
+/// neardup_text::profile::doc_v1::tokenize("Hello, WORLD! 2019 covid19 don't", |t| tokens.push(t.to_string()));
+/// assert_eq!(tokens, ["hello", "world", "covid19", "don", "t"]);
+/// ```
+pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+    Tokenizer::new().run(text, &mut emit);
+}
+
+/// Returns the tokens as owned strings (convenient for tests and golden vectors; use [`tokenize`] on hot paths).
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    tokenize(text, |t| out.push(t.to_owned()));
+    out
+}
+
+/// Applies step 1 alone (delete `Cf`, NFKC, full case folding) to a whole text. The tokenizer never calls it
+/// (it normalizes chunk by chunk); it exists to document and test the step.
+pub fn normalize(text: &str) -> String {
+    let without_format: String = text
+        .chars()
+        .filter(|&c| props::flags(c) & FORMAT == 0)
+        .collect();
+    let nfkc = ComposingNormalizerBorrowed::new_nfkc()
+        .normalize(&without_format)
+        .into_owned();
+    CaseMapperBorrowed::new().fold_string(&nfkc).into_owned()
+}
+
+/// Step 2: whether a (normalized) chunk is an identifier to drop.
+pub fn is_identifier(chunk: &str) -> bool {
+    let b = chunk.as_bytes();
+    if b.starts_with(b"www.") || contains(b, b"://") {
+        return true;
+    }
+    if let Some(at) = b.iter().position(|&c| c == b'@')
+        && b[at + 1..].contains(&b'.')
+    {
+        return true;
+    }
+    is_doi(b)
+}
+
+/// `^(doi:)?10\.[0-9]{4,9}/`
+fn is_doi(b: &[u8]) -> bool {
+    let b = b.strip_prefix(b"doi:").unwrap_or(b);
+    let Some(rest) = b.strip_prefix(b"10.") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    (4..=9).contains(&digits) && rest.get(digits) == Some(&b'/')
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+struct Tokenizer {
+    nfkc: ComposingNormalizerBorrowed<'static>,
+    fold: CaseMapperBorrowed<'static>,
+    lower: Vec<u8>,
+    scratch: String,
+}
+
+impl Tokenizer {
+    fn new() -> Self {
+        Tokenizer {
+            nfkc: ComposingNormalizerBorrowed::new_nfkc(),
+            fold: CaseMapperBorrowed::new(),
+            lower: Vec::with_capacity(64),
+            scratch: String::new(),
+        }
+    }
+
+    fn run(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let mut i = 0;
+        while i < n {
+            // Skip ASCII white space quickly; a non-ASCII White_Space character is found by the chunk scan.
+            if ASCII_CLASS[bytes[i] as usize] & A_SPACE != 0 {
+                i += 1;
+                continue;
+            }
+            // Find the end of the chunk, gathering what kinds of bytes it holds.
+            let start = i;
+            let mut seen = 0u8;
+            while i < n {
+                let class = ASCII_CLASS[bytes[i] as usize];
+                if class & A_SPACE != 0 {
+                    break;
+                }
+                if class & A_HIGH != 0 {
+                    // Only a non-ASCII White_Space character can end the chunk here.
+                    let c = decode_at(text, i);
+                    if props::flags(c) & SPACE != 0 {
+                        break;
+                    }
+                    i += c.len_utf8();
+                    seen |= A_HIGH;
+                    continue;
+                }
+                seen |= class;
+                i += 1;
+            }
+            if start == i {
+                // A non-ASCII White_Space character.
+                i += decode_at(text, i).len_utf8();
+                continue;
+            }
+            let chunk = &text[start..i];
+            if seen & A_HIGH == 0 {
+                self.ascii_chunk(chunk, seen, emit);
+            } else {
+                self.unicode_chunk(chunk, emit);
+            }
+        }
+    }
+
+    fn ascii_chunk(&mut self, chunk: &str, seen: u8, emit: &mut impl FnMut(&str)) {
+        let b = chunk.as_bytes();
+        // Identifier rules: only chunks with ':' or '@', or that start like "www." / "10." / "doi:" can match.
+        let maybe_identifier = seen & A_HINT != 0 || matches!(b[0], b'w' | b'W' | b'1');
+        if maybe_identifier {
+            let lowered = chunk.to_ascii_lowercase();
+            if is_identifier(&lowered) {
+                return;
+            }
+        }
+        if seen & A_TOKEN == 0 {
+            return;
+        }
+        let n = b.len();
+        let mut i = 0;
+        while i < n {
+            while i < n && ASCII_CLASS[b[i] as usize] & A_TOKEN == 0 {
+                i += 1;
+            }
+            let start = i;
+            let mut kinds = 0u8;
+            while i < n {
+                let class = ASCII_CLASS[b[i] as usize];
+                if class & A_TOKEN == 0 {
+                    break;
+                }
+                kinds |= class;
+                i += 1;
+            }
+            if kinds & A_LETTER == 0 {
+                continue; // no letter (or empty): dropped
+            }
+            let token = &b[start..i];
+            if kinds & A_UPPER == 0 {
+                emit(&chunk[start..i]);
+            } else {
+                self.lower.clear();
+                self.lower.extend(token.iter().map(u8::to_ascii_lowercase));
+                // ASCII lowercase of ASCII is valid UTF-8.
+                emit(std::str::from_utf8(&self.lower).expect("ASCII"));
+            }
+        }
+    }
+
+    fn unicode_chunk(&mut self, chunk: &str, emit: &mut impl FnMut(&str)) {
+        let stable = chunk
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || props::flags(c) & STABLE != 0);
+        if stable && self.nfkc.is_normalized(chunk) {
+            if !is_identifier(chunk) {
+                tokens_of_normalized_chunk(chunk, emit);
+            }
+            return;
+        }
+        // The slow, general path.
+        let mut without_format = std::mem::take(&mut self.scratch);
+        without_format.clear();
+        without_format.extend(chunk.chars().filter(|&c| props::flags(c) & FORMAT == 0));
+        let normalized = self.nfkc.normalize(&without_format);
+        let folded = self.fold.fold_string(&normalized);
+        // Normalization may have produced White_Space (U+00A8 → U+0020 U+0308): split again.
+        for piece in folded.split(|c: char| props::flags(c) & SPACE != 0) {
+            if !piece.is_empty() && !is_identifier(piece) {
+                tokens_of_normalized_chunk(piece, emit);
+            }
+        }
+        drop(folded);
+        drop(normalized);
+        self.scratch = without_format;
+    }
+}
+
+/// Step 3 on an already normalized chunk without White_Space.
+fn tokens_of_normalized_chunk(chunk: &str, emit: &mut impl FnMut(&str)) {
+    enum State {
+        Between,
+        Run { start: usize, has_letter: bool },
+        Single { start: usize },
+    }
+    let mut state = State::Between;
+    for (pos, c) in chunk.char_indices() {
+        let f = if c.is_ascii() {
+            ascii_flags(c as u8)
+        } else {
+            props::flags(c)
+        };
+        match state {
+            State::Single { .. } if f & MARK != 0 => continue, // marks attach to the single letter
+            State::Single { start } => {
+                emit(&chunk[start..pos]);
+                state = State::Between;
+            }
+            State::Run { start, has_letter } => {
+                if f & TOKEN != 0 && f & SINGLE == 0 {
+                    state = State::Run {
+                        start,
+                        has_letter: has_letter || f & LETTER != 0,
+                    };
+                    continue;
+                }
+                if has_letter {
+                    emit(&chunk[start..pos]);
+                }
+                state = State::Between;
+            }
+            State::Between => {}
+        }
+        if f & SINGLE != 0 {
+            state = State::Single { start: pos };
+        } else if f & TOKEN != 0 {
+            state = State::Run {
+                start: pos,
+                has_letter: f & LETTER != 0,
+            };
+        }
+    }
+    match state {
+        State::Single { start } => emit(&chunk[start..]),
+        State::Run {
+            start,
+            has_letter: true,
+        } => emit(&chunk[start..]),
+        _ => {}
+    }
+}
+
+#[inline(always)]
+fn ascii_flags(b: u8) -> u8 {
+    let class = ASCII_CLASS[b as usize];
+    let mut f = 0;
+    if class & A_TOKEN != 0 {
+        f |= TOKEN;
+    }
+    if class & A_LETTER != 0 {
+        f |= LETTER;
+    }
+    f
+}
+
+#[inline(always)]
+fn decode_at(text: &str, i: usize) -> char {
+    // `i` is always a char boundary: the scan advances by whole ASCII bytes or whole characters.
+    text[i..]
+        .chars()
+        .next()
+        .expect("char boundary inside the text")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Vec<String> {
+        tokens(s)
+    }
+
+    #[test]
+    fn examples_from_the_spec() {
+        assert_eq!(
+            t("Hello, WORLD! 2019 covid19 don't"),
+            ["hello", "world", "covid19", "don", "t"]
+        );
+        assert_eq!(t("Straße co\u{00AD}operate"), ["strasse", "cooperate"]);
+        assert_eq!(t("see https://x.org/a or a@b.c"), ["see", "or"]);
+        assert_eq!(t("東京タワー"), ["東", "京", "タ", "ワ", "ー"]);
+        assert_eq!(t("ﬁnd"), ["find"]);
+        assert_eq!(t("กำ"), ["ก\u{0E4D}", "า"]);
+    }
+
+    #[test]
+    fn identifiers() {
+        assert_eq!(t("WWW.Example.com x"), ["x"]);
+        assert_eq!(
+            t("doi:10.1000/xyz123 DOI:10.1038/nature12373 10.123/no"),
+            ["no"]
+        );
+        assert_eq!(t("10.12345678901/toolong"), ["toolong"]);
+        assert_eq!(t("user@host no@dot"), ["user", "host", "no", "dot"]);
+        assert_eq!(t("mailto:a@b.c ftp://x"), Vec::<String>::new());
+        assert_eq!(
+            t("ｗｗｗ.example.com"),
+            Vec::<String>::new(),
+            "fullwidth www. after NFKC"
+        );
+    }
+
+    #[test]
+    fn edges() {
+        assert_eq!(t(""), Vec::<String>::new());
+        assert_eq!(t("   \n\t "), Vec::<String>::new());
+        assert_eq!(t("2019 42 _ __"), Vec::<String>::new());
+        assert_eq!(
+            t("snake_case CamelCase x_1"),
+            ["snake_case", "camelcase", "x_1"]
+        );
+        assert_eq!(t("a\u{00A0}b\u{3000}c"), ["a", "b", "c"]);
+        assert_eq!(t("e\u{0301}té"), ["été"]);
+        assert_eq!(t("ΣΊΣΥΦΟΣ"), ["σίσυφοσ"]);
+        assert_eq!(t("İstanbul"), ["i\u{0307}stanbul"]);
+        assert_eq!(
+            t("a¨b"),
+            ["a", "\u{0308}b"],
+            "U+00A8 decomposes to a space and a mark"
+        );
+        assert_eq!(t("東京1abc"), ["東", "京", "1abc"]);
+        assert_eq!(
+            t("zero\u{200B}width joi\u{200D}ner"),
+            ["zerowidth", "joiner"]
+        );
+        assert_eq!(t("हिन्दी भाषा"), ["हिन्दी", "भाषा"]);
+        assert_eq!(t("\u{0301}abc"), ["\u{0301}abc"]);
+        assert_eq!(t("Ǆemal"), ["džemal"]);
+    }
+
+    /// The ASCII and stable fast paths must agree with the general path run on the whole text.
+    fn general(text: &str) -> Vec<String> {
+        let normalized = normalize(text);
+        let mut out = Vec::new();
+        for chunk in normalized.split(|c: char| props::flags(c) & SPACE != 0) {
+            if !chunk.is_empty() && !is_identifier(chunk) {
+                tokens_of_normalized_chunk(chunk, &mut |tok: &str| out.push(tok.to_owned()));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_paths_equal_the_general_path(s in "[ -~\u{a0}-\u{17f}\u{300}-\u{36f}\u{391}-\u{3c9}\u{400}-\u{44f}\u{e01}-\u{e5b}\u{3040}-\u{30ff}\u{4e00}-\u{4e20}\u{200b}-\u{200f}\u{2000}-\u{200a}\u{fb00}-\u{fb06}\u{ff01}-\u{ff5e}\u{ac00}-\u{ac10}\u{1100}-\u{1112}\u{1161}-\u{1175}]{0,40}") {
+            proptest::prop_assert_eq!(tokens(&s), general(&s));
+        }
+    }
+}

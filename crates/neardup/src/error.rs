@@ -1,0 +1,63 @@
+//! The errors of the facade: every one names its cause.
+
+use neardup_text::ExtractError;
+
+/// Why a fingerprint could not be made, parsed or compared.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The document's text could not be extracted.
+    #[error(transparent)]
+    Extract(#[from] ExtractError),
+    /// The document has no token (empty, or only numbers, punctuation, URLs...): it has no fingerprint.
+    #[error(
+        "no tokens: the document has no words after extraction and normalization, so it has no {scheme} fingerprint"
+    )]
+    NoTokens {
+        /// The scheme that was asked for.
+        scheme: &'static str,
+    },
+    /// A fingerprint string could not be parsed.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// Two fingerprints of different schemes cannot be compared.
+    #[error(
+        "cannot compare a {left} fingerprint with a {right} fingerprint: they are made by different schemes"
+    )]
+    SchemeMismatch {
+        /// The first scheme.
+        left: &'static str,
+        /// The second scheme.
+        right: &'static str,
+    },
+}
+
+/// Why a string is not a fingerprint.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// There is no `scheme:` prefix.
+    #[error(
+        "'{input}' is not a fingerprint: expected SCHEME:VALUE, e.g. simhash-doc-v1:4bq3pkeb6ge3q"
+    )]
+    MissingScheme {
+        /// The input, shortened.
+        input: String,
+    },
+    /// The prefix names no scheme this version knows.
+    #[error("unknown fingerprint scheme '{scheme}' (known: {known})")]
+    UnknownScheme {
+        /// The prefix found.
+        scheme: String,
+        /// The known scheme names.
+        known: String,
+    },
+    /// The value after the prefix is not valid base32 of the right length.
+    #[error("bad {scheme} value '{value}': {reason}")]
+    BadValue {
+        /// The scheme.
+        scheme: &'static str,
+        /// The value found.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}

@@ -1,0 +1,146 @@
+//! Named, versioned schemes: each pins every choice that changes its output.
+
+use crate::error::{Error, ParseError};
+use crate::fingerprint::Fingerprint;
+use neardup_sketch::lookup3::jenkins64;
+use neardup_sketch::simhash::SimHash64;
+use neardup_text::decode::EncodingSource;
+use neardup_text::media::{Media, MediaHint};
+use neardup_text::profile::doc_v1;
+use std::fmt;
+use std::str::FromStr;
+
+/// A fingerprint scheme. Its name is the prefix of its fingerprint strings.
+///
+/// There is one scheme today; a new choice anywhere in the pipeline (Unicode version, extraction rule, token
+/// rule, hash, bit order) is a new variant with a new name, never a change to an existing one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scheme {
+    /// `simhash-doc-v1`: 64-bit SimHash of lookup3-hashed doc-v1 tokens, term-frequency weights
+    /// (docs/spec/simhash-doc-v1.md).
+    SimhashDocV1,
+}
+
+/// Every scheme this version knows.
+pub const SCHEMES: &[Scheme] = &[Scheme::SimhashDocV1];
+
+/// The result of fingerprinting one document, with what was learned on the way.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The fingerprint.
+    pub fingerprint: Fingerprint,
+    /// The medium the document was read as.
+    pub media: Media,
+    /// The encoding's name.
+    pub encoding: &'static str,
+    /// How the encoding was chosen.
+    pub encoding_source: EncodingSource,
+    /// Whether invalid byte sequences were replaced.
+    pub malformed: bool,
+    /// How many tokens (features) the fingerprint summarizes.
+    pub tokens: u64,
+}
+
+impl Scheme {
+    /// The scheme's stable name, e.g. `simhash-doc-v1`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scheme::SimhashDocV1 => "simhash-doc-v1",
+        }
+    }
+
+    /// Fingerprints a document given as bytes in any supported medium and encoding.
+    ///
+    /// ```
+    /// use neardup::{Scheme, media::MediaHint};
+    /// let a = Scheme::SimhashDocV1.fingerprint(b"<p>The quick brown fox</p>", MediaHint::Auto).unwrap();
+    /// let b = Scheme::SimhashDocV1.fingerprint(b"the QUICK brown fox", MediaHint::Auto).unwrap();
+    /// assert_eq!(a, b);
+    /// assert_eq!(a.to_string(), "simhash-doc-v1:ukpyzq3s5ic6s");
+    /// ```
+    pub fn fingerprint(self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Fingerprint, Error> {
+        self.analyze(bytes, hint).map(|a| a.fingerprint)
+    }
+
+    /// Like [`fingerprint`](Self::fingerprint), also reporting the medium, encoding and token count.
+    pub fn analyze(self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Analysis, Error> {
+        let doc = neardup_text::extract(bytes, hint)?;
+        let (fingerprint, tokens) = self.fingerprint_text_counted(&doc.text)?;
+        Ok(Analysis {
+            fingerprint,
+            media: doc.media,
+            encoding: doc.encoding,
+            encoding_source: doc.encoding_source,
+            malformed: doc.malformed,
+            tokens,
+        })
+    }
+
+    /// Fingerprints text that is already extracted (steps 1 to 7 of the spec).
+    pub fn fingerprint_text(self, text: &str) -> Result<Fingerprint, Error> {
+        self.fingerprint_text_counted(text).map(|(fp, _)| fp)
+    }
+
+    fn fingerprint_text_counted(self, text: &str) -> Result<(Fingerprint, u64), Error> {
+        match self {
+            Scheme::SimhashDocV1 => {
+                let mut acc = SimHash64::new();
+                doc_v1::tokenize(text, |token| acc.add(jenkins64(token.as_bytes())));
+                if acc.features() == 0 {
+                    return Err(Error::NoTokens {
+                        scheme: self.name(),
+                    });
+                }
+                Ok((Fingerprint::new(self, acc.finish()), acc.features()))
+            }
+        }
+    }
+
+    /// The number of bits of this scheme's fingerprints.
+    pub const fn bits(self) -> u32 {
+        match self {
+            Scheme::SimhashDocV1 => 64,
+        }
+    }
+
+    /// The similarity at or above which two documents are "close" (0.98 for simhash-doc-v1: d ≤ 1).
+    pub const fn close_threshold(self) -> f64 {
+        0.98
+    }
+
+    /// The similarity at or above which two documents are "loose" near-duplicates (0.90: d ≤ 6).
+    pub const fn loose_threshold(self) -> f64 {
+        0.90
+    }
+
+    /// The default Hamming distance for lookups (k = 3).
+    pub const fn default_k(self) -> u32 {
+        3
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Scheme {
+    type Err = ParseError;
+
+    /// Parses a scheme name, ignoring ASCII case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SCHEMES
+            .iter()
+            .copied()
+            .find(|sc| sc.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| ParseError::UnknownScheme {
+                scheme: s.to_owned(),
+                known: SCHEMES
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
