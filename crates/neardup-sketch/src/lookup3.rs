@@ -111,6 +111,35 @@ pub fn jenkins64(key: &[u8]) -> u64 {
     ((c as u64) << 32) | b as u64
 }
 
+/// [`jenkins64`] of `window[..len]`, for keys that sit in a larger buffer.
+///
+/// Most tokens are at most 12 bytes: lookup3 then adds three little-endian words (missing bytes are zero)
+/// and runs `final` once. When `window` holds at least 12 bytes, those words are loaded whole and the bytes
+/// past `len` masked off, with no per-length branching. The value is always exactly `jenkins64(&window[..len])`.
+///
+/// ```
+/// use neardup_sketch::lookup3::{jenkins64, jenkins64_window};
+/// let text = b"hello world, this is text";
+/// assert_eq!(jenkins64_window(text, 5), jenkins64(b"hello"));
+/// ```
+#[inline]
+pub fn jenkins64_window(window: &[u8], len: usize) -> u64 {
+    if len == 0 || len > 12 || window.len() < 12 {
+        return jenkins64(&window[..len]);
+    }
+    let lo = u64::from_le_bytes(window[..8].try_into().expect("8 bytes"));
+    let hi = u32::from_le_bytes(window[8..12].try_into().expect("4 bytes"));
+    let lo_mask = u64::MAX >> (64 - 8 * len.min(8));
+    let hi_mask = ((1u64 << (8 * len.saturating_sub(8))) - 1) as u32;
+    let lo = lo & lo_mask;
+    let init = 0xdead_beef_u32.wrapping_add(len as u32);
+    let mut a = init.wrapping_add(lo as u32);
+    let mut b = init.wrapping_add((lo >> 32) as u32);
+    let mut c = init.wrapping_add(hi & hi_mask);
+    final_mix(&mut a, &mut b, &mut c);
+    ((c as u64) << 32) | b as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +197,25 @@ mod tests {
         fn equals_the_byte_at_a_time_reference(key in proptest::collection::vec(proptest::num::u8::ANY, 0..80),
                                                pc: u32, pb: u32) {
             proptest::prop_assert_eq!(hashlittle2(&key, pc, pb), reference(&key, pc, pb));
+        }
+    }
+
+    #[test]
+    fn window_equals_plain_for_every_length() {
+        let data: Vec<u8> = (0..40u8)
+            .map(|i| i.wrapping_mul(91).wrapping_add(3))
+            .collect();
+        for len in 0..=20 {
+            for extra in 0..16 {
+                if len + extra <= data.len() {
+                    let window = &data[..len + extra];
+                    assert_eq!(
+                        jenkins64_window(window, len),
+                        jenkins64(&data[..len]),
+                        "len {len} extra {extra}"
+                    );
+                }
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ParseError};
 use crate::fingerprint::Fingerprint;
-use neardup_sketch::lookup3::jenkins64;
+use neardup_sketch::lookup3::jenkins64_window;
 use neardup_sketch::simhash::SimHash64;
 use neardup_text::decode::EncodingSource;
 use neardup_text::media::{Media, MediaHint};
@@ -85,7 +85,9 @@ impl Scheme {
         match self {
             Scheme::SimhashDocV1 => {
                 let mut acc = SimHash64::new();
-                doc_v1::tokenize(text, |token| acc.add(jenkins64(token.as_bytes())));
+                doc_v1::tokenize(text, |token| {
+                    acc.add(jenkins64_window(token.window(), token.as_str().len()))
+                });
                 if acc.features() == 0 {
                     return Err(Error::NoTokens {
                         scheme: self.name(),

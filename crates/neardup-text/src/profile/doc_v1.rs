@@ -55,23 +55,59 @@ static ASCII_CLASS: [u8; 256] = {
     t
 };
 
-/// Splits text into the tokens of the doc-v1 profile, calling `emit` with each token in order.
+/// A token, and the bytes that follow it in memory.
 ///
-/// The token passed to `emit` is valid only during the call (it may point into a scratch buffer).
+/// Hash functions that read whole words (lookup3 reads 12 bytes at a time) can use [`window`](Self::window)
+/// to load past the token's end and mask, instead of assembling its last bytes one by one. The bytes after the
+/// token are not part of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Token<'a> {
+    text: &'a str,
+    window: &'a [u8],
+}
+
+impl<'a> Token<'a> {
+    fn new(text: &'a str, window: &'a [u8]) -> Self {
+        debug_assert!(window.starts_with(text.as_bytes()));
+        Token { text, window }
+    }
+
+    /// The token.
+    #[inline(always)]
+    pub fn as_str(&self) -> &'a str {
+        self.text
+    }
+
+    /// The token's UTF-8 bytes followed by up to 15 further bytes (as many as the buffer holds).
+    #[inline(always)]
+    pub fn window(&self) -> &'a [u8] {
+        self.window
+    }
+}
+
+/// Bytes of look-ahead given to [`Token::window`].
+const WINDOW_EXTRA: usize = 16;
+
+#[inline(always)]
+fn window_of(buf: &[u8], start: usize, end: usize) -> &[u8] {
+    &buf[start..(end + WINDOW_EXTRA).min(buf.len())]
+}
+
+/// Splits text into the tokens of the doc-v1 profile, calling `emit` with each token in order.
 ///
 /// ```
 /// let mut tokens = Vec::new();
-/// neardup_text::profile::doc_v1::tokenize("Hello, WORLD! 2019 covid19 don't", |t| tokens.push(t.to_string()));
+/// neardup_text::profile::doc_v1::tokenize("Hello, WORLD! 2019 covid19 don't", |t| tokens.push(t.as_str().to_string()));
 /// assert_eq!(tokens, ["hello", "world", "covid19", "don", "t"]);
 /// ```
-pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
+pub fn tokenize(text: &str, mut emit: impl FnMut(Token<'_>)) {
     Tokenizer::new().run(text, &mut emit);
 }
 
 /// Returns the tokens as owned strings (convenient for tests and golden vectors; use [`tokenize`] on hot paths).
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    tokenize(text, |t| out.push(t.to_owned()));
+    tokenize(text, |t| out.push(t.as_str().to_owned()));
     out
 }
 
@@ -89,9 +125,12 @@ pub fn normalize(text: &str) -> String {
 }
 
 /// Step 2: whether a (normalized) chunk is an identifier to drop.
+///
+/// The prefix tests ignore ASCII case, so the ASCII fast path can ask before lowercasing; on normalized
+/// (case-folded) chunks that is the same as the spec's exact test.
 pub fn is_identifier(chunk: &str) -> bool {
     let b = chunk.as_bytes();
-    if b.starts_with(b"www.") || contains(b, b"://") {
+    if starts_with_ci(b, b"www.") || contains(b, b"://") {
         return true;
     }
     if let Some(at) = b.iter().position(|&c| c == b'@')
@@ -104,12 +143,20 @@ pub fn is_identifier(chunk: &str) -> bool {
 
 /// `^(doi:)?10\.[0-9]{4,9}/`
 fn is_doi(b: &[u8]) -> bool {
-    let b = b.strip_prefix(b"doi:").unwrap_or(b);
+    let b = if starts_with_ci(b, b"doi:") {
+        &b[4..]
+    } else {
+        b
+    };
     let Some(rest) = b.strip_prefix(b"10.") else {
         return false;
     };
     let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
     (4..=9).contains(&digits) && rest.get(digits) == Some(&b'/')
+}
+
+fn starts_with_ci(b: &[u8], prefix: &[u8]) -> bool {
+    b.len() >= prefix.len() && b[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -128,12 +175,12 @@ impl Tokenizer {
         Tokenizer {
             nfkc: ComposingNormalizerBorrowed::new_nfkc(),
             fold: CaseMapperBorrowed::new(),
-            lower: Vec::with_capacity(64),
+            lower: Vec::with_capacity(64 + WINDOW_EXTRA),
             scratch: String::new(),
         }
     }
 
-    fn run(&mut self, text: &str, emit: &mut impl FnMut(&str)) {
+    fn run(&mut self, text: &str, emit: &mut impl FnMut(Token<'_>)) {
         let bytes = text.as_bytes();
         let n = bytes.len();
         let mut i = 0;
@@ -169,38 +216,62 @@ impl Tokenizer {
                 i += decode_at(text, i).len_utf8();
                 continue;
             }
-            let chunk = &text[start..i];
             if seen & A_HIGH == 0 {
-                self.ascii_chunk(chunk, seen, emit);
+                self.ascii_chunk(text, start, i, seen, emit);
             } else {
-                self.unicode_chunk(chunk, emit);
+                self.unicode_chunk(text, start, i, emit);
             }
         }
     }
 
-    fn ascii_chunk(&mut self, chunk: &str, seen: u8, emit: &mut impl FnMut(&str)) {
-        let b = chunk.as_bytes();
-        // Identifier rules: only chunks with ':' or '@', or that start like "www." / "10." / "doi:" can match.
-        let maybe_identifier = seen & A_HINT != 0 || matches!(b[0], b'w' | b'W' | b'1');
-        if maybe_identifier {
-            let lowered = chunk.to_ascii_lowercase();
-            if is_identifier(&lowered) {
-                return;
-            }
-        }
-        if seen & A_TOKEN == 0 {
+    /// Emits `all[start..end]` (ASCII) lowercased, from the padded scratch buffer.
+    #[inline(always)]
+    fn emit_lowered(
+        &mut self,
+        all: &[u8],
+        start: usize,
+        end: usize,
+        emit: &mut impl FnMut(Token<'_>),
+    ) {
+        let len = end - start;
+        self.lower.clear();
+        self.lower
+            .extend(all[start..end].iter().map(u8::to_ascii_lowercase));
+        self.lower.extend_from_slice(&[0u8; WINDOW_EXTRA]);
+        // ASCII lowercase of ASCII is valid UTF-8.
+        let lowered = std::str::from_utf8(&self.lower[..len]).expect("ASCII");
+        emit(Token::new(lowered, &self.lower));
+    }
+
+    /// An all-ASCII chunk `text[from..to]`: normalization is `A-Z → a-z`.
+    fn ascii_chunk(
+        &mut self,
+        text: &str,
+        from: usize,
+        to: usize,
+        seen: u8,
+        emit: &mut impl FnMut(Token<'_>),
+    ) {
+        let all = text.as_bytes();
+        let b = &all[from..to];
+        // Identifier rules: only chunks with ':' or '@', or that start like "www." / "10.", can match.
+        let maybe_identifier =
+            seen & A_HINT != 0 || starts_with_ci(b, b"www.") || b.starts_with(b"10.");
+        if maybe_identifier && is_identifier(&text[from..to]) {
             return;
         }
-        let n = b.len();
-        let mut i = 0;
-        while i < n {
-            while i < n && ASCII_CLASS[b[i] as usize] & A_TOKEN == 0 {
+        if seen & A_LETTER == 0 {
+            return;
+        }
+        let mut i = from;
+        while i < to {
+            while i < to && ASCII_CLASS[all[i] as usize] & A_TOKEN == 0 {
                 i += 1;
             }
             let start = i;
             let mut kinds = 0u8;
-            while i < n {
-                let class = ASCII_CLASS[b[i] as usize];
+            while i < to {
+                let class = ASCII_CLASS[all[i] as usize];
                 if class & A_TOKEN == 0 {
                     break;
                 }
@@ -210,25 +281,29 @@ impl Tokenizer {
             if kinds & A_LETTER == 0 {
                 continue; // no letter (or empty): dropped
             }
-            let token = &b[start..i];
             if kinds & A_UPPER == 0 {
-                emit(&chunk[start..i]);
+                emit(Token::new(&text[start..i], window_of(all, start, i)));
             } else {
-                self.lower.clear();
-                self.lower.extend(token.iter().map(u8::to_ascii_lowercase));
-                // ASCII lowercase of ASCII is valid UTF-8.
-                emit(std::str::from_utf8(&self.lower).expect("ASCII"));
+                self.emit_lowered(all, start, i, emit);
             }
         }
     }
 
-    fn unicode_chunk(&mut self, chunk: &str, emit: &mut impl FnMut(&str)) {
+    /// A chunk `text[from..to]` with non-ASCII characters.
+    fn unicode_chunk(
+        &mut self,
+        text: &str,
+        from: usize,
+        to: usize,
+        emit: &mut impl FnMut(Token<'_>),
+    ) {
+        let chunk = &text[from..to];
         let stable = chunk
             .chars()
             .all(|c| c.is_ascii_lowercase() || props::flags(c) & STABLE != 0);
         if stable && self.nfkc.is_normalized(chunk) {
             if !is_identifier(chunk) {
-                tokens_of_normalized_chunk(chunk, emit);
+                tokens_of_normalized_chunk(text, from, to, emit);
             }
             return;
         }
@@ -239,9 +314,16 @@ impl Tokenizer {
         let normalized = self.nfkc.normalize(&without_format);
         let folded = self.fold.fold_string(&normalized);
         // Normalization may have produced White_Space (U+00A8 → U+0020 U+0308): split again.
-        for piece in folded.split(|c: char| props::flags(c) & SPACE != 0) {
-            if !piece.is_empty() && !is_identifier(piece) {
-                tokens_of_normalized_chunk(piece, emit);
+        let mut piece_start = 0;
+        for (pos, c) in folded
+            .char_indices()
+            .chain(std::iter::once((folded.len(), ' ')))
+        {
+            if props::flags(c) & SPACE != 0 || pos == folded.len() {
+                if pos > piece_start && !is_identifier(&folded[piece_start..pos]) {
+                    tokens_of_normalized_chunk(&folded, piece_start, pos, emit);
+                }
+                piece_start = pos + c.len_utf8();
             }
         }
         drop(folded);
@@ -250,15 +332,24 @@ impl Tokenizer {
     }
 }
 
-/// Step 3 on an already normalized chunk without White_Space.
-fn tokens_of_normalized_chunk(chunk: &str, emit: &mut impl FnMut(&str)) {
+/// Step 3 on an already normalized chunk `text[from..to]` without White_Space.
+fn tokens_of_normalized_chunk(
+    text: &str,
+    from: usize,
+    to: usize,
+    emit: &mut impl FnMut(Token<'_>),
+) {
     enum State {
         Between,
         Run { start: usize, has_letter: bool },
         Single { start: usize },
     }
+    let all = text.as_bytes();
+    let mut token =
+        |start: usize, end: usize| emit(Token::new(&text[start..end], window_of(all, start, end)));
     let mut state = State::Between;
-    for (pos, c) in chunk.char_indices() {
+    for (offset, c) in text[from..to].char_indices() {
+        let pos = from + offset;
         let f = if c.is_ascii() {
             ascii_flags(c as u8)
         } else {
@@ -267,7 +358,7 @@ fn tokens_of_normalized_chunk(chunk: &str, emit: &mut impl FnMut(&str)) {
         match state {
             State::Single { .. } if f & MARK != 0 => continue, // marks attach to the single letter
             State::Single { start } => {
-                emit(&chunk[start..pos]);
+                token(start, pos);
                 state = State::Between;
             }
             State::Run { start, has_letter } => {
@@ -279,7 +370,7 @@ fn tokens_of_normalized_chunk(chunk: &str, emit: &mut impl FnMut(&str)) {
                     continue;
                 }
                 if has_letter {
-                    emit(&chunk[start..pos]);
+                    token(start, pos);
                 }
                 state = State::Between;
             }
@@ -295,11 +386,11 @@ fn tokens_of_normalized_chunk(chunk: &str, emit: &mut impl FnMut(&str)) {
         }
     }
     match state {
-        State::Single { start } => emit(&chunk[start..]),
-        State::Run {
+        State::Single { start }
+        | State::Run {
             start,
             has_letter: true,
-        } => emit(&chunk[start..]),
+        } => token(start, to),
         _ => {}
     }
 }
@@ -398,7 +489,9 @@ mod tests {
         let mut out = Vec::new();
         for chunk in normalized.split(|c: char| props::flags(c) & SPACE != 0) {
             if !chunk.is_empty() && !is_identifier(chunk) {
-                tokens_of_normalized_chunk(chunk, &mut |tok: &str| out.push(tok.to_owned()));
+                tokens_of_normalized_chunk(chunk, 0, chunk.len(), &mut |tok: Token<'_>| {
+                    out.push(tok.as_str().to_owned())
+                });
             }
         }
         out
