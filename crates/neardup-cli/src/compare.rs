@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
 Each operand is a file, '-' for stdin, or a fingerprint string such as
-simhash-doc-v1:ukpyzq3s5ic6s (any case; '===' padding accepted). Files are fingerprinted with the
+simhash-doc-v1:qikqezyce3ajc (any case; '===' padding accepted). Files are fingerprinted with the
 scheme of --scheme; fingerprints carry their own scheme, and two different schemes are never
 compared.
 
@@ -20,7 +20,7 @@ close (similarity >= 0.98, d <= 1), loose (>= 0.90, d <= 6) or different.
 
 Examples:
     neardup compare paper.html paper.txt
-    neardup compare --json old/page.html simhash-doc-v1:ukpyzq3s5ic6s";
+    neardup compare --json old/page.html simhash-doc-v1:qikqezyce3ajc";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]

@@ -16,7 +16,7 @@ const AFTER_HELP: &str = "\
 Output: one line per document, in the order the paths were given (directories in sorted path order,
 whatever the number of threads):
 
-    simhash-doc-v1:ukpyzq3s5ic6s<TAB>docs/index.html
+    simhash-doc-v1:qikqezyce3ajc<TAB>docs/index.html
 
 With --json, one JSON object per line with the medium, the encoding and how it was chosen, and the
 token count. A document that cannot be fingerprinted (unreadable, binary, unsupported medium, or

@@ -9,7 +9,7 @@ use std::str::FromStr;
 /// A 64-bit fingerprint made by a scheme.
 ///
 /// Its text form is the scheme name, a colon, and RFC 4648 base32 of the 8 octets (big-endian), lowercase,
-/// unpadded: `simhash-doc-v1:ukpyzq3s5ic6s`. Parsing accepts any case and the optional `===` padding, and
+/// unpadded: `simhash-doc-v1:qikqezyce3ajc`. Parsing accepts any case and the optional `===` padding, and
 /// refuses anything else with a message that says what is wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Fingerprint {

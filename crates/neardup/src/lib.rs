@@ -33,6 +33,7 @@
 mod error;
 mod fingerprint;
 mod scheme;
+pub mod vectors;
 
 pub use error::{Error, ParseError};
 pub use fingerprint::{Fingerprint, Verdict};
