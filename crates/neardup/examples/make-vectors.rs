@@ -11,7 +11,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut n = 0;
     for line in manifest.lines().skip(1) {
         let mut cols = line.splitn(3, '\t');
-        let (Some(name), Some(input), Some(description)) = (cols.next(), cols.next(), cols.next()) else {
+        let (Some(name), Some(input), Some(description)) = (cols.next(), cols.next(), cols.next())
+        else {
             return Err(format!("bad line in cases.tsv: {line}").into());
         };
         let bytes = std::fs::read(dir.join(input))?;

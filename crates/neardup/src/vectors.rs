@@ -29,13 +29,18 @@ pub fn render_simhash_doc_v1(name: &str, description: &str, input: &str, bytes: 
     let scheme = Scheme::SimhashDocV1;
     let file_name = input.rsplit('/').next().unwrap_or(input);
     let hint = MediaHint::FileName(file_name);
-    let mut fields: Vec<(&str, serde_json::Value)> =
-        vec![("name", json!(name)), ("description", json!(description)), ("input", json!(input))];
+    let mut fields: Vec<(&str, serde_json::Value)> = vec![
+        ("name", json!(name)),
+        ("description", json!(description)),
+        ("input", json!(input)),
+    ];
     match neardup_text::extract(bytes, hint) {
         Ok(doc) => {
             let tokens = doc_v1::tokens(&doc.text);
-            let hashes: BTreeMap<&str, String> =
-                tokens.iter().map(|t| (t.as_str(), format!("{:016x}", jenkins64(t.as_bytes())))).collect();
+            let hashes: BTreeMap<&str, String> = tokens
+                .iter()
+                .map(|t| (t.as_str(), format!("{:016x}", jenkins64(t.as_bytes()))))
+                .collect();
             let (fingerprint, error) = match scheme.fingerprint_text(&doc.text) {
                 Ok(fp) => (json!(fp.to_string()), json!(null)),
                 Err(Error::NoTokens { .. }) => (json!(null), json!("no-tokens")),
@@ -57,7 +62,15 @@ pub fn render_simhash_doc_v1(name: &str, description: &str, input: &str, bytes: 
                 neardup_text::ExtractError::UnsupportedMedia(_) => "unsupported-media",
                 neardup_text::ExtractError::Binary { .. } => "binary",
             };
-            for f in ["media", "encoding", "encoding_source", "text", "tokens", "token_hashes", "fingerprint"] {
+            for f in [
+                "media",
+                "encoding",
+                "encoding_source",
+                "text",
+                "tokens",
+                "token_hashes",
+                "fingerprint",
+            ] {
                 fields.push((f, json!(null)));
             }
             fields.push(("error", json!(kind)));

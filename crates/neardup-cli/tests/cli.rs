@@ -1,0 +1,268 @@
+//! The real binary on real files: output format, order, errors and exit codes.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn neardup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .output()
+        .expect("run neardup")
+}
+
+fn neardup_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn neardup");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn inputs_dir() -> String {
+    repo()
+        .join("testdata/vectors/simhash-doc-v1/inputs")
+        .display()
+        .to_string()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("neardup-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn hash_a_directory_reports_failures_and_keeps_going() {
+    let out = neardup(&["hash", &inputs_dir()]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "empty, numbers-only and PDF inputs fail: {stderr}"
+    );
+    assert!(stderr.contains("empty.txt: no tokens"), "{stderr}");
+    assert!(stderr.contains("numbers-only.txt: no tokens"), "{stderr}");
+    assert!(
+        stderr.contains("pdf-unsupported.pdf: PDF is not a supported medium"),
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 34, "37 inputs, 3 without a fingerprint");
+    let paths: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted, "directory entries come in sorted order");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("simhash-doc-v1:") && l.split('\t').next().unwrap().len() == 28)
+    );
+    assert!(!stderr.contains("panicked"));
+}
+
+#[test]
+fn output_does_not_depend_on_the_thread_count() {
+    let one = neardup(&["hash", "-j", "1", &inputs_dir()]);
+    let two = neardup(&["hash", "-j", "2", &inputs_dir()]);
+    let four = neardup(&["hash", "--threads", "4", &inputs_dir()]);
+    assert_eq!(one.stdout, two.stdout);
+    assert_eq!(one.stdout, four.stdout);
+}
+
+#[test]
+fn json_lines_carry_media_encoding_and_tokens() {
+    let file = repo().join("testdata/vectors/simhash-doc-v1/inputs/html-meta-charset.html");
+    let out = neardup(&["hash", "--json", &file.display().to_string()]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["media"], "html");
+    assert_eq!(v["encoding"], "windows-1251");
+    assert_eq!(v["encoding_source"], "declared");
+    assert_eq!(v["tokens"], 7); // привет мир это страница в кодировке windows
+    assert!(
+        v["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("simhash-doc-v1:")
+    );
+}
+
+#[test]
+fn stdin_and_media_override() {
+    let html = b"<p>Hello <b>W</b>orld</p>";
+    let auto = neardup_stdin(&["hash", "-"], html);
+    let as_text = neardup_stdin(&["hash", "--media", "text", "-"], html);
+    let plain = neardup_stdin(&["hash", "-"], b"hello world");
+    assert_eq!(
+        text(&auto.stdout),
+        text(&plain.stdout),
+        "HTML is detected and extracted"
+    );
+    assert_ne!(
+        text(&auto.stdout),
+        text(&as_text.stdout),
+        "forced text keeps the tags' letters"
+    );
+    assert!(text(&auto.stdout).ends_with("\t-\n"));
+    let bad = neardup(&["hash", "--media", "pdfx", "-"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("unknown medium 'pdfx'"));
+}
+
+#[test]
+fn missing_paths_are_reported_by_name() {
+    let out = neardup(&["hash", "/nonexistent/neardup-file.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("/nonexistent/neardup-file.txt: no such file or directory"));
+}
+
+#[test]
+fn oversized_documents_are_refused_with_the_limit() {
+    let dir = temp_dir("big");
+    let file = dir.join("big.txt");
+    std::fs::write(&file, "word ".repeat(1000)).unwrap();
+    let out = neardup(&["hash", "--max-bytes", "100", &file.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("over the --max-bytes limit of 100"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_same_text_in_html_utf16_and_latin1_gives_one_fingerprint() {
+    let dir = temp_dir("media");
+    let body = "Déjà vu: la façade du château, naïveté et crème brûlée à côté du garçon.";
+    std::fs::write(
+        dir.join("a.html"),
+        format!("<html><head><title>x</title></head><body><p>{body}</p></body></html>"),
+    )
+    .unwrap();
+    let (latin1, _, _) = encoding_rs_free_latin1(body);
+    std::fs::write(dir.join("b.txt"), latin1).unwrap();
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain(body.encode_utf16().flat_map(|u| u.to_le_bytes()))
+        .collect();
+    std::fs::write(dir.join("c.txt"), utf16).unwrap();
+    let out = neardup(&["hash", &dir.display().to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let fps: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(fps.len(), 3);
+    assert!(fps.iter().all(|f| f == &fps[0]), "{fps:?}");
+    let cmp = neardup(&[
+        "compare",
+        &dir.join("a.html").display().to_string(),
+        &dir.join("c.txt").display().to_string(),
+    ]);
+    assert!(text(&cmp.stdout).contains("distance\t0\n"));
+    assert!(text(&cmp.stdout).contains("verdict\tclose\n"));
+}
+
+/// windows-1252 bytes of a Latin-1 string (every char here is below U+0100).
+fn encoding_rs_free_latin1(s: &str) -> (Vec<u8>, (), ()) {
+    (
+        s.chars()
+            .map(|c| u8::try_from(c as u32).expect("Latin-1"))
+            .collect(),
+        (),
+        (),
+    )
+}
+
+#[test]
+fn compare_fingerprints_and_refusals() {
+    let a = "simhash-doc-v1:aaaaaaaaaaaaa";
+    let out = neardup(&["compare", "--json", a, "SIMHASH-DOC-V1:AAAAAAAAAAAAQ==="]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["distance"], 1);
+    assert_eq!(v["verdict"], "close");
+    let unknown = neardup(&["compare", a, "minhash-v9:abc"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains("unknown fingerprint scheme 'minhash-v9'"),
+        "{}",
+        text(&unknown.stderr)
+    );
+    let bad = neardup(&["compare", a, "simhash-doc-v1:abc"]);
+    assert!(text(&bad.stderr).contains("expected 13 base32 characters"));
+    let neither = neardup(&["compare", a, "no-such-file.txt"]);
+    assert!(
+        text(&neither.stderr).contains("no-such-file.txt: no such file, and not a fingerprint")
+    );
+}
+
+#[test]
+fn jsonl_corpora() {
+    let input = "{\"id\":\"a\",\"text\":\"The quick brown fox\"}\n{\"id\":7,\"text\":\"2019\"}\nnot json\n{\"text\":\"the QUICK brown fox\"}\n";
+    let out = neardup_stdin(&["hash", "--jsonl", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].ends_with("\ta"));
+    assert!(
+        lines[1].ends_with("\t-:4"),
+        "the id falls back to FILE:LINE"
+    );
+    assert_eq!(lines[0].split('\t').next(), lines[1].split('\t').next());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("7: no tokens"), "{stderr}");
+    assert!(stderr.contains("-:3: not a JSON object"), "{stderr}");
+}
+
+#[test]
+fn help_teaches_the_scheme() {
+    let out = neardup(&["hash", "--help"]);
+    let help = text(&out.stdout);
+    assert!(help.contains("simhash-doc-v1"));
+    assert!(help.contains("Examples:"));
+    let out = neardup(&["compare", "--help"]);
+    assert!(text(&out.stdout).contains("close (similarity >= 0.98"));
+}
+
+/// The evaluation documents (3,836 real HTML and reST pages): every one fingerprints, nothing panics.
+#[test]
+fn hashes_the_evaluation_versions_without_errors() {
+    let docs = repo().join("../shared/eval/versions/docs");
+    if !docs.is_dir() {
+        eprintln!(
+            "skipped: {} is absent (run ../shared/eval/unpack.sh)",
+            docs.display()
+        );
+        return;
+    }
+    let out = neardup(&["hash", &docs.display().to_string()]);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{stderr}");
+    assert!(text(&out.stdout).lines().count() > 3000);
+}
