@@ -12,18 +12,31 @@ use std::process::{Command, Stdio};
 
 /// Up to `limit` bytes of texts from the evaluation corpus, filtered by language ("" = all).
 fn corpus(lang: &str, limit: usize) -> Option<Vec<String>> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval/corpus/corpus-00.jsonl.zst");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/eval/corpus/corpus-00.jsonl.zst");
     if !file.exists() {
         return None;
     }
-    let mut child = Command::new("zstd").arg("-dc").arg(&file).stdout(Stdio::piped()).spawn().ok()?;
+    let mut child = Command::new("zstd")
+        .arg("-dc")
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
     let mut raw = String::new();
-    child.stdout.take()?.take(200 << 20).read_to_string(&mut raw).ok()?;
+    child
+        .stdout
+        .take()?
+        .take(200 << 20)
+        .read_to_string(&mut raw)
+        .ok()?;
     let _ = child.kill();
     let mut texts = Vec::new();
     let mut total = 0;
     for line in raw.lines() {
-        let Some(text) = field(line, "text") else { continue };
+        let Some(text) = field(line, "text") else {
+            continue;
+        };
         if !lang.is_empty() && field(line, "lang").as_deref() != Some(lang) {
             continue;
         }
@@ -49,7 +62,9 @@ fn field(line: &str, key: &str) -> Option<String> {
                 't' => out.push('\t'),
                 'u' => {
                     let hex: String = chars.by_ref().take(4).collect();
-                    out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?).unwrap_or('\u{fffd}'));
+                    out.push(
+                        char::from_u32(u32::from_str_radix(&hex, 16).ok()?).unwrap_or('\u{fffd}'),
+                    );
                 }
                 other => out.push(other),
             },
@@ -65,8 +80,14 @@ fn bench(c: &mut Criterion) {
         "Москва — столица России. 東京タワーは日本の電波塔です。ภาษาไทยเป็นภาษาที่ไม่มีการเว้นวรรค ".repeat(500),
     ];
     let sets = [
-        ("english", corpus("en", 8 << 20).unwrap_or_else(|| vec![builtin[0].clone()])),
-        ("multilingual", corpus("", 8 << 20).unwrap_or_else(|| builtin.clone())),
+        (
+            "english",
+            corpus("en", 8 << 20).unwrap_or_else(|| vec![builtin[0].clone()]),
+        ),
+        (
+            "multilingual",
+            corpus("", 8 << 20).unwrap_or_else(|| builtin.clone()),
+        ),
     ];
     let mut g = c.benchmark_group("doc_v1_tokenize");
     g.sample_size(10);
