@@ -51,7 +51,7 @@ fn resolve(operand: &str, args: &CompareArgs) -> Result<Fingerprint> {
     } else if Fingerprint::looks_like_fingerprint(operand) {
         return operand
             .parse::<Fingerprint>()
-            .with_context(|| format!("{operand}"));
+            .with_context(|| operand.to_string());
     } else {
         bail!("{operand}: no such file, and not a fingerprint (SCHEME:BASE32)");
     };

@@ -215,6 +215,13 @@ fn print_outcome(
     }
 }
 
+/// One JSONL document's outcome.
+struct JsonlOutcome {
+    id: String,
+    bytes: u64,
+    fingerprint: Result<String, String>,
+}
+
 fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -258,36 +265,41 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
             if batch.is_empty() {
                 break;
             }
-            let results: Vec<(String, u64, Result<(String, u64), String>)> = batch
+            let results: Vec<JsonlOutcome> = batch
                 .into_par_iter()
                 .map(|(id, text)| match text {
-                    Ok(text) => {
-                        let r = args
+                    Ok(text) => JsonlOutcome {
+                        bytes: text.len() as u64,
+                        fingerprint: args
                             .scheme
                             .fingerprint_text(&text)
-                            .map(|fp| (fp.to_string(), 0))
-                            .map_err(|e| e.to_string());
-                        (id, text.len() as u64, r)
-                    }
-                    Err(e) => (id, 0, Err(e)),
+                            .map(|fp| fp.to_string())
+                            .map_err(|e| e.to_string()),
+                        id,
+                    },
+                    Err(e) => JsonlOutcome {
+                        id,
+                        bytes: 0,
+                        fingerprint: Err(e),
+                    },
                 })
                 .collect();
-            for (id, bytes, r) in results {
+            for o in results {
                 docs += 1;
-                total_bytes += bytes;
-                match r {
-                    Ok((fp, _)) if args.json => writeln!(
+                total_bytes += o.bytes;
+                match o.fingerprint {
+                    Ok(fp) if args.json => writeln!(
                         out,
                         "{}",
-                        json!({"id": id, "fingerprint": fp, "bytes": bytes})
+                        json!({"id": o.id, "fingerprint": fp, "bytes": o.bytes})
                     )?,
-                    Ok((fp, _)) => writeln!(out, "{fp}\t{id}")?,
+                    Ok(fp) => writeln!(out, "{fp}\t{}", o.id)?,
                     Err(e) => {
                         failed += 1;
                         if args.json {
-                            writeln!(out, "{}", json!({"id": id, "error": e}))?;
+                            writeln!(out, "{}", json!({"id": o.id, "error": e}))?;
                         }
-                        eprintln!("neardup: {id}: {e}");
+                        eprintln!("neardup: {}: {e}", o.id);
                     }
                 }
             }
