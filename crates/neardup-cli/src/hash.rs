@@ -41,7 +41,7 @@ pub struct HashArgs {
     /// Files, directories (walked recursively, hidden entries skipped) or '-' for stdin.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<String>,
-    /// Write one JSON object per line instead of FINGERPRINT<TAB>PATH.
+    /// Write one JSON object per line instead of `FINGERPRINT<TAB>PATH`.
     #[arg(long)]
     json: bool,
     /// Read the inputs as JSON Lines corpora: one document per line, text in the "text" field, the id

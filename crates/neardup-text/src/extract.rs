@@ -23,7 +23,7 @@ pub enum ExtractError {
 /// A document's text and how it was obtained.
 #[derive(Clone, Debug)]
 pub struct Extracted {
-    /// The extracted text in canonical white-space form (see [`TextBuilder`]).
+    /// The extracted text in canonical white-space form (no leading or trailing white space; inner runs become one space, or one line break where they hold one).
     pub text: String,
     /// The medium it was read as.
     pub media: Media,

@@ -18,7 +18,7 @@
 //!
 //! * **ASCII** (most chunks of most text): normalization is just `A-Z → a-z`; classes come from a 256-entry
 //!   table and tokens are hashed straight from the input unless they hold a capital.
-//! * **Stable non-ASCII**: every character has the [`STABLE`](super::props::STABLE) property and the chunk
+//! * **Stable non-ASCII**: every character has the `STABLE` property (see `props`) and the chunk
 //!   is NFKC-normalized as a whole (ICU4X's quick check): tokens come straight from the input.
 //! * **Everything else** goes through ICU4X: `Cf` removed, NFKC, full case folding, then split and tokenized.
 
