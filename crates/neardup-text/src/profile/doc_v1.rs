@@ -22,6 +22,7 @@
 //!   is NFKC-normalized as a whole (ICU4X's quick check): tokens come straight from the input.
 //! * **Everything else** goes through ICU4X: `Cf` removed, NFKC, full case folding, then split and tokenized.
 
+use super::blocks;
 use super::props::{self, FORMAT, LETTER, MARK, SINGLE, SPACE, STABLE, TOKEN};
 use icu_casemap::CaseMapperBorrowed;
 use icu_normalizer::ComposingNormalizerBorrowed;
@@ -111,6 +112,17 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// The tokens by the chunk-at-a-time path alone, without 64-byte blocks: the oracle that the block path is
+/// tested against (here and in the corpus tests).
+#[doc(hidden)]
+pub fn tokens_without_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    Tokenizer::new().scalar(text, 0, text.len(), &mut |t: Token<'_>| {
+        out.push(t.as_str().to_owned())
+    });
+    out
+}
+
 /// Applies step 1 alone (delete `Cf`, NFKC, full case folding) to a whole text. The tokenizer never calls it
 /// (it normalizes chunk by chunk); it exists to document and test the step.
 pub fn normalize(text: &str) -> String {
@@ -180,10 +192,105 @@ impl Tokenizer {
         }
     }
 
+    /// Tokenizes the whole text: 64-byte blocks through the bitmask path, the rest chunk by chunk.
     fn run(&mut self, text: &str, emit: &mut impl FnMut(Token<'_>)) {
         let bytes = text.as_bytes();
         let n = bytes.len();
-        let mut i = 0;
+        // Invariant: `pos` is at a chunk boundary (the start of the text, or just after ASCII white space).
+        let mut pos = 0;
+        while pos + 64 <= n {
+            pos = self.block(text, pos, emit);
+        }
+        self.scalar(text, pos, n, emit);
+    }
+
+    /// One 64-byte block at `pos`: emits the tokens of every chunk that ends inside the block and returns
+    /// the position after the block's last ASCII white space (the start of the first unfinished chunk).
+    #[inline(always)]
+    fn block(&mut self, text: &str, pos: usize, emit: &mut impl FnMut(Token<'_>)) -> usize {
+        let bytes = text.as_bytes();
+        let block: &[u8; 64] = bytes[pos..pos + 64].try_into().expect("64 bytes");
+        let m = blocks::classify(block);
+        if m.space == 0 {
+            // A chunk of more than 64 bytes: hand it to the scalar path up to the next ASCII white space.
+            let end = bytes[pos..]
+                .iter()
+                .position(|&b| ASCII_CLASS[b as usize] & A_SPACE != 0)
+                .map_or(bytes.len(), |e| pos + e);
+            self.scalar(text, pos, end, emit);
+            return end;
+        }
+        let last_space = 63 - m.space.leading_zeros() as usize;
+        let region = u64::MAX >> (63 - last_space);
+        let inside = !m.space & region; // bytes of chunks that end inside the block
+        let chunk_starts = inside & !(inside << 1);
+        // Chunks that need the scalar path: those holding ':' '@' or non-ASCII bytes, and those that open
+        // with an identifier prefix ("www.", "10.").
+        let mut bad = 0u64;
+        let mut special = m.special & inside;
+        while special != 0 {
+            let j = special.trailing_zeros() as usize;
+            let (s, e) = chunk_around(chunk_starts, m.space, j);
+            bad |= span(s, e);
+            special &= !span(0, e);
+        }
+        let mut candidates = chunk_starts & m.prefix & !bad;
+        while candidates != 0 {
+            let j = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let b = &bytes[pos + j..];
+            if starts_with_ci(b, b"www.") || b.starts_with(b"10.") {
+                let (s, e) = chunk_around(chunk_starts, m.space, j);
+                bad |= span(s, e);
+            }
+        }
+        let good = m.token & inside & !bad;
+        let mut token_starts = good & !(good << 1);
+        let mut bad_starts = chunk_starts & bad;
+        loop {
+            // Good tokens before the next bad chunk, then that chunk: document order.
+            let next_bad = if bad_starts == 0 {
+                64
+            } else {
+                bad_starts.trailing_zeros() as usize
+            };
+            let before = if next_bad == 64 {
+                u64::MAX
+            } else {
+                span(0, next_bad)
+            };
+            let mut starts = token_starts & before;
+            token_starts &= !before;
+            while starts != 0 {
+                let j = starts.trailing_zeros() as usize;
+                starts &= starts - 1;
+                let len = (!(good >> j)).trailing_zeros() as usize;
+                let this = span(j, j + len);
+                if m.letter & this == 0 {
+                    continue; // digits and '_' only: dropped
+                }
+                let (start, end) = (pos + j, pos + j + len);
+                if m.upper & this == 0 {
+                    emit(Token::new(&text[start..end], window_of(bytes, start, end)));
+                } else {
+                    self.emit_lowered(bytes, start, end, emit);
+                }
+            }
+            if next_bad == 64 {
+                break;
+            }
+            let (s, e) = chunk_around(chunk_starts, m.space, next_bad);
+            self.scalar(text, pos + s, pos + e, emit);
+            bad_starts &= bad_starts - 1;
+        }
+        pos + last_space + 1
+    }
+
+    /// Chunk by chunk over `text[from..to]`, where `from` and `to` are chunk boundaries.
+    fn scalar(&mut self, text: &str, from: usize, to: usize, emit: &mut impl FnMut(Token<'_>)) {
+        let bytes = text.as_bytes();
+        let n = to;
+        let mut i = from;
         while i < n {
             // Skip ASCII white space quickly; a non-ASCII White_Space character is found by the chunk scan.
             if ASCII_CLASS[bytes[i] as usize] & A_SPACE != 0 {
@@ -330,6 +437,21 @@ impl Tokenizer {
         drop(normalized);
         self.scratch = without_format;
     }
+}
+
+/// Bits `s..e` (e ≤ 64).
+#[inline(always)]
+fn span(s: usize, e: usize) -> u64 {
+    let upto = if e >= 64 { u64::MAX } else { (1u64 << e) - 1 };
+    upto & !((1u64 << s) - 1)
+}
+
+/// The chunk around byte `j` of a block: from the last chunk start at or before `j` to the next space.
+#[inline(always)]
+fn chunk_around(chunk_starts: u64, space: u64, j: usize) -> (usize, usize) {
+    let s = 63 - (chunk_starts & span(0, j + 1)).leading_zeros() as usize;
+    let e = j + (space >> j).trailing_zeros() as usize;
+    (s, e)
 }
 
 /// Step 3 on an already normalized chunk `text[from..to]` without White_Space.
@@ -498,8 +620,19 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Long, mostly-ASCII texts reach the 64-byte block path: it must equal the chunk-at-a-time path.
+        #[test]
+        fn block_path_equals_chunk_path(s in "([a-zA-Z]{1,12}|[0-9_]{1,3}|[ \t\n]{1,3}|[.,;:@/'()-]|www\\.|10\\.12345/|https://|é|東京|\u{a0}|\u{3000}|\u{ad}){0,120}") {
+            proptest::prop_assert_eq!(tokens(&s), tokens_without_blocks(&s));
+        }
+
         #[test]
         fn fast_paths_equal_the_general_path(s in "[ -~\u{a0}-\u{17f}\u{300}-\u{36f}\u{391}-\u{3c9}\u{400}-\u{44f}\u{e01}-\u{e5b}\u{3040}-\u{30ff}\u{4e00}-\u{4e20}\u{200b}-\u{200f}\u{2000}-\u{200a}\u{fb00}-\u{fb06}\u{ff01}-\u{ff5e}\u{ac00}-\u{ac10}\u{1100}-\u{1112}\u{1161}-\u{1175}]{0,40}") {
+            proptest::prop_assert_eq!(tokens(&s), general(&s));
+        }
+
+        #[test]
+        fn long_texts_equal_the_general_path(s in "([a-zA-Z]{1,12}|[ \n]{1,2}|[.,:@/'-]|www\\.|Ünïcödé|東京|ﬁ|\u{a0}|\u{ad}|ß){0,100}") {
             proptest::prop_assert_eq!(tokens(&s), general(&s));
         }
     }

@@ -5,5 +5,6 @@
 //!
 //! * [`doc_v1`]: the profile of `simhash-doc-v1` (docs/spec/simhash-doc-v1.md, steps 1 to 3).
 
+mod blocks;
 pub mod doc_v1;
 pub mod props;
