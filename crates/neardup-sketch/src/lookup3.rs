@@ -56,11 +56,16 @@ fn word(bytes: &[u8], at: usize) -> u32 {
 }
 
 /// Reads up to 4 bytes as a little-endian word, zero-filled: lookup3's tail cases in one expression.
+/// (A `copy_from_slice` of variable length here compiles to a `memcpy` call that costs more than the hash.)
 #[inline(always)]
 fn partial_word(bytes: &[u8]) -> u32 {
-    let mut w = [0u8; 4];
-    w[..bytes.len()].copy_from_slice(bytes);
-    u32::from_le_bytes(w)
+    match *bytes {
+        [] => 0,
+        [a] => a as u32,
+        [a, b] => u16::from_le_bytes([a, b]) as u32,
+        [a, b, c] => u16::from_le_bytes([a, b]) as u32 | (c as u32) << 16,
+        [a, b, c, d, ..] => u32::from_le_bytes([a, b, c, d]),
+    }
 }
 
 /// `hashlittle2(key, length, &pc, &pb)`: returns the two output words `(c, b)`, i.e. the new `*pc` and `*pb`.

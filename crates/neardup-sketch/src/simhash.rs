@@ -97,15 +97,17 @@ impl SimHash64 {
         self.ones = ones;
         self.twos = twos;
         self.fours = fours;
-        // Ripple the weight-8 carries into the vertical counter; it stops as soon as no column carries.
-        let mut p = 0;
-        while carry != 0 {
-            let plane = self.eights[p];
-            self.eights[p] = plane ^ carry;
-            carry &= plane;
-            p += 1;
+        // Ripple the weight-8 carries through every plane in use. The loop length changes only when the count
+        // gains a bit, so the branch predictor learns it; stopping at the first zero carry would mispredict.
+        for plane in &mut self.eights[..self.eights_used] {
+            let old = *plane;
+            *plane = old ^ carry;
+            carry &= old;
         }
-        self.eights_used = self.eights_used.max(p);
+        if carry != 0 {
+            self.eights[self.eights_used] = carry;
+            self.eights_used += 1;
+        }
     }
 
     /// How many features have been added.

@@ -85,9 +85,12 @@ impl Scheme {
         match self {
             Scheme::SimhashDocV1 => {
                 let mut acc = SimHash64::new();
-                doc_v1::tokenize(text, |token| {
-                    acc.add(jenkins64_window(token.window(), token.as_str().len()))
-                });
+                // Inlined into each of the tokenizer's emit sites: a call per token costs more than the hash.
+                doc_v1::tokenize(
+                    text,
+                    #[inline(always)]
+                    |token| acc.add(jenkins64_window(token.window(), token.as_str().len())),
+                );
                 if acc.features() == 0 {
                     return Err(Error::NoTokens {
                         scheme: self.name(),
