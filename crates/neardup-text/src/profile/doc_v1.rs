@@ -23,7 +23,7 @@
 //! * **Everything else** goes through ICU4X: `Cf` removed, NFKC, full case folding, then split and tokenized.
 
 use super::blocks;
-use super::props::{self, FORMAT, LETTER, MARK, SINGLE, SPACE, STABLE, TOKEN};
+use super::props::{self, FORMAT, LETTER, MARK, NFKC_SAFE, SINGLE, SPACE, STABLE, TOKEN};
 use icu_casemap::CaseMapperBorrowed;
 use icu_normalizer::ComposingNormalizerBorrowed;
 
@@ -142,15 +142,20 @@ pub fn normalize(text: &str) -> String {
 /// (case-folded) chunks that is the same as the spec's exact test.
 pub fn is_identifier(chunk: &str) -> bool {
     let b = chunk.as_bytes();
-    if starts_with_ci(b, b"www.") || contains(b, b"://") {
+    if starts_with_ci(b, b"www.") || is_doi(b) {
         return true;
     }
-    if let Some(at) = b.iter().position(|&c| c == b'@')
-        && b[at + 1..].contains(&b'.')
+    // "://" and "@…." both need a ':' or an '@': one pass finds whether either occurs.
+    let Some(first) = b.iter().position(|&c| c == b':' || c == b'@') else {
+        return false;
+    };
+    let rest = &b[first..];
+    if let Some(at) = rest.iter().position(|&c| c == b'@')
+        && rest[at + 1..].contains(&b'.')
     {
         return true;
     }
-    is_doi(b)
+    rest.windows(3).any(|w| w == b"://")
 }
 
 /// `^(doi:)?10\.[0-9]{4,9}/`
@@ -171,14 +176,10 @@ fn starts_with_ci(b: &[u8], prefix: &[u8]) -> bool {
     b.len() >= prefix.len() && b[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
 struct Tokenizer {
     nfkc: ComposingNormalizerBorrowed<'static>,
     fold: CaseMapperBorrowed<'static>,
-    lower: Vec<u8>,
+    lower: String,
     scratch: String,
 }
 
@@ -187,7 +188,7 @@ impl Tokenizer {
         Tokenizer {
             nfkc: ComposingNormalizerBorrowed::new_nfkc(),
             fold: CaseMapperBorrowed::new(),
-            lower: Vec::with_capacity(64 + WINDOW_EXTRA),
+            lower: String::with_capacity(64 + WINDOW_EXTRA),
             scratch: String::new(),
         }
     }
@@ -273,7 +274,7 @@ impl Tokenizer {
                 if m.upper & this == 0 {
                     emit(Token::new(&text[start..end], window_of(bytes, start, end)));
                 } else {
-                    self.emit_lowered(bytes, start, end, emit);
+                    self.emit_lowered(text, start, end, emit);
                 }
             }
             if next_bad == 64 {
@@ -331,23 +332,24 @@ impl Tokenizer {
         }
     }
 
-    /// Emits `all[start..end]` (ASCII) lowercased, from the padded scratch buffer.
+    /// Emits the ASCII token `text[start..end]` lowercased, from the padded scratch buffer.
     #[inline(always)]
     fn emit_lowered(
         &mut self,
-        all: &[u8],
+        text: &str,
         start: usize,
         end: usize,
         emit: &mut impl FnMut(Token<'_>),
     ) {
-        let len = end - start;
         self.lower.clear();
-        self.lower
-            .extend(all[start..end].iter().map(u8::to_ascii_lowercase));
-        self.lower.extend_from_slice(&[0u8; WINDOW_EXTRA]);
-        // ASCII lowercase of ASCII is valid UTF-8.
-        let lowered = std::str::from_utf8(&self.lower[..len]).expect("ASCII");
-        emit(Token::new(lowered, &self.lower));
+        self.lower.push_str(&text[start..end]);
+        self.lower.make_ascii_lowercase();
+        // Padding for the hash's look-ahead (NUL is valid UTF-8, and not part of the token).
+        self.lower.push_str("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        emit(Token::new(
+            &self.lower[..end - start],
+            self.lower.as_bytes(),
+        ));
     }
 
     /// An all-ASCII chunk `text[from..to]`: normalization is `A-Z → a-z`.
@@ -391,7 +393,7 @@ impl Tokenizer {
             if kinds & A_UPPER == 0 {
                 emit(Token::new(&text[start..i], window_of(all, start, i)));
             } else {
-                self.emit_lowered(all, start, i, emit);
+                self.emit_lowered(text, start, i, emit);
             }
         }
     }
@@ -405,10 +407,12 @@ impl Tokenizer {
         emit: &mut impl FnMut(Token<'_>),
     ) {
         let chunk = &text[from..to];
-        let stable = chunk
+        // AND of every character's flags: STABLE says normalization leaves each character alone; NFKC_SAFE
+        // says the chunk is NFKC-normalized as a whole without asking ICU4X's quick check.
+        let all = chunk
             .chars()
-            .all(|c| c.is_ascii_lowercase() || props::flags(c) & STABLE != 0);
-        if stable && self.nfkc.is_normalized(chunk) {
+            .fold(STABLE | NFKC_SAFE, |acc, c| acc & props::flags(c));
+        if all & STABLE != 0 && (all & NFKC_SAFE != 0 || self.nfkc.is_normalized(chunk)) {
             if !is_identifier(chunk) {
                 tokens_of_normalized_chunk(text, from, to, emit);
             }

@@ -5,9 +5,12 @@
 //! of them with one byte load. It is built on first use from ICU4X's range iterators (about a millisecond) and
 //! holds 1.1 MB. ASCII never reaches it: the tokenizer has its own byte classes.
 
+use icu_normalizer::properties::{
+    CanonicalCompositionBorrowed, CanonicalDecompositionBorrowed, Decomposed,
+};
 use icu_properties::props::{
-    ChangesWhenCasefolded, ChangesWhenNfkcCasefolded, GeneralCategory, GeneralCategoryGroup,
-    Script, WhiteSpace,
+    CanonicalCombiningClass, ChangesWhenCasefolded, ChangesWhenNfkcCasefolded, GeneralCategory,
+    GeneralCategoryGroup, Script, WhiteSpace,
 };
 use icu_properties::{CodePointMapData, CodePointSetData};
 use std::sync::OnceLock;
@@ -28,6 +31,10 @@ pub const FORMAT: u8 = 1 << 5;
 /// Neither Cf nor changed, on its own, by NFKC or by case folding (neither CWKCF nor CWCF). A chunk made of
 /// such characters that is also NFKC-normalized as a whole is its own normalized form.
 pub const STABLE: u8 = 1 << 6;
+/// STABLE, canonical combining class 0, and not the second character of any canonical composition: NFKC
+/// quick check "Yes" with ccc = 0. A string made only of such characters is NFKC-normalized whatever their
+/// order (no decomposition, reordering or composition can touch it), so it needs no quick-check pass.
+pub const NFKC_SAFE: u8 = 1 << 7;
 
 /// The scripts whose letters are tokens on their own (simhash-doc-v1 §3).
 pub const SINGLE_SCRIPTS: [Script; 7] = [
@@ -41,6 +48,26 @@ pub const SINGLE_SCRIPTS: [Script; 7] = [
 ];
 
 static TABLE: OnceLock<Box<[u8]>> = OnceLock::new();
+
+/// Whether a code point lies outside the blocks that hold no canonical pair decompositions: CJK ideographs
+/// (U+3400..U+9FFF and planes 2 and up) and Hangul syllables (U+AC00..U+D7AF, composed algorithmically).
+fn may_be_pair_composite(cp: u32) -> bool {
+    !((0x3400..0xA000).contains(&cp) || (0xAC00..0xD7B0).contains(&cp) || cp >= 0x2_0000)
+}
+
+/// If `cp` is a primary composite (its canonical decomposition is a pair that composes back to it), the
+/// pair's second character.
+fn composite_second(cp: u32) -> Option<char> {
+    let c = char::from_u32(cp)?;
+    match CanonicalDecompositionBorrowed::new().decompose(c) {
+        Decomposed::Expansion(first, second)
+            if CanonicalCompositionBorrowed::new().compose(first, second) == Some(c) =>
+        {
+            Some(second)
+        }
+        _ => None,
+    }
+}
 
 /// The property byte of a character.
 #[inline(always)]
@@ -131,6 +158,32 @@ fn build() -> Box<[u8]> {
             }
         }
     }
+    // NFKC_SAFE: STABLE and ccc = 0 ...
+    for b in t.iter_mut() {
+        if *b & STABLE != 0 {
+            *b |= NFKC_SAFE;
+        }
+    }
+    let ccc = CodePointMapData::<CanonicalCombiningClass>::new();
+    for r in ccc.iter_ranges_for_value_complemented(CanonicalCombiningClass::NotReordered) {
+        for b in &mut t[*r.start() as usize..=*r.end() as usize] {
+            *b &= !NFKC_SAFE;
+        }
+    }
+    // ... and never the second character of a primary composite (those are NFKC_QC = Maybe). Every primary
+    // composite is an assigned character whose canonical decomposition is a pair that composes back. Hangul
+    // syllables compose algorithmically (their second characters are the vowel and trailing jamo), and the
+    // ideograph blocks hold no pair decompositions, so the scan skips them (a test checks every character).
+    for second in (0x1161..=0x1175).chain(0x11A8..=0x11C2) {
+        t[second] &= !NFKC_SAFE;
+    }
+    for r in gc.iter_ranges_for_value_complemented(GeneralCategory::Unassigned) {
+        for cp in r.filter(|&cp| may_be_pair_composite(cp)) {
+            if let Some(second) = composite_second(cp) {
+                t[second as usize] &= !NFKC_SAFE;
+            }
+        }
+    }
     t
 }
 
@@ -139,6 +192,7 @@ mod tests {
     use super::*;
     use icu_casemap::CaseMapper;
     use icu_normalizer::ComposingNormalizerBorrowed;
+    use proptest::prelude::*;
 
     #[test]
     fn samples() {
@@ -169,6 +223,56 @@ mod tests {
             "Arabic-Indic digit is Nd"
         );
         assert_eq!(flags('ﬁ') & STABLE, 0);
+        assert_eq!(
+            flags('é') & NFKC_SAFE,
+            NFKC_SAFE,
+            "precomposed é is NFKC quick-check Yes"
+        );
+        assert_eq!(
+            flags('\u{0301}') & NFKC_SAFE,
+            0,
+            "combining acute has ccc 230"
+        );
+        assert_eq!(
+            flags('\u{1161}') & NFKC_SAFE,
+            0,
+            "jamo vowels compose with a preceding leading jamo"
+        );
+        assert_eq!(
+            flags('\u{0BBE}') & NFKC_SAFE,
+            0,
+            "Tamil AA (ccc 0) composes with a preceding vowel sign"
+        );
+        assert_eq!(flags('가') & NFKC_SAFE, NFKC_SAFE);
+        assert_eq!(flags('東') & NFKC_SAFE, NFKC_SAFE);
+    }
+
+    /// The scan that builds NFKC_SAFE skips some blocks: check every code point, and that nothing skipped is
+    /// a composite whose second character was left NFKC_SAFE.
+    #[test]
+    fn no_composite_second_is_nfkc_safe() {
+        for cp in 0..=0x10FFFFu32 {
+            if let Some(second) = composite_second(cp) {
+                assert_eq!(
+                    flags(second) & NFKC_SAFE,
+                    0,
+                    "U+{:04X} composes from U+{:04X}",
+                    cp,
+                    second as u32
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any string of NFKC_SAFE characters is its own NFKC form (sampled from the scripts that have
+        /// compositions: Latin, Greek, Cyrillic, Indic, Hangul, Sinhala, Tibetan).
+        #[test]
+        fn nfkc_safe_strings_are_normalized(s in "[\u{0}-\u{24f}\u{370}-\u{4ff}\u{900}-\u{dff}\u{f00}-\u{fff}\u{1000}-\u{109f}\u{1100}-\u{11ff}\u{1e00}-\u{1fff}\u{ac00}-\u{ac40}\u{3040}-\u{30ff}]{0,12}") {
+            let safe: String = s.chars().filter(|&c| flags(c) & NFKC_SAFE != 0).collect();
+            let nfkc = ComposingNormalizerBorrowed::new_nfkc();
+            proptest::prop_assert_eq!(nfkc.normalize(&safe), safe.as_str());
+        }
     }
 
     /// The fast path trusts STABLE: a STABLE character must be left alone by NFKC and by full case folding.
