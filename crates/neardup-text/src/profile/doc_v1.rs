@@ -23,7 +23,9 @@
 //! * **Everything else** goes through ICU4X: `Cf` removed, NFKC, full case folding, then split and tokenized.
 
 use super::blocks;
-use super::props::{self, FORMAT, LETTER, MARK, NFKC_SAFE, SINGLE, SPACE, STABLE, TOKEN};
+use super::props::{
+    self, FOLD_FAST, FORMAT, LETTER, MARK, NFKC_SAFE, SIMPLE_FOLD, SINGLE, SPACE, STABLE, TOKEN,
+};
 use icu_casemap::CaseMapperBorrowed;
 use icu_normalizer::ComposingNormalizerBorrowed;
 
@@ -411,11 +413,30 @@ impl Tokenizer {
         // says the chunk is NFKC-normalized as a whole without asking ICU4X's quick check.
         let all = chunk
             .chars()
-            .fold(STABLE | NFKC_SAFE, |acc, c| acc & props::flags(c));
+            .fold(STABLE | NFKC_SAFE | FOLD_FAST, |acc, c| {
+                acc & props::flags(c)
+            });
         if all & STABLE != 0 && (all & NFKC_SAFE != 0 || self.nfkc.is_normalized(chunk)) {
             if !is_identifier(chunk) {
                 tokens_of_normalized_chunk(text, from, to, emit);
             }
+            return;
+        }
+        if all & FOLD_FAST != 0 {
+            // Capitalized words and the like: NFKC changes nothing, and folding is one character each.
+            let mut folded = std::mem::take(&mut self.scratch);
+            folded.clear();
+            folded.extend(chunk.chars().map(|c| {
+                if props::flags(c) & SIMPLE_FOLD != 0 {
+                    self.fold.simple_fold(c)
+                } else {
+                    c
+                }
+            }));
+            if !is_identifier(&folded) {
+                tokens_of_normalized_chunk(&folded, 0, folded.len(), emit);
+            }
+            self.scratch = folded;
             return;
         }
         // The slow, general path.
@@ -522,7 +543,7 @@ fn tokens_of_normalized_chunk(
 }
 
 #[inline(always)]
-fn ascii_flags(b: u8) -> u8 {
+fn ascii_flags(b: u8) -> u16 {
     let class = ASCII_CLASS[b as usize];
     let mut f = 0;
     if class & A_TOKEN != 0 {

@@ -1,9 +1,9 @@
-//! One byte of Unicode properties per code point, built once from the pinned ICU4X data.
+//! Sixteen bits of Unicode properties per code point, built once from the pinned ICU4X data.
 //!
 //! The tokenizer asks several questions of every non-ASCII character (general category, script, White_Space,
 //! "does normalization change it?"). Asking ICU4X each one costs a trie lookup apiece; this table answers all
-//! of them with one byte load. It is built on first use from ICU4X's range iterators (about a millisecond) and
-//! holds 1.1 MB. ASCII never reaches it: the tokenizer has its own byte classes.
+//! of them with one load. It is built on first use from ICU4X's range iterators (about a millisecond) and
+//! holds 2.2 MB. ASCII never reaches it: the tokenizer has its own byte classes.
 
 use icu_normalizer::properties::{
     CanonicalCompositionBorrowed, CanonicalDecompositionBorrowed, Decomposed,
@@ -16,25 +16,31 @@ use icu_properties::{CodePointMapData, CodePointSetData};
 use std::sync::OnceLock;
 
 /// General category L*, M*, Nd or Pc: the character belongs inside a token.
-pub const TOKEN: u8 = 1;
+pub const TOKEN: u16 = 1;
 /// General category L*.
-pub const LETTER: u8 = 1 << 1;
+pub const LETTER: u16 = 1 << 1;
 /// General category M*.
-pub const MARK: u8 = 1 << 2;
+pub const MARK: u16 = 1 << 2;
 /// A letter of a script written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar): a token
 /// on its own, with the marks that follow it.
-pub const SINGLE: u8 = 1 << 3;
+pub const SINGLE: u16 = 1 << 3;
 /// Unicode White_Space: separates chunks.
-pub const SPACE: u8 = 1 << 4;
+pub const SPACE: u16 = 1 << 4;
 /// General category Cf: deleted before normalization.
-pub const FORMAT: u8 = 1 << 5;
+pub const FORMAT: u16 = 1 << 5;
 /// Neither Cf nor changed, on its own, by NFKC or by case folding (neither CWKCF nor CWCF). A chunk made of
 /// such characters that is also NFKC-normalized as a whole is its own normalized form.
-pub const STABLE: u8 = 1 << 6;
+pub const STABLE: u16 = 1 << 6;
 /// STABLE, canonical combining class 0, and not the second character of any canonical composition: NFKC
 /// quick check "Yes" with ccc = 0. A string made only of such characters is NFKC-normalized whatever their
 /// order (no decomposition, reordering or composition can touch it), so it needs no quick-check pass.
-pub const NFKC_SAFE: u8 = 1 << 7;
+pub const NFKC_SAFE: u16 = 1 << 7;
+/// Not STABLE only because case folding changes it: NFKC quick check "Yes" with ccc = 0 (like NFKC_SAFE), and
+/// its full case folding is one character, given by ICU4X's `simple_fold`, that is itself NFKC_SAFE
+/// (`Д` → `д`, `É` → `é`; not `ß` → `ss`).
+pub const SIMPLE_FOLD: u16 = 1 << 8;
+/// NFKC_SAFE or SIMPLE_FOLD: a chunk of such characters normalizes character by character with `simple_fold`.
+pub const FOLD_FAST: u16 = 1 << 9;
 
 /// The scripts whose letters are tokens on their own (simhash-doc-v1 §3).
 pub const SINGLE_SCRIPTS: [Script; 7] = [
@@ -47,7 +53,7 @@ pub const SINGLE_SCRIPTS: [Script; 7] = [
     Script::Myanmar,
 ];
 
-static TABLE: OnceLock<Box<[u8]>> = OnceLock::new();
+static TABLE: OnceLock<Box<[u16]>> = OnceLock::new();
 
 /// Whether a code point lies outside the blocks that hold no canonical pair decompositions: CJK ideographs
 /// (U+3400..U+9FFF and planes 2 and up) and Hangul syllables (U+AC00..U+D7AF, composed algorithmically).
@@ -71,20 +77,20 @@ fn composite_second(cp: u32) -> Option<char> {
 
 /// The property byte of a character.
 #[inline(always)]
-pub fn flags(c: char) -> u8 {
+pub fn flags(c: char) -> u16 {
     let table = TABLE.get_or_init(build);
     // The table has one entry per code point up to U+10FFFF, so the index is always in bounds.
     table[c as usize]
 }
 
-fn fill(table: &mut [u8], range: std::ops::RangeInclusive<u32>, bit: u8) {
+fn fill(table: &mut [u16], range: std::ops::RangeInclusive<u32>, bit: u16) {
     for b in &mut table[*range.start() as usize..=*range.end() as usize] {
         *b |= bit;
     }
 }
 
-fn build() -> Box<[u8]> {
-    let mut t = vec![0u8; 0x11_0000].into_boxed_slice();
+fn build() -> Box<[u16]> {
+    let mut t = vec![0u16; 0x11_0000].into_boxed_slice();
     let gc = CodePointMapData::<GeneralCategory>::new();
     let group = |g: GeneralCategoryGroup| gc.iter_ranges_for_group(g);
     for r in group(GeneralCategoryGroup::Letter) {
@@ -177,11 +183,41 @@ fn build() -> Box<[u8]> {
     for second in (0x1161..=0x1175).chain(0x11A8..=0x11C2) {
         t[second] &= !NFKC_SAFE;
     }
+    let mut seconds: Vec<u32> = (0x1161..=0x1175).chain(0x11A8..=0x11C2).collect();
     for r in gc.iter_ranges_for_value_complemented(GeneralCategory::Unassigned) {
         for cp in r.filter(|&cp| may_be_pair_composite(cp)) {
             if let Some(second) = composite_second(cp) {
                 t[second as usize] &= !NFKC_SAFE;
+                seconds.push(second as u32);
             }
+        }
+    }
+    seconds.sort_unstable();
+    // SIMPLE_FOLD, among the characters that case folding changes.
+    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc();
+    let ccc_zero = |c: char| ccc.get(c) == CanonicalCombiningClass::NotReordered;
+    for r in CodePointSetData::new::<ChangesWhenCasefolded>().iter_ranges() {
+        for cp in r {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let s: &str = c.encode_utf8(&mut buf);
+            let simple = fold.simple_fold(c);
+            let mut one = [0u8; 4];
+            let qualifies = t[cp as usize] & FORMAT == 0
+                && ccc_zero(c)
+                && seconds.binary_search(&cp).is_err()
+                && nfkc.normalize(s) == s
+                && fold.fold_string(s) == simple.encode_utf8(&mut one) as &str
+                && t[simple as usize] & NFKC_SAFE != 0;
+            if qualifies {
+                t[cp as usize] |= SIMPLE_FOLD;
+            }
+        }
+    }
+    for b in t.iter_mut() {
+        if *b & (NFKC_SAFE | SIMPLE_FOLD) != 0 {
+            *b |= FOLD_FAST;
         }
     }
     t
@@ -245,6 +281,36 @@ mod tests {
         );
         assert_eq!(flags('가') & NFKC_SAFE, NFKC_SAFE);
         assert_eq!(flags('東') & NFKC_SAFE, NFKC_SAFE);
+        assert_eq!(
+            flags('Д') & (SIMPLE_FOLD | FOLD_FAST),
+            SIMPLE_FOLD | FOLD_FAST
+        );
+        assert_eq!(flags('É') & SIMPLE_FOLD, SIMPLE_FOLD);
+        assert_eq!(flags('ß') & SIMPLE_FOLD, 0, "folds to two characters");
+        assert_eq!(
+            flags('\u{212A}') & SIMPLE_FOLD,
+            0,
+            "KELVIN SIGN is changed by NFKC"
+        );
+        assert_eq!(flags('д') & FOLD_FAST, FOLD_FAST);
+    }
+
+    /// SIMPLE_FOLD characters: NFKC leaves them alone and full folding is `simple_fold`.
+    #[test]
+    fn simple_fold_characters_fold_simply() {
+        let fold = CaseMapper::new();
+        let nfkc = ComposingNormalizerBorrowed::new_nfkc();
+        let mut n = 0;
+        for c in (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| flags(c) & SIMPLE_FOLD != 0)
+        {
+            let s = c.to_string();
+            assert_eq!(nfkc.normalize(&s), s);
+            assert_eq!(fold.fold_string(&s), fold.simple_fold(c).to_string());
+            n += 1;
+        }
+        assert!(n > 1000, "{n}");
     }
 
     /// The scan that builds NFKC_SAFE skips some blocks: check every code point, and that nothing skipped is
