@@ -228,7 +228,6 @@ mod tests {
     use super::*;
     use icu_casemap::CaseMapper;
     use icu_normalizer::ComposingNormalizerBorrowed;
-    use proptest::prelude::*;
 
     #[test]
     fn samples() {
