@@ -132,14 +132,7 @@ pub fn run(args: HashArgs) -> Result<ExitCode> {
         out.flush()?;
     }
     progress.finish_and_clear();
-    if args.verbose {
-        summary(docs, total_bytes, failed, started);
-    }
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(finish(args.verbose, docs, total_bytes, failed, started))
 }
 
 fn hash_source(source: &Source, args: &HashArgs) -> Outcome {
@@ -306,14 +299,7 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
         }
     }
     out.flush()?;
-    if args.verbose {
-        summary(docs, total_bytes, failed, started);
-    }
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(finish(args.verbose, docs, total_bytes, failed, started))
 }
 
 /// A JSONL line to (id, text); the id falls back to `FILE:LINE`.
@@ -343,7 +329,7 @@ fn progress_bar(len: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} hashing [{bar:30}] {pos}/{len} files, {per_sec}, eta {eta}",
+            "{spinner} hashing [{bar:30}] {human_pos}/{human_len} files, {elapsed} elapsed, eta {eta}",
         )
         .expect("static template")
         .progress_chars("=> "),
@@ -351,11 +337,19 @@ fn progress_bar(len: u64) -> ProgressBar {
     bar
 }
 
-fn summary(docs: usize, bytes: u64, failed: usize, started: Instant) {
-    let secs = started.elapsed().as_secs_f64();
-    eprintln!(
-        "neardup: {docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {failed} failed",
-        bytes as f64 / 1e6,
-        bytes as f64 / 1e6 / secs.max(1e-9)
-    );
+/// The end of a run: the summary if asked, and the exit status (1 if any document failed).
+fn finish(verbose: bool, docs: usize, bytes: u64, failed: usize, started: Instant) -> ExitCode {
+    if verbose {
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "neardup: {docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {failed} failed",
+            bytes as f64 / 1e6,
+            bytes as f64 / 1e6 / secs.max(1e-9)
+        );
+    }
+    if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
