@@ -1,10 +1,30 @@
 //! # neardup-index: finding fingerprints within k bits
 //!
-//! This crate will hold the permuted Hamming tables (Manku, Jain and Das Sarma 2007) with their planner, LSH
-//! bands, clustering and the `Store` seam. Today it holds the one primitive every comparison uses.
+//! The Hamming distance problem of Manku, Jain and Das Sarma (WWW 2007): given 64-bit SimHash fingerprints,
+//! find every pair (or every stored fingerprint) within Hamming distance k. Naively that is all pairs, or
+//! C(64, k) probes per query; block-permuted tables make it a handful of sorted lookups, with exact recall.
+//!
+//! * [`plan`]: table designs (one or more levels of blocks) and a planner that predicts tables, key bits,
+//!   candidates per query and memory for N fingerprints, and ranks the designs.
+//! * [`all_pairs`](mod@all_pairs): batch mode, every pair within k exactly once, streamed.
+//! * [`cluster`]: connected components with deterministic representatives (the smallest index).
+//!
+//! ```
+//! use neardup_index::{cluster::clusters, plan};
+//! let design = plan::plan(3, 1e6, None).remove(0).design;   // the recommended design for k = 3
+//! let fps = [0xffff_0000_ffff_0000, 0xffff_0000_ffff_0001, 0x0123_4567_89ab_cdef];
+//! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
+//! ```
+//!
+//! Not here yet: the online index (insert, remove, query), its compressed tables and the persistent `Store`.
+//! This crate knows nothing of text or media.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+pub mod all_pairs;
+pub mod cluster;
+pub mod plan;
 
 /// Hamming distance between two 64-bit fingerprints: the number of differing bits.
 ///
