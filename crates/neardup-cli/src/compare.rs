@@ -1,10 +1,9 @@
 //! `neardup compare`: how close two documents (or fingerprints) are.
 
-use crate::hash::{MediaChoice, parse_media};
-use crate::inputs::Source;
+use crate::inputs::{DocArgs, Source};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use neardup::{Fingerprint, Scheme};
+use neardup::Fingerprint;
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -32,15 +31,8 @@ pub struct CompareArgs {
     /// Write one JSON object.
     #[arg(long)]
     json: bool,
-    /// Medium of the files: auto, text or html.
-    #[arg(long, default_value = "auto", value_parser = parse_media)]
-    media: MediaChoice,
-    /// The scheme used to fingerprint files.
-    #[arg(long, default_value = "simhash-doc-v1")]
-    scheme: Scheme,
-    /// Refuse documents larger than this many bytes.
-    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
-    max_bytes: u64,
+    #[command(flatten)]
+    doc: DocArgs,
 }
 
 fn resolve(operand: &str, args: &CompareArgs) -> Result<Fingerprint> {
@@ -56,10 +48,13 @@ fn resolve(operand: &str, args: &CompareArgs) -> Result<Fingerprint> {
         bail!("{operand}: no such file, and not a fingerprint (SCHEME:BASE32)");
     };
     let label = source.label();
-    let bytes = source.read(args.max_bytes).with_context(|| label.clone())?;
+    let bytes = source
+        .read(args.doc.max_bytes)
+        .with_context(|| label.clone())?;
     let name = source.name_hint();
-    args.scheme
-        .fingerprint(&bytes, args.media.hint(name.as_deref()))
+    args.doc
+        .scheme
+        .fingerprint(&bytes, args.doc.media.hint(name.as_deref()))
         .with_context(|| label)
 }
 

@@ -1,11 +1,10 @@
 //! `neardup hash`: fingerprints for files, directories, stdin and JSONL corpora.
 
-use crate::inputs::{self, Source};
+use crate::inputs::{self, DocArgs, Source};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup::media::{Media, MediaHint};
-use neardup::{Analysis, Scheme};
+use neardup::Analysis;
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -48,46 +47,14 @@ pub struct HashArgs {
     /// from the "id" field (else the line number). The text is taken as already extracted.
     #[arg(long)]
     jsonl: bool,
-    /// Treat every input as this medium instead of detecting it: auto, text or html.
-    #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
-    media: MediaChoice,
-    /// The fingerprint scheme.
-    #[arg(long, default_value = "simhash-doc-v1")]
-    scheme: Scheme,
+    #[command(flatten)]
+    doc: DocArgs,
     /// Report each document's medium, encoding and token count on stderr, and a summary at the end.
     #[arg(short, long)]
     verbose: bool,
     /// Worker threads (default: one per core). Output is the same for any number.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
-    /// Refuse documents larger than this many bytes.
-    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
-    max_bytes: u64,
-}
-
-#[derive(Clone, Copy)]
-pub enum MediaChoice {
-    Auto,
-    Forced(Media),
-}
-
-pub fn parse_media(s: &str) -> Result<MediaChoice, String> {
-    if s.eq_ignore_ascii_case("auto") {
-        return Ok(MediaChoice::Auto);
-    }
-    Media::from_name(s)
-        .map(MediaChoice::Forced)
-        .ok_or_else(|| format!("unknown medium '{s}' (expected auto, text or html)"))
-}
-
-impl MediaChoice {
-    pub fn hint<'a>(self, name: Option<&'a str>) -> MediaHint<'a> {
-        match (self, name) {
-            (MediaChoice::Forced(m), _) => MediaHint::Force(m),
-            (MediaChoice::Auto, Some(n)) => MediaHint::FileName(n),
-            (MediaChoice::Auto, None) => MediaHint::Auto,
-        }
-    }
 }
 
 /// One document's outcome, kept until it can be printed in order.
@@ -136,25 +103,10 @@ pub fn run(args: HashArgs) -> Result<ExitCode> {
 }
 
 fn hash_source(source: &Source, args: &HashArgs) -> Outcome {
-    let label = source.label();
-    let bytes = match source.read(args.max_bytes) {
-        Ok(b) => b,
-        Err(e) => {
-            return Outcome {
-                label,
-                bytes: 0,
-                result: Err(format!("{e:#}")),
-            };
-        }
-    };
-    let name = source.name_hint();
-    let result = args
-        .scheme
-        .analyze(&bytes, args.media.hint(name.as_deref()))
-        .map_err(|e| e.to_string());
+    let (bytes, result) = args.doc.analyze(source);
     Outcome {
-        label,
-        bytes: bytes.len() as u64,
+        label: source.label(),
+        bytes,
         result,
     }
 }
@@ -245,7 +197,7 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
                 let line_no = n + 1;
                 match line {
                     Ok(l) if l.trim().is_empty() => continue,
-                    Ok(l) => batch.push(parse_jsonl_line(&l, operand, line_no)),
+                    Ok(l) => batch.push(inputs::parse_jsonl_line(&l, operand, line_no)),
                     Err(e) => batch.push((
                         format!("{operand}:{line_no}"),
                         Err(format!("cannot read: {e}")),
@@ -264,6 +216,7 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
                     Ok(text) => JsonlOutcome {
                         bytes: text.len() as u64,
                         fingerprint: args
+                            .doc
                             .scheme
                             .fingerprint_text(&text)
                             .map(|fp| fp.to_string())
@@ -302,26 +255,7 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
     Ok(finish(args.verbose, docs, total_bytes, failed, started))
 }
 
-/// A JSONL line to (id, text); the id falls back to `FILE:LINE`.
-fn parse_jsonl_line(line: &str, file: &str, line_no: usize) -> (String, Result<String, String>) {
-    let fallback = format!("{file}:{line_no}");
-    let value: serde_json::Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => return (fallback, Err(format!("not a JSON object: {e}"))),
-    };
-    let id = match value.get("id") {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Number(n)) => n.to_string(),
-        _ => fallback,
-    };
-    match value.get("text") {
-        Some(serde_json::Value::String(t)) => (id, Ok(t.clone())),
-        Some(_) => (id, Err("the \"text\" field is not a string".to_owned())),
-        None => (id, Err("no \"text\" field".to_owned())),
-    }
-}
-
-fn progress_bar(len: u64) -> ProgressBar {
+pub fn progress_bar(len: u64) -> ProgressBar {
     if len < 2 {
         return ProgressBar::hidden();
     }

@@ -2,6 +2,9 @@
 //! and `-` for standard input.
 
 use anyhow::{Context, Result};
+use clap::Args;
+use neardup::media::{Media, MediaHint};
+use neardup::{Analysis, Scheme};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -125,5 +128,84 @@ pub fn io_message(e: &std::io::Error) -> String {
         std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
         std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         _ => e.to_string(),
+    }
+}
+
+/// How documents are read and fingerprinted: shared by every command that reads documents.
+#[derive(Args, Clone)]
+pub struct DocArgs {
+    /// Treat every input as this medium instead of detecting it: auto, text or html.
+    #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
+    pub media: MediaChoice,
+    /// The fingerprint scheme.
+    #[arg(long, default_value = "simhash-doc-v1")]
+    pub scheme: Scheme,
+    /// Refuse documents larger than this many bytes.
+    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
+    pub max_bytes: u64,
+}
+
+impl DocArgs {
+    /// Reads and fingerprints one document; the error is a message ready to print after the document's name.
+    pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, String>) {
+        let bytes = match source.read(self.max_bytes) {
+            Ok(b) => b,
+            Err(e) => return (0, Err(format!("{e:#}"))),
+        };
+        let name = source.name_hint();
+        let result = self
+            .scheme
+            .analyze(&bytes, self.media.hint(name.as_deref()))
+            .map_err(|e| e.to_string());
+        (bytes.len() as u64, result)
+    }
+}
+
+/// `--media`: detect, or force one medium.
+#[derive(Clone, Copy)]
+pub enum MediaChoice {
+    Auto,
+    Forced(Media),
+}
+
+pub fn parse_media(s: &str) -> Result<MediaChoice, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(MediaChoice::Auto);
+    }
+    Media::from_name(s)
+        .map(MediaChoice::Forced)
+        .ok_or_else(|| format!("unknown medium '{s}' (expected auto, text or html)"))
+}
+
+impl MediaChoice {
+    pub fn hint(self, name: Option<&str>) -> MediaHint<'_> {
+        match (self, name) {
+            (MediaChoice::Forced(m), _) => MediaHint::Force(m),
+            (MediaChoice::Auto, Some(n)) => MediaHint::FileName(n),
+            (MediaChoice::Auto, None) => MediaHint::Auto,
+        }
+    }
+}
+
+/// A JSONL line to (id, text); the id falls back to `FILE:LINE`.
+pub fn parse_jsonl_line(
+    line: &str,
+    file: &str,
+    line_no: usize,
+) -> (String, Result<String, String>) {
+    let fallback = format!("{file}:{line_no}");
+    let value: serde_json::Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return (fallback, Err(format!("not a JSON object: {e}"))),
+    };
+    let id = match value.get("id") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        _ => fallback,
+    };
+    match value.get("text") {
+        Some(serde_json::Value::String(t)) => (id, Ok(t.clone())),
+        Some(_) => (id, Err("the \"text\" field is not a string".to_owned())),
+        None => (id, Err("no \"text\" field".to_owned())),
     }
 }

@@ -3,8 +3,10 @@
 
 mod bench;
 mod compare;
+mod dedup;
 mod hash;
 mod inputs;
+mod plan;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +38,10 @@ enum Command {
     Hash(hash::HashArgs),
     /// Compare two documents or fingerprints: distance, similarity, verdict.
     Compare(compare::CompareArgs),
+    /// Find near-duplicates: fingerprint everything, print clusters (or pairs) within k bits.
+    Dedup(dedup::DedupArgs),
+    /// Choose the permuted-table design for N fingerprints and distance k.
+    Plan(plan::PlanArgs),
     /// Measure single-thread fingerprinting throughput (text in, fingerprint out) on a JSONL corpus.
     Bench(bench::BenchArgs),
 }
@@ -46,6 +52,8 @@ fn main() -> ExitCode {
         Command::Hash(args) => hash::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Dedup(args) => dedup::run(args),
+        Command::Plan(args) => plan::run(args),
     };
     match result {
         Ok(code) => code,

@@ -266,3 +266,100 @@ fn hashes_the_evaluation_versions_without_errors() {
     assert!(out.status.success(), "{stderr}");
     assert!(text(&out.stdout).lines().count() > 3000);
 }
+
+#[test]
+fn dedup_clusters_are_deterministic_and_ordered() {
+    let dir = inputs_dir();
+    let out = neardup(&["dedup", &dir]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "three inputs cannot be fingerprinted"
+    );
+    let stdout = text(&out.stdout);
+    let lines: Vec<Vec<&str>> = stdout.lines().map(|l| l.split('\t').collect()).collect();
+    // NFC and NFD Latin are one cluster at distance 0; so are UTF-16LE and UTF-16BE.
+    let cluster_of = |suffix: &str| {
+        lines
+            .iter()
+            .find(|l| l[1].ends_with(suffix))
+            .map(|l| l[0].to_owned())
+    };
+    assert!(cluster_of("latin-decomposed.txt").is_some());
+    assert_eq!(
+        cluster_of("latin-decomposed.txt"),
+        cluster_of("latin-precomposed.txt")
+    );
+    assert_eq!(cluster_of("utf16be-bom.txt"), cluster_of("utf16le-bom.txt"));
+    // The representative (first member, distance 0) has the smallest id of its cluster.
+    let mut by_cluster: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for l in &lines {
+        by_cluster.entry(l[0]).or_default().push(l[1]);
+    }
+    for members in by_cluster.values() {
+        assert_eq!(members.iter().min(), members.first());
+    }
+    assert!(
+        text(&out.stderr).contains("duplicates in"),
+        "{}",
+        text(&out.stderr)
+    );
+    let two = neardup(&["dedup", "-j", "2", &dir]);
+    let one = neardup(&["dedup", "-j", "1", &dir]);
+    assert_eq!(two.stdout, one.stdout);
+}
+
+#[test]
+fn dedup_pairs_do_not_depend_on_input_order() {
+    let input = |order: &[usize]| {
+        let docs = [
+            "{\"id\":\"c\",\"text\":\"the cat sat on the mat and looked at the dog\"}",
+            "{\"id\":\"a\",\"text\":\"the cat sat on the mat and looked at the dog today\"}",
+            "{\"id\":\"b\",\"text\":\"completely different words about compilers and parsers\"}",
+        ];
+        order
+            .iter()
+            .map(|&i| docs[i])
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let x = neardup_stdin(
+        &["dedup", "--jsonl", "--pairs", "-k", "7", "-"],
+        input(&[0, 1, 2]).as_bytes(),
+    );
+    let y = neardup_stdin(
+        &["dedup", "--jsonl", "--pairs", "-k", "7", "-"],
+        input(&[2, 1, 0]).as_bytes(),
+    );
+    assert!(x.status.success(), "{}", text(&x.stderr));
+    assert_eq!(x.stdout, y.stdout);
+    let first = text(&x.stdout);
+    let fields: Vec<&str> = first.lines().next().expect("a pair").split('\t').collect();
+    assert_eq!(&fields[..2], ["a", "c"], "ids in byte order within a pair");
+}
+
+#[test]
+fn plan_recommends_and_refuses_clearly() {
+    let out = neardup(&["plan", "--n", "1e9", "--k", "3"]);
+    assert!(out.status.success());
+    let s = text(&out.stdout);
+    assert!(s.contains("recommended:"), "{s}");
+    assert!(
+        s.contains("6 blocks, choose 3"),
+        "the 20-table design is listed: {s}"
+    );
+    let json = neardup(&["plan", "--n", "1e7", "--k", "7", "--json", "--top", "2"]);
+    let first: serde_json::Value =
+        serde_json::from_str(text(&json.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["rank"], 1);
+    assert!(first["tables"].as_u64().unwrap() > 0);
+    let bad = neardup(&["plan", "--n", "1e9", "--k", "9"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("out of range"));
+    let tiny = neardup(&["plan", "--n", "1e9", "--memory", "1M"]);
+    assert!(
+        text(&tiny.stderr).contains("raise --memory"),
+        "{}",
+        text(&tiny.stderr)
+    );
+}
