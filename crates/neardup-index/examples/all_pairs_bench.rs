@@ -12,7 +12,10 @@ use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args.get(1).and_then(|s| s.replace('_', "").parse::<f64>().ok()).unwrap_or(1e6) as usize;
+    let n: usize = args
+        .get(1)
+        .and_then(|s| s.replace('_', "").parse::<f64>().ok())
+        .unwrap_or(1e6) as usize;
     let k: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
     let design = match args.get(3).and_then(|s| s.parse::<u32>().ok()) {
         Some(b) => Design::new(k, vec![b]).expect("a valid block count (more than k)"),
@@ -39,5 +42,8 @@ fn main() {
     let mut pairs = 0u64;
     all_pairs(&fps, &design, |_, _, _| pairs += 1);
     let secs = start.elapsed().as_secs_f64();
-    println!("n = {n}, k = {k}, design: {design} ({} tables): {pairs} pairs in {secs:.3} s", design.tables());
+    println!(
+        "n = {n}, k = {k}, design: {design} ({} tables): {pairs} pairs in {secs:.3} s",
+        design.tables()
+    );
 }
