@@ -8,6 +8,7 @@
 //!   candidates per query and memory for N fingerprints, and ranks the designs.
 //! * [`all_pairs`](mod@all_pairs): batch mode, every pair within k exactly once, streamed.
 //! * [`cluster`]: connected components with deterministic representatives (the smallest index).
+//! * [`online`]: insert, remove and query by id in memory, exact within k.
 //!
 //! ```
 //! use neardup_index::{cluster::clusters, plan};
@@ -16,7 +17,7 @@
 //! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
 //! ```
 //!
-//! Not here yet: the online index (insert, remove, query), its compressed tables and the persistent `Store`.
+//! Not here yet: compressed tables, the bucket directory and the persistent `Store`.
 //! This crate knows nothing of text or media.
 
 #![forbid(unsafe_code)]
@@ -24,6 +25,7 @@
 
 pub mod all_pairs;
 pub mod cluster;
+pub mod online;
 pub mod plan;
 
 /// Hamming distance between two 64-bit fingerprints: the number of differing bits.
