@@ -9,6 +9,7 @@
 //! * [`all_pairs`](mod@all_pairs): batch mode, every pair within k exactly once, streamed.
 //! * [`cluster`]: connected components with deterministic representatives (the smallest index).
 //! * [`online`]: insert, remove and query by id in memory, exact within k.
+//! * [`store`]: the `Store` seam, the embedded redb store, and the persistent index over it.
 //!
 //! ```
 //! use neardup_index::{cluster::clusters, plan};
@@ -17,7 +18,7 @@
 //! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
 //! ```
 //!
-//! Not here yet: compressed tables, the bucket directory and the persistent `Store`.
+//! Not here yet: compressed tables, the bucket directory, a shared distributed store.
 //! This crate knows nothing of text or media.
 
 #![forbid(unsafe_code)]
@@ -27,6 +28,7 @@ pub mod all_pairs;
 pub mod cluster;
 pub mod online;
 pub mod plan;
+pub mod store;
 
 /// Hamming distance between two 64-bit fingerprints: the number of differing bits.
 ///
