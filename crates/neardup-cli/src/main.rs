@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod dedup;
 mod hash;
+mod index;
 mod inputs;
 mod plan;
 
@@ -40,6 +41,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Find near-duplicates: fingerprint everything, print clusters (or pairs) within k bits.
     Dedup(dedup::DedupArgs),
+    /// A persistent index: create, add, add-fingerprints, query, remove, stats.
+    Index(index::IndexArgs),
     /// Choose the permuted-table design for N fingerprints and distance k.
     Plan(plan::PlanArgs),
     /// Measure single-thread fingerprinting throughput (text in, fingerprint out) on a JSONL corpus.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Dedup(args) => dedup::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Index(args) => index::run(args),
     };
     match result {
         Ok(code) => code,

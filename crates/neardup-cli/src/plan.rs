@@ -42,7 +42,7 @@ pub struct PlanArgs {
     json: bool,
 }
 
-fn parse_count(s: &str) -> Result<f64, String> {
+pub fn parse_count(s: &str) -> Result<f64, String> {
     match s.replace('_', "").parse::<f64>() {
         Ok(n) if n >= 1.0 && n.is_finite() => Ok(n),
         _ => Err(format!(

@@ -363,3 +363,167 @@ fn plan_recommends_and_refuses_clearly() {
         text(&tiny.stderr)
     );
 }
+
+/// A fingerprint string for test entry `i` (spread bits, deterministic).
+fn fp_string(i: u64) -> String {
+    let bits = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ i;
+    neardup::Fingerprint::new(neardup::Scheme::SimhashDocV1, bits).to_string()
+}
+
+/// The persistence guarantee: every insert acknowledged by `add-fingerprints --ack` is still there after the
+/// process is killed with SIGKILL at an arbitrary moment, many times over.
+#[test]
+fn acknowledged_inserts_survive_kill_9() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("crash");
+    let idx = dir.join("idx").display().to_string();
+    assert!(
+        neardup(&["index", "create", &idx, "--n", "1e5"])
+            .status
+            .success()
+    );
+    let mut acked_per_round = Vec::new();
+    for round in 0..10u64 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args([
+                "index",
+                "add-fingerprints",
+                &idx,
+                "--ack",
+                "--batch",
+                "37",
+                "-",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            for i in 0..20_000u64 {
+                let id = round * 1_000_000 + i;
+                if writeln!(stdin, "r{round}-{i}\t{}", fp_string(id)).is_err() {
+                    break; // killed
+                }
+            }
+        });
+        let mut acked = 0u64;
+        let wanted_acks = 1 + (round * 7) % 13;
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        for _ in 0..wanted_acks {
+            match lines.next() {
+                Some(Ok(l)) => acked = l.strip_prefix("ok ").unwrap().parse().unwrap(),
+                _ => break,
+            }
+        }
+        // Kill at different moments after the last acknowledgment: at once, or a little later mid-batch.
+        std::thread::sleep(std::time::Duration::from_micros(round * 300));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let _ = writer.join();
+        acked_per_round.push(acked);
+
+        // Every acknowledged entry of every round so far is present.
+        let stats = neardup(&["index", "stats", "--json", &idx]);
+        assert!(
+            stats.status.success(),
+            "reopen after kill: {}",
+            text(&stats.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_str(text(&stats.stdout).trim()).unwrap();
+        let total: u64 = acked_per_round.iter().sum();
+        assert!(
+            v["entries"].as_u64().unwrap() >= total,
+            "entries {} < acknowledged {total}",
+            v["entries"]
+        );
+        let probes: Vec<String> = (0..acked)
+            .step_by(((acked / 40).max(1)) as usize)
+            .chain(acked.checked_sub(1))
+            .map(|i| fp_string(round * 1_000_000 + i))
+            .collect();
+        if probes.is_empty() {
+            continue;
+        }
+        let mut args = vec!["index", "query", "-k", "0", &idx];
+        args.extend(probes.iter().map(String::as_str));
+        let q = neardup(&args);
+        let found = text(&q.stdout);
+        for (n, p) in probes.iter().enumerate() {
+            assert!(
+                found.lines().any(|l| l.starts_with(p.as_str())),
+                "round {round}: acknowledged probe {n} ({p}) lost"
+            );
+        }
+    }
+    assert!(
+        acked_per_round.iter().sum::<u64>() > 100,
+        "the test acknowledged too little to mean anything"
+    );
+}
+
+#[test]
+fn index_commands_round_trip_and_refuse_clearly() {
+    let dir = temp_dir("index");
+    let idx = dir.join("idx").display().to_string();
+    assert!(
+        neardup(&["index", "create", &idx, "--k", "3"])
+            .status
+            .success()
+    );
+    let again = neardup(&["index", "create", &idx]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("already exists"));
+    let add = neardup(&["index", "add", &idx, &inputs_dir()]);
+    assert_eq!(add.status.code(), Some(1), "three inputs fail");
+    let q = neardup(&[
+        "index",
+        "query",
+        &idx,
+        &format!("{}/latin-precomposed.txt", inputs_dir()),
+    ]);
+    let out = text(&q.stdout);
+    assert!(out.contains("latin-decomposed.txt\t0"), "{out}");
+    let rm = neardup(&[
+        "index",
+        "remove",
+        &idx,
+        &format!("{}/latin-decomposed.txt", inputs_dir()),
+    ]);
+    assert!(rm.status.success(), "{}", text(&rm.stderr));
+    let q = neardup(&[
+        "index",
+        "query",
+        &idx,
+        &format!("{}/latin-precomposed.txt", inputs_dir()),
+    ]);
+    assert!(!text(&q.stdout).contains("latin-decomposed.txt"));
+    let too_far = neardup(&[
+        "index",
+        "query",
+        "-k",
+        "5",
+        &idx,
+        "simhash-doc-v1:aaaaaaaaaaaaa",
+    ]);
+    assert!(
+        text(&too_far.stderr).contains("larger than the index's k = 3"),
+        "{}",
+        text(&too_far.stderr)
+    );
+    let bad = neardup_stdin(
+        &["index", "add-fingerprints", &idx, "-"],
+        b"x\tnot-a-fingerprint\n",
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let foreign = temp_dir("foreign");
+    std::fs::write(foreign.join("index.redb"), b"some text, not a database").unwrap();
+    let err = neardup(&["index", "stats", &foreign.display().to_string()]);
+    assert_eq!(err.status.code(), Some(2));
+    assert!(
+        text(&err.stderr).contains("is not a neardup index or is damaged"),
+        "{}",
+        text(&err.stderr)
+    );
+}

@@ -124,11 +124,19 @@ impl RedbStore {
         }
         let db = Database::open(&path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked(path.clone()),
-            other => StoreError::Foreign { path: path.clone(), reason: other.to_string() },
+            other => StoreError::Foreign {
+                path: path.clone(),
+                reason: other.to_string(),
+            },
         })?;
-        let foreign = |reason: String| StoreError::Foreign { path: path.clone(), reason };
+        let foreign = |reason: String| StoreError::Foreign {
+            path: path.clone(),
+            reason,
+        };
         let txn = db.begin_read().map_err(|e| io(&path, e))?;
-        let table = txn.open_table(META).map_err(|e| foreign(format!("no settings table ({e})")))?;
+        let table = txn
+            .open_table(META)
+            .map_err(|e| foreign(format!("no settings table ({e})")))?;
         let get = |key: &str| -> Result<String, StoreError> {
             match table.get(key) {
                 Ok(Some(v)) => Ok(v.value().to_owned()),
@@ -145,11 +153,16 @@ impl RedbStore {
             .split(',')
             .map(|b| b.parse().map_err(|_| foreign("bad levels".to_owned())))
             .collect::<Result<_, _>>()?;
-        let design = Design::new(k, levels).ok_or_else(|| foreign("invalid table design".to_owned()))?;
+        let design =
+            Design::new(k, levels).ok_or_else(|| foreign("invalid table design".to_owned()))?;
         let scheme = get("scheme")?;
         drop(table);
         drop(txn);
-        Ok(RedbStore { path, db, meta: Meta { scheme, design } })
+        Ok(RedbStore {
+            path,
+            db,
+            meta: Meta { scheme, design },
+        })
     }
 
     /// The file's path.
@@ -159,7 +172,10 @@ impl RedbStore {
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Io { path: path.to_path_buf(), reason: e.to_string() }
+    StoreError::Io {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
 }
 
 impl Store for RedbStore {
@@ -205,7 +221,10 @@ impl<S: Store> PersistentIndex<S> {
     pub fn open(store: S) -> Result<Self, StoreError> {
         let mut index = HammingIndex::with_design(store.meta().design.clone());
         for (id, fp) in store.entries()? {
-            index.insert(&id, fp).map_err(|e| StoreError::Io { path: PathBuf::new(), reason: e.to_string() })?;
+            index.insert(&id, fp).map_err(|e| StoreError::Io {
+                path: PathBuf::new(),
+                reason: e.to_string(),
+            })?;
         }
         index.rebuild();
         Ok(PersistentIndex { store, index })
@@ -221,9 +240,10 @@ impl<S: Store> PersistentIndex<S> {
         self.store.apply(batch)?;
         for change in batch {
             match change {
-                Change::Put(id, fp) => {
-                    self.index.insert(id, *fp).map_err(|e| StoreError::Io { path: PathBuf::new(), reason: e.to_string() })?
-                }
+                Change::Put(id, fp) => self.index.insert(id, *fp).map_err(|e| StoreError::Io {
+                    path: PathBuf::new(),
+                    reason: e.to_string(),
+                })?,
                 Change::Delete(id) => {
                     self.index.remove(id);
                 }
@@ -259,15 +279,22 @@ mod tests {
     }
 
     fn meta() -> Meta {
-        Meta { scheme: "simhash-doc-v1".into(), design: Design::new(3, vec![6]).unwrap() }
+        Meta {
+            scheme: "simhash-doc-v1".into(),
+            design: Design::new(3, vec![6]).unwrap(),
+        }
     }
 
     #[test]
     fn survives_reopening() {
         let dir = temp("reopen");
         let mut idx = PersistentIndex::open(RedbStore::create(&dir, meta()).unwrap()).unwrap();
-        idx.apply(&[Change::Put("a".into(), 0b1011), Change::Put("b".into(), u64::MAX), Change::Put("c".into(), 0b1)])
-            .unwrap();
+        idx.apply(&[
+            Change::Put("a".into(), 0b1011),
+            Change::Put("b".into(), u64::MAX),
+            Change::Put("c".into(), 0b1),
+        ])
+        .unwrap();
         idx.apply(&[Change::Delete("b".into())]).unwrap();
         drop(idx);
         let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
@@ -283,13 +310,20 @@ mod tests {
         let dir = temp("errors");
         assert!(matches!(RedbStore::open(&dir), Err(StoreError::Missing(_))));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(FILE_NAME), b"this is not a database, just some text that is long enough").unwrap();
+        std::fs::write(
+            dir.join(FILE_NAME),
+            b"this is not a database, just some text that is long enough",
+        )
+        .unwrap();
         let err = RedbStore::open(&dir).err().expect("foreign file refused");
         assert!(matches!(err, StoreError::Foreign { .. }), "{err}");
         std::fs::remove_file(dir.join(FILE_NAME)).unwrap();
         let store = RedbStore::create(&dir, meta()).unwrap();
         drop(store);
-        assert!(matches!(RedbStore::create(&dir, meta()), Err(StoreError::Exists(_))));
+        assert!(matches!(
+            RedbStore::create(&dir, meta()),
+            Err(StoreError::Exists(_))
+        ));
         // A truncated file is refused, not half-read.
         let bytes = std::fs::read(dir.join(FILE_NAME)).unwrap();
         std::fs::write(dir.join(FILE_NAME), &bytes[..bytes.len() / 3]).unwrap();
