@@ -1,6 +1,9 @@
 //! `neardup`: the command-line front door. Each subcommand translates arguments into calls of the `neardup`
 //! library and formats the results; no algorithm lives here.
 
+// Doc comments in this crate are `--help` text, where `<TAB>` means a tab character, not an HTML tag.
+#![allow(rustdoc::invalid_html_tags)]
+
 mod bench;
 mod compare;
 mod dedup;

@@ -1,0 +1,67 @@
+//! Point queries into the online index: `cargo run --release -p neardup-index --example query_bench -- N [K]`.
+//!
+//! N random fingerprints (1 % of them near-copies of others, as in `all_pairs_bench`), then 200,000 queries:
+//! half are stored fingerprints with 0 to K bits flipped, half are random. Prints build time and the median
+//! and 99th percentile query latency (timed in batches of 100 queries to keep the clock out of the figure).
+
+use neardup_index::online::HammingIndex;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args
+        .get(1)
+        .and_then(|s| s.replace('_', "").parse::<f64>().ok())
+        .unwrap_or(1e6) as usize;
+    let k: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut fps: Vec<u64> = (0..n).map(|_| next()).collect();
+    for i in 0..n / 100 {
+        let src = (next() % n as u64) as usize;
+        fps[(i * 97) % n] = fps[src] ^ (1 << (next() % 64));
+    }
+    let start = Instant::now();
+    let mut index = HammingIndex::new(k, n);
+    for (i, &fp) in fps.iter().enumerate() {
+        index.insert(&i.to_string(), fp).expect("insert");
+    }
+    index.rebuild();
+    let build = start.elapsed().as_secs_f64();
+    let queries: Vec<u64> = (0..200_000)
+        .map(|q| {
+            if q % 2 == 0 {
+                let mut fp = fps[(next() % n as u64) as usize];
+                for _ in 0..(next() % (k as u64 + 1)) {
+                    fp ^= 1 << (next() % 64);
+                }
+                fp
+            } else {
+                next()
+            }
+        })
+        .collect();
+    let mut per_query = Vec::new();
+    let mut found = 0usize;
+    for batch in queries.chunks(100) {
+        let t = Instant::now();
+        for &q in batch {
+            found += index.query(q, k).expect("query").len();
+        }
+        per_query.push(t.elapsed().as_secs_f64() * 1e6 / batch.len() as f64);
+    }
+    per_query.sort_by(f64::total_cmp);
+    let median = per_query[per_query.len() / 2];
+    let p99 = per_query[per_query.len() * 99 / 100];
+    println!(
+        "n = {n}, k = {k}, design: {} ({} tables): build {build:.2} s ({:.0} inserts/s); query median {median:.2} µs, p99 {p99:.2} µs; {found} matches",
+        index.design(),
+        index.design().tables(),
+        n as f64 / build
+    );
+}
