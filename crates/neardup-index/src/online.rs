@@ -2,7 +2,8 @@
 //!
 //! Fingerprints live in slots (dense `u32` numbers); ids (URLs, paths, DOIs) map to slots. Each table of the
 //! design keeps the slots that were present at its last rebuild as `(permuted fingerprint, slot)` sorted by
-//! value, so a query is one binary search per table followed by a scan of the rows that share its key. Slots
+//! value, with a directory of the rows' top bits, so a query is one directory lookup and a short search per
+//! table, then a scan of the rows that share its key. Slots
 //! added since the last rebuild sit in a short pending list that queries scan directly; when it grows past an
 //! eighth of the indexed slots (and at least 4,096), the tables are rebuilt, so an insert costs O(log N)
 //! amortized. Removal marks the slot dead; rebuilds drop dead slots.
@@ -66,6 +67,9 @@ pub struct HammingIndex {
     live: usize,
     by_id: HashMap<String, u32>,
     tables: Vec<Vec<(u64, u32)>>,
+    /// Per table, `dir_bits` top key bits → the first row with that prefix (and one past the end).
+    directories: Vec<Vec<u32>>,
+    dir_bits: u32,
     /// Slots from here on are not in the tables yet.
     indexed_upto: u32,
 }
@@ -83,6 +87,8 @@ impl HammingIndex {
         HammingIndex {
             k: design.k,
             tables: vec![Vec::new(); layouts.len()],
+            directories: vec![Vec::new(); layouts.len()],
+            dir_bits: 0,
             design,
             layouts,
             ids: Vec::new(),
@@ -138,6 +144,28 @@ impl HammingIndex {
         Ok(())
     }
 
+    /// Stores many entries at once (a later entry for an id replaces an earlier one) and builds the tables
+    /// once: the fast way to load an index.
+    pub fn extend<I: IntoIterator<Item = (String, u64)>>(
+        &mut self,
+        entries: I,
+    ) -> Result<(), IndexError> {
+        for (id, fp) in entries {
+            self.remove(&id);
+            let slot = u32::try_from(self.fps.len())
+                .ok()
+                .filter(|&s| s < u32::MAX)
+                .ok_or(IndexError::Full)?;
+            self.fps.push(fp);
+            self.alive.push(true);
+            self.live += 1;
+            self.by_id.insert(id.clone(), slot);
+            self.ids.push(id);
+        }
+        self.rebuild();
+        Ok(())
+    }
+
     /// Removes an id; returns whether it was there.
     pub fn remove(&mut self, id: &str) -> bool {
         match self.by_id.remove(id) {
@@ -160,12 +188,20 @@ impl HammingIndex {
             });
         }
         let mut slots: Vec<(u32, u32)> = Vec::new();
-        for (layout, table) in self.layouts.iter().zip(&self.tables) {
+        for ((layout, table), dir) in self.layouts.iter().zip(&self.tables).zip(&self.directories) {
             let q = layout.permute(fp);
             let shift = 64 - layout.key_bits;
             let key = q >> shift;
-            let first = table.partition_point(|r| r.0 >> shift < key);
-            for &(value, slot) in table[first..].iter().take_while(|r| r.0 >> shift == key) {
+            // The directory narrows the search to the rows that share the key's top bits.
+            let (lo, hi) = if self.dir_bits == 0 {
+                (0, table.len())
+            } else {
+                let bucket = (q >> (64 - self.dir_bits)) as usize;
+                (dir[bucket] as usize, dir[bucket + 1] as usize)
+            };
+            let rows = &table[lo..hi];
+            let first = rows.partition_point(|r| r.0 >> shift < key);
+            for &(value, slot) in rows[first..].iter().take_while(|r| r.0 >> shift == key) {
                 let d = hamming(value, q);
                 if d <= k && self.alive[slot as usize] {
                     slots.push((slot, d));
@@ -211,7 +247,16 @@ impl HammingIndex {
             self.ids = ids;
             self.fps = fps;
         }
-        for (layout, table) in self.layouts.iter().zip(self.tables.iter_mut()) {
+        // A directory of about one bucket per row, capped by the shortest key and at 2^26 buckets.
+        let min_key = self.layouts.iter().map(|l| l.key_bits).min().unwrap_or(0);
+        let n = self.fps.len().max(1);
+        self.dir_bits = (usize::BITS - 1 - n.leading_zeros()).min(min_key).min(26);
+        for ((layout, table), dir) in self
+            .layouts
+            .iter()
+            .zip(self.tables.iter_mut())
+            .zip(self.directories.iter_mut())
+        {
             table.clear();
             table.extend(
                 self.fps
@@ -220,6 +265,17 @@ impl HammingIndex {
                     .map(|(s, &fp)| (layout.permute(fp), s as u32)),
             );
             table.sort_unstable();
+            dir.clear();
+            if self.dir_bits > 0 {
+                let shift = 64 - self.dir_bits;
+                dir.resize((1usize << self.dir_bits) + 1, 0);
+                for &(value, _) in table.iter() {
+                    dir[(value >> shift) as usize + 1] += 1;
+                }
+                for b in 1..dir.len() {
+                    dir[b] += dir[b - 1];
+                }
+            }
         }
         self.indexed_upto = self.fps.len() as u32;
     }
@@ -236,6 +292,7 @@ mod tests {
         Remove(u8),
         Query(u64, u32),
         Rebuild,
+        Extend(Vec<(u8, u64)>),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -252,6 +309,7 @@ mod tests {
             1 => any::<u8>().prop_map(|id| Op::Remove(id % 40)),
             3 => (near, 0u32..4).prop_map(|(fp, k)| Op::Query(fp, k)),
             1 => Just(Op::Rebuild),
+            1 => proptest::collection::vec((any::<u8>(), any::<u64>()), 0..20).prop_map(Op::Extend),
         ]
     }
 
@@ -281,6 +339,13 @@ mod tests {
                         prop_assert_eq!(index.query(fp, k).unwrap(), expected);
                     }
                     Op::Rebuild => index.rebuild(),
+                    Op::Extend(entries) => {
+                        let entries: Vec<(String, u64)> = entries.into_iter().map(|(id, fp)| (format!("doc{}", id % 40), fp)).collect();
+                        for (id, fp) in &entries {
+                            model.insert(id.clone(), *fp);
+                        }
+                        index.extend(entries).unwrap();
+                    }
                 }
                 prop_assert_eq!(index.len(), model.len());
             }

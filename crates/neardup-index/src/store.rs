@@ -220,13 +220,11 @@ impl<S: Store> PersistentIndex<S> {
     /// Loads every entry of the store into memory.
     pub fn open(store: S) -> Result<Self, StoreError> {
         let mut index = HammingIndex::with_design(store.meta().design.clone());
-        for (id, fp) in store.entries()? {
-            index.insert(&id, fp).map_err(|e| StoreError::Io {
-                path: PathBuf::new(),
-                reason: e.to_string(),
-            })?;
-        }
-        index.rebuild();
+        // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
+        index.extend(store.entries()?).map_err(|e| StoreError::Io {
+            path: PathBuf::new(),
+            reason: e.to_string(),
+        })?;
         Ok(PersistentIndex { store, index })
     }
 
