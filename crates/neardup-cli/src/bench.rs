@@ -41,13 +41,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let mut texts = Vec::new();
     let mut bytes = 0usize;
     'files: for input in &args.inputs {
-        let reader: Box<dyn BufRead> = if input == "-" {
-            Box::new(std::io::stdin().lock())
-        } else {
-            Box::new(std::io::BufReader::new(
-                std::fs::File::open(input).with_context(|| input.clone())?,
-            ))
-        };
+        let reader = crate::inputs::open_lines(input).map_err(anyhow::Error::msg)?;
         for (n, line) in reader.lines().enumerate() {
             let line = line.with_context(|| format!("{input}:{}", n + 1))?;
             if line.trim().is_empty() {

@@ -187,16 +187,12 @@ fn read_jsonl(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
     let mut docs = Vec::new();
     let mut failed = 0;
     for operand in &args.paths {
-        let reader: Box<dyn BufRead> = if operand == "-" {
-            Box::new(std::io::stdin().lock())
-        } else {
-            match std::fs::File::open(operand) {
-                Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 20, f)),
-                Err(e) => {
-                    eprintln!("neardup: {operand}: {}", inputs::io_message(&e));
-                    failed += 1;
-                    continue;
-                }
+        let reader = match inputs::open_lines(operand) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("neardup: {e}");
+                failed += 1;
+                continue;
             }
         };
         let mut lines = reader.lines().enumerate();

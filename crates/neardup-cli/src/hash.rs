@@ -173,21 +173,13 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (mut docs, mut total_bytes, mut failed) = (0usize, 0u64, 0usize);
     for operand in &args.paths {
-        let source = if operand == "-" {
-            Source::Stdin
-        } else {
-            Source::File(operand.into())
-        };
-        let reader: Box<dyn BufRead> = match &source {
-            Source::Stdin => Box::new(std::io::stdin().lock()),
-            Source::File(p) => match std::fs::File::open(p) {
-                Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 20, f)),
-                Err(e) => {
-                    eprintln!("neardup: {operand}: {}", inputs::io_message(&e));
-                    failed += 1;
-                    continue;
-                }
-            },
+        let reader = match inputs::open_lines(operand) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("neardup: {e}");
+                failed += 1;
+                continue;
+            }
         };
         let mut lines = reader.lines().enumerate();
         loop {

@@ -195,13 +195,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             let mut out = stdout.lock();
             let (mut committed, mut bad) = (0usize, 0usize);
             for input in &inputs {
-                let reader: Box<dyn BufRead> = if input == "-" {
-                    Box::new(std::io::stdin().lock())
-                } else {
-                    Box::new(std::io::BufReader::new(
-                        std::fs::File::open(input).with_context(|| input.clone())?,
-                    ))
-                };
+                let reader = inputs::open_lines(input).map_err(anyhow::Error::msg)?;
                 let mut changes = Vec::with_capacity(batch);
                 for (n, line) in reader.lines().enumerate() {
                     let line = line.with_context(|| format!("{input}:{}", n + 1))?;

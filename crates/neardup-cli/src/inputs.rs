@@ -209,3 +209,16 @@ pub fn parse_jsonl_line(
         None => (id, Err("no \"text\" field".to_owned())),
     }
 }
+
+/// Opens a line-oriented input: a file, or standard input for `-`. The error names the file in words a user
+/// can act on.
+pub fn open_lines(operand: &str) -> Result<Box<dyn std::io::BufRead>, String> {
+    if operand == "-" {
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    std::fs::File::open(operand)
+        .map(|f| {
+            Box::new(std::io::BufReader::with_capacity(1 << 20, f)) as Box<dyn std::io::BufRead>
+        })
+        .map_err(|e| format!("{operand}: {}", io_message(&e)))
+}
