@@ -4,6 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use neardup::Scheme;
 use std::io::BufRead;
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -37,6 +38,7 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     let limit = args.mb.map(|mb| (mb * 1e6) as usize).unwrap_or(usize::MAX);
     let mut texts = Vec::new();
     let mut bytes = 0usize;
@@ -87,23 +89,27 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let median = sorted[sorted.len() / 2];
     let mbps = bytes as f64 / 1e6 / median;
     if args.json {
-        let out = serde_json::json!({
+        let report = serde_json::json!({
             "scheme": args.scheme.name(), "documents": texts.len(), "bytes": bytes,
             "non_ascii_fraction": non_ascii as f64 / bytes as f64, "passes_s": passes,
             "median_s": median, "mb_per_s": mbps, "checksum": format!("{checksum:016x}"),
         });
-        println!("{out}");
+        writeln!(out, "{report}")?;
     } else {
-        println!(
+        writeln!(
+            out,
             "{} documents, {:.1} MB ({:.1} % non-ASCII bytes), scheme {}",
             texts.len(),
             bytes as f64 / 1e6,
             100.0 * non_ascii as f64 / bytes as f64,
             args.scheme
-        );
+        )?;
         let shown: Vec<String> = passes.iter().map(|p| format!("{p:.3}")).collect();
-        println!("passes (s): {}", shown.join(" "));
-        println!("median {median:.3} s = {mbps:.1} MB/s on one thread (checksum {checksum:016x})");
+        writeln!(out, "passes (s): {}", shown.join(" "))?;
+        writeln!(
+            out,
+            "median {median:.3} s = {mbps:.1} MB/s on one thread (checksum {checksum:016x})"
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

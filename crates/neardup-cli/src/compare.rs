@@ -5,6 +5,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use neardup::Fingerprint;
 use serde_json::json;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -59,6 +60,7 @@ fn resolve(operand: &str, args: &CompareArgs) -> Result<Fingerprint> {
 }
 
 pub fn run(args: CompareArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     if args.a == "-" && args.b == "-" {
         bail!("only one operand can be '-' (stdin)");
     }
@@ -68,7 +70,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let similarity = fa.similarity(&fb)?;
     let verdict = fa.verdict(&fb)?;
     if args.json {
-        let out = json!({
+        let report = json!({
             "a": {"input": args.a, "fingerprint": fa.to_string()},
             "b": {"input": args.b, "fingerprint": fb.to_string()},
             "scheme": fa.scheme().name(),
@@ -76,13 +78,13 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
             "similarity": similarity,
             "verdict": verdict.name(),
         });
-        println!("{out}");
+        writeln!(out, "{report}")?;
     } else {
-        println!("{}\t{}", fa, args.a);
-        println!("{}\t{}", fb, args.b);
-        println!("distance\t{distance}");
-        println!("similarity\t{similarity:.6}");
-        println!("verdict\t{verdict}");
+        writeln!(out, "{}\t{}", fa, args.a)?;
+        writeln!(out, "{}\t{}", fb, args.b)?;
+        writeln!(out, "distance\t{distance}")?;
+        writeln!(out, "similarity\t{similarity:.6}")?;
+        writeln!(out, "verdict\t{verdict}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,9 @@ use crate::hash::progress_bar;
 use crate::inputs::{self, DocArgs, Source};
 use anyhow::{Result, bail};
 use clap::Args;
-use neardup_index::{all_pairs::all_pairs, cluster::clusters, hamming, plan::plan};
+use neardup_index::cluster::{UnionFind, clusters};
+use neardup_index::store::{Change, PersistentIndex, RedbStore};
+use neardup_index::{all_pairs::all_pairs, hamming, plan::plan};
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -28,12 +30,15 @@ With --pairs: one line per pair, id_a<TAB>id_b<TAB>distance (id_a < id_b), for s
 tools. With --json: JSON lines. A summary goes to stderr. Documents that cannot be fingerprinted
 are reported on stderr and left out; the exit status is then 1.
 
-This version keeps the index in memory; a persistent index (--index DIR) is not built yet.
+With --index DIR the documents are also checked against a persistent index (`neardup index`) and
+then added to it, so a crawl can be deduplicated day after day; stored ids that match are part of
+the clusters or pairs.
 
 Examples:
     neardup dedup docs/
     neardup dedup --k 5 --pairs old/ new/ > pairs.tsv
-    zstd -dc corpus.jsonl.zst | neardup dedup --jsonl --json - > clusters.jsonl";
+    zstd -dc corpus.jsonl.zst | neardup dedup --jsonl --json - > clusters.jsonl
+    neardup dedup --index crawl-idx today/";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -55,6 +60,10 @@ pub struct DedupArgs {
     jsonl: bool,
     #[command(flatten)]
     doc: DocArgs,
+    /// Check the documents against a persistent index (see `neardup index`) as well as against each other,
+    /// then add them to it. Stored ids that match appear in the output; an id already stored is replaced.
+    #[arg(long, value_name = "DIR")]
+    index: Option<std::path::PathBuf>,
     /// Worker threads for fingerprinting (default: one per core). Output is the same for any number.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
@@ -85,44 +94,69 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut in_clusters, mut cluster_count, mut pair_count) = (0usize, 0usize, 0usize);
-    if args.pairs {
+    let mut stored = None;
+    if let Some(dir) = &args.index {
+        let (nodes, edges, index) = with_index(dir, &docs, &fps, &design, &args)?;
+        let node_fps: Vec<u64> = nodes.iter().map(|n| n.1).collect();
+        if args.pairs {
+            for &(i, j, d) in &edges {
+                pair_count += 1;
+                print_pair(
+                    &mut out,
+                    &nodes[i as usize].0,
+                    &nodes[j as usize].0,
+                    d,
+                    args.json,
+                )?;
+            }
+        } else {
+            let mut uf = UnionFind::new(nodes.len());
+            for &(i, j, _) in &edges {
+                uf.union(i, j);
+            }
+            for (n, members) in groups(&mut uf, nodes.len()).iter().enumerate() {
+                cluster_count += 1;
+                in_clusters += members.len();
+                print_cluster(&mut out, n + 1, members, &nodes, &node_fps, args.json)?;
+            }
+        }
+        stored = Some(index);
+    } else if args.pairs {
         let mut result = Ok(());
         all_pairs(&fps, &design, |i, j, d| {
             pair_count += 1;
-            let (a, b) = (&docs[i as usize].0, &docs[j as usize].0);
             if result.is_ok() {
-                result = if args.json {
-                    writeln!(out, "{}", json!({"a": a, "b": b, "distance": d}))
-                } else {
-                    writeln!(out, "{a}\t{b}\t{d}")
-                };
+                result = print_pair(
+                    &mut out,
+                    &docs[i as usize].0,
+                    &docs[j as usize].0,
+                    d,
+                    args.json,
+                );
             }
         });
         result?;
     } else {
         for (n, members) in clusters(&fps, &design).iter().enumerate() {
-            let rep = members[0] as usize;
             cluster_count += 1;
             in_clusters += members.len();
-            if args.json {
-                let list: Vec<_> = members
-                    .iter()
-                    .map(|&m| json!({"id": docs[m as usize].0, "distance": hamming(fps[rep], fps[m as usize])}))
-                    .collect();
-                let line = json!({"cluster": n + 1, "representative": docs[rep].0, "size": members.len(), "members": list});
-                writeln!(out, "{line}")?;
-            } else {
-                for &m in members {
-                    writeln!(
-                        out,
-                        "{}\t{}\t{}",
-                        n + 1,
-                        docs[m as usize].0,
-                        hamming(fps[rep], fps[m as usize])
-                    )?;
-                }
-            }
+            print_cluster(&mut out, n + 1, members, &docs, &fps, args.json)?;
         }
+    }
+    if let (Some(mut index), Some(dir)) = (stored, &args.index) {
+        for chunk in docs.chunks(10_000) {
+            let changes: Vec<Change> = chunk
+                .iter()
+                .map(|(id, fp)| Change::Put(id.clone(), *fp))
+                .collect();
+            index.apply(&changes)?;
+        }
+        eprintln!(
+            "neardup: added {} documents to {} ({} entries)",
+            docs.len(),
+            dir.display(),
+            index.index().len()
+        );
     }
     out.flush()?;
     let secs = started.elapsed().as_secs_f64();
@@ -237,4 +271,126 @@ fn read_jsonl(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
         }
     }
     Ok((docs, failed))
+}
+
+/// One pair line.
+fn print_pair(out: &mut impl Write, a: &str, b: &str, d: u32, json: bool) -> std::io::Result<()> {
+    if json {
+        writeln!(out, "{}", json!({"a": a, "b": b, "distance": d}))
+    } else {
+        writeln!(out, "{a}\t{b}\t{d}")
+    }
+}
+
+/// One cluster: its members (indices into `ids`, smallest first, the representative) with their distance to
+/// the representative.
+fn print_cluster(
+    out: &mut impl Write,
+    number: usize,
+    members: &[u32],
+    ids: &[(String, u64)],
+    fps: &[u64],
+    json: bool,
+) -> std::io::Result<()> {
+    let rep = members[0] as usize;
+    if json {
+        let list: Vec<_> = members
+            .iter()
+            .map(|&m| json!({"id": ids[m as usize].0, "distance": hamming(fps[rep], fps[m as usize])}))
+            .collect();
+        writeln!(
+            out,
+            "{}",
+            json!({"cluster": number, "representative": ids[rep].0, "size": members.len(), "members": list})
+        )
+    } else {
+        for &m in members {
+            writeln!(
+                out,
+                "{number}\t{}\t{}",
+                ids[m as usize].0,
+                hamming(fps[rep], fps[m as usize])
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The sets of two or more, each sorted, in order of their smallest member.
+fn groups(uf: &mut UnionFind, n: usize) -> Vec<Vec<u32>> {
+    let mut by_root: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+    for i in 0..n as u32 {
+        let root = uf.find(i);
+        by_root.entry(root).or_default().push(i);
+    }
+    by_root.into_values().filter(|g| g.len() > 1).collect()
+}
+
+/// The graph of new documents and the stored entries they match: nodes sorted by id (new documents win over
+/// a stored entry with the same id), and edges (i < j) sorted.
+type Graph = (
+    Vec<(String, u64)>,
+    Vec<(u32, u32, u32)>,
+    PersistentIndex<RedbStore>,
+);
+
+fn with_index(
+    dir: &std::path::Path,
+    docs: &[(String, u64)],
+    fps: &[u64],
+    design: &neardup_index::plan::Design,
+    args: &DedupArgs,
+) -> Result<Graph> {
+    let index = PersistentIndex::open(RedbStore::open(dir)?)?;
+    if index.meta().scheme != args.doc.scheme.name() {
+        bail!(
+            "{} holds {} fingerprints, not {}: schemes are never mixed",
+            dir.display(),
+            index.meta().scheme,
+            args.doc.scheme
+        );
+    }
+    if args.k > index.meta().design.k {
+        bail!(
+            "--k {} is larger than the index's k = {}: its tables cannot find every match",
+            args.k,
+            index.meta().design.k
+        );
+    }
+    let new_ids: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
+    // Stored entries within k of a new document (the stored version of a new id is superseded, not a match).
+    let mut stored: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut cross: Vec<(usize, String, u32)> = Vec::new();
+    for (i, (_, fp)) in docs.iter().enumerate() {
+        for m in index.query(*fp, args.k)? {
+            if !new_ids.contains(m.id.as_str()) {
+                let stored_fp = index.index().get(&m.id).expect("a matched id is stored");
+                stored.insert(m.id.clone(), stored_fp);
+                cross.push((i, m.id, m.distance));
+            }
+        }
+    }
+    let mut nodes: Vec<(String, u64)> = docs.to_vec();
+    nodes.extend(stored);
+    nodes.sort_by(|a, b| a.0.cmp(&b.0));
+    let position: std::collections::HashMap<&str, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.0.as_str(), i as u32))
+        .collect();
+    let mut edges = Vec::new();
+    all_pairs(fps, design, |i, j, d| {
+        let (a, b) = (
+            position[docs[i as usize].0.as_str()],
+            position[docs[j as usize].0.as_str()],
+        );
+        edges.push((a.min(b), a.max(b), d));
+    });
+    for (i, id, d) in cross {
+        let (a, b) = (position[docs[i].0.as_str()], position[id.as_str()]);
+        edges.push((a.min(b), a.max(b), d));
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    Ok((nodes, edges, index))
 }

@@ -124,6 +124,7 @@ fn check_scheme(index: &PersistentIndex<RedbStore>, scheme: Scheme, what: &str) 
 }
 
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     match args.command {
         IndexCommand::Create { dir, k, n, scheme } => {
             if k > 7 {
@@ -316,17 +317,23 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 .unwrap_or(0);
             let meta = index.meta();
             if json {
-                println!(
+                writeln!(
+                    out,
                     "{}",
                     json!({"entries": index.index().len(), "scheme": meta.scheme, "k": meta.design.k,
                            "design": meta.design.to_string(), "tables": meta.design.tables(), "file_bytes": bytes})
-                );
+                )?;
             } else {
-                println!("entries\t{}", index.index().len());
-                println!("scheme\t{}", meta.scheme);
-                println!("k\t{}", meta.design.k);
-                println!("design\t{} ({} tables)", meta.design, meta.design.tables());
-                println!("file bytes\t{bytes}");
+                writeln!(out, "entries\t{}", index.index().len())?;
+                writeln!(out, "scheme\t{}", meta.scheme)?;
+                writeln!(out, "k\t{}", meta.design.k)?;
+                writeln!(
+                    out,
+                    "design\t{} ({} tables)",
+                    meta.design,
+                    meta.design.tables()
+                )?;
+                writeln!(out, "file bytes\t{bytes}")?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -4,6 +4,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use neardup_index::plan::{Estimate, plan, query_cost};
 use serde_json::json;
+use std::io::Write;
 use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
@@ -83,6 +84,7 @@ fn human_bytes(b: f64) -> String {
 }
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     if args.k > 7 {
         bail!(
             "--k {} is out of range: the planner covers k = 0 to 7 for 64-bit fingerprints",
@@ -105,28 +107,31 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
                 "tables": e.tables, "key_bits_min": e.key_bits.0, "key_bits_max": e.key_bits.1,
                 "candidates_per_query": e.candidates_per_query, "bytes": e.bytes, "cost": query_cost(e),
             });
-            println!("{line}");
+            writeln!(out, "{line}")?;
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    writeln!(
+        out,
         "k = {}, N = {:.3e}{}",
         args.k,
         args.n,
         args.memory
             .map_or(String::new(), |m| format!(", memory ≤ {}", human_bytes(m)))
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:<4} {:<36} {:>6} {:>9} {:>14} {:>11}",
         "rank", "design", "tables", "key bits", "cand./query", "memory"
-    );
+    )?;
     for (rank, e) in designs.iter().take(args.top).enumerate() {
         let keys = if e.key_bits.0 == e.key_bits.1 {
             format!("{}", e.key_bits.0)
         } else {
             format!("{}-{}", e.key_bits.0, e.key_bits.1)
         };
-        println!(
+        writeln!(
+            out,
             "{:<4} {:<36} {:>6} {:>9} {:>14.1} {:>11}",
             rank + 1,
             e.design.to_string(),
@@ -134,11 +139,12 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             keys,
             e.candidates_per_query,
             human_bytes(e.bytes)
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        out,
         "recommended: {} ({} tables)",
         designs[0].design, designs[0].tables
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

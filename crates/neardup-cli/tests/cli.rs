@@ -527,3 +527,69 @@ fn index_commands_round_trip_and_refuse_clearly() {
         text(&err.stderr)
     );
 }
+
+#[test]
+fn dedup_against_a_persistent_index_across_runs() {
+    let dir = temp_dir("dedup-index");
+    let idx = dir.join("idx").display().to_string();
+    let day1 = dir.join("day1");
+    let day2 = dir.join("day2");
+    std::fs::create_dir_all(&day1).unwrap();
+    std::fs::create_dir_all(&day2).unwrap();
+    let page =
+        "The quick brown fox jumps over the lazy dog while the band plays on the old pier tonight";
+    std::fs::write(day1.join("page.html"), format!("<p>{page}</p>")).unwrap();
+    std::fs::write(
+        day1.join("other.txt"),
+        "compilers parse tokens into syntax trees and emit machine code",
+    )
+    .unwrap();
+    std::fs::write(day2.join("page.txt"), page).unwrap();
+    assert!(neardup(&["index", "create", &idx]).status.success());
+    let first = neardup(&["dedup", "--index", &idx, &day1.display().to_string()]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert_eq!(text(&first.stdout), "", "no duplicates on day one");
+    let second = neardup(&[
+        "dedup",
+        "--index",
+        &idx,
+        "--pairs",
+        &day2.display().to_string(),
+    ]);
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    let out = text(&second.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.contains("day1/page.html") && out.contains("day2/page.txt") && out.ends_with("\t0\n"),
+        "{out}"
+    );
+    let stats = neardup(&["index", "stats", "--json", &idx]);
+    let v: serde_json::Value = serde_json::from_str(text(&stats.stdout).trim()).unwrap();
+    assert_eq!(v["entries"], 3, "both days are stored");
+    let too_far = neardup(&[
+        "dedup",
+        "--index",
+        &idx,
+        "-k",
+        "5",
+        &day2.display().to_string(),
+    ]);
+    assert!(text(&too_far.stderr).contains("larger than the index's k = 3"));
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["plan", "--n", "1e9", "--top", "40"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away at once
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !text(&out.stderr).contains("error"),
+        "{}",
+        text(&out.stderr)
+    );
+}
