@@ -7,6 +7,7 @@
 
 use crate::hamming;
 use crate::plan::Design;
+use crate::radix::radix_sort_by_key;
 
 /// Calls `emit(i, j, d)` for every pair of indices `i < j` with `hamming(fps[i], fps[j]) = d ≤ k` exactly once.
 ///
@@ -104,42 +105,6 @@ fn all_pairs_in_groups(
                 start = end;
             }
         }
-    }
-}
-
-/// Stable LSD radix sort of `rows` by the `bits` key bits just above bit `shift` of the first field (the bits
-/// above those are equal within a group), 11 bits a pass.
-fn radix_sort_by_key(
-    rows: &mut Vec<(u64, u32)>,
-    scratch: &mut Vec<(u64, u32)>,
-    shift: u32,
-    bits: u32,
-) {
-    const DIGIT: u32 = 11;
-    let mut done = 0;
-    while done < bits {
-        let width = DIGIT.min(bits - done);
-        let lo = shift + done;
-        let digit = |r: &(u64, u32)| ((r.0 >> lo) & ((1u64 << width) - 1)) as usize;
-        let mut counts = [0usize; 1 << DIGIT];
-        for r in rows.iter() {
-            counts[digit(r)] += 1;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let here = *c;
-            *c = sum;
-            sum += here;
-        }
-        scratch.clear();
-        scratch.resize(rows.len(), (0, 0));
-        for r in rows.iter() {
-            let d = digit(r);
-            scratch[counts[d]] = *r;
-            counts[d] += 1;
-        }
-        std::mem::swap(rows, scratch);
-        done += width;
     }
 }
 

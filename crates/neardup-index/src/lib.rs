@@ -28,6 +28,7 @@ pub mod all_pairs;
 pub mod cluster;
 pub mod online;
 pub mod plan;
+mod radix;
 pub mod store;
 
 /// Hamming distance between two 64-bit fingerprints: the number of differing bits.

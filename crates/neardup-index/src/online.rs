@@ -13,7 +13,9 @@
 
 use crate::hamming;
 use crate::plan::{Design, TableLayout, plan};
-use std::collections::HashMap;
+use crate::radix::radix_sort_by_key;
+use hashbrown::{DefaultHashBuilder, HashTable};
+use std::hash::BuildHasher;
 
 /// An id and its distance to the query.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,11 +63,12 @@ pub struct HammingIndex {
     k: u32,
     design: Design,
     layouts: Vec<TableLayout>,
-    ids: Vec<String>,
+    /// Each id once; removed slots hold an empty id until the next rebuild compacts them away.
+    ids: Vec<Box<str>>,
     fps: Vec<u64>,
     alive: Vec<bool>,
     live: usize,
-    by_id: HashMap<String, u32>,
+    by_id: IdMap,
     tables: Vec<Vec<(u64, u32)>>,
     /// Per table, `dir_bits` top key bits → the first row with that prefix (and one past the end).
     directories: Vec<Vec<u32>>,
@@ -95,7 +98,7 @@ impl HammingIndex {
             fps: Vec::new(),
             alive: Vec::new(),
             live: 0,
-            by_id: HashMap::new(),
+            by_id: IdMap::default(),
             indexed_upto: 0,
         }
     }
@@ -122,21 +125,13 @@ impl HammingIndex {
 
     /// The fingerprint stored for an id.
     pub fn get(&self, id: &str) -> Option<u64> {
-        self.by_id.get(id).map(|&s| self.fps[s as usize])
+        self.by_id.get(&self.ids, id).map(|s| self.fps[s as usize])
     }
 
     /// Stores `fp` under `id`, replacing what the id had. Two ids with the same fingerprint are two entries.
     pub fn insert(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
         self.remove(id);
-        let slot = u32::try_from(self.fps.len())
-            .ok()
-            .filter(|&s| s < u32::MAX)
-            .ok_or(IndexError::Full)?;
-        self.ids.push(id.to_owned());
-        self.fps.push(fp);
-        self.alive.push(true);
-        self.live += 1;
-        self.by_id.insert(id.to_owned(), slot);
+        self.push(id.into(), fp)?;
         let pending = self.fps.len() - self.indexed_upto as usize;
         if pending > (self.indexed_upto as usize / 8).max(4096) {
             self.rebuild();
@@ -150,28 +145,43 @@ impl HammingIndex {
         &mut self,
         entries: I,
     ) -> Result<(), IndexError> {
+        let entries = entries.into_iter();
+        let more = entries.size_hint().0;
+        self.ids.reserve(more);
+        self.fps.reserve(more);
+        self.alive.reserve(more);
+        let hasher = &self.by_id.hasher;
+        self.by_id
+            .table
+            .reserve(more, |&s| hasher.hash_one(&*self.ids[s as usize]));
         for (id, fp) in entries {
             self.remove(&id);
-            let slot = u32::try_from(self.fps.len())
-                .ok()
-                .filter(|&s| s < u32::MAX)
-                .ok_or(IndexError::Full)?;
-            self.fps.push(fp);
-            self.alive.push(true);
-            self.live += 1;
-            self.by_id.insert(id.clone(), slot);
-            self.ids.push(id);
+            self.push(id.into_boxed_str(), fp)?;
         }
         self.rebuild();
         Ok(())
     }
 
+    /// Appends a slot for an id that is not stored.
+    fn push(&mut self, id: Box<str>, fp: u64) -> Result<(), IndexError> {
+        let slot = u32::try_from(self.fps.len())
+            .ok()
+            .filter(|&s| s < u32::MAX)
+            .ok_or(IndexError::Full)?;
+        self.ids.push(id);
+        self.fps.push(fp);
+        self.alive.push(true);
+        self.live += 1;
+        self.by_id.insert(&self.ids, slot);
+        Ok(())
+    }
+
     /// Removes an id; returns whether it was there.
     pub fn remove(&mut self, id: &str) -> bool {
-        match self.by_id.remove(id) {
+        match self.by_id.remove(&self.ids, id) {
             Some(slot) => {
                 self.alive[slot as usize] = false;
-                self.ids[slot as usize] = String::new();
+                self.ids[slot as usize] = Box::default();
                 self.live -= 1;
                 true
             }
@@ -220,7 +230,7 @@ impl HammingIndex {
             .into_iter()
             .map(|(s, distance)| Match {
                 distance,
-                id: self.ids[s as usize].clone(),
+                id: self.ids[s as usize].to_string(),
             })
             .collect();
         out.sort();
@@ -238,11 +248,10 @@ impl HammingIndex {
                     fps.push(self.fps[slot]);
                 }
             }
-            self.by_id = ids
-                .iter()
-                .enumerate()
-                .map(|(s, id)| (id.clone(), s as u32))
-                .collect();
+            self.by_id = IdMap::default();
+            for slot in 0..ids.len() as u32 {
+                self.by_id.insert(&ids, slot);
+            }
             self.alive = vec![true; ids.len()];
             self.ids = ids;
             self.fps = fps;
@@ -251,6 +260,7 @@ impl HammingIndex {
         let min_key = self.layouts.iter().map(|l| l.key_bits).min().unwrap_or(0);
         let n = self.fps.len().max(1);
         self.dir_bits = (usize::BITS - 1 - n.leading_zeros()).min(min_key).min(26);
+        let mut scratch = Vec::new();
         for ((layout, table), dir) in self
             .layouts
             .iter()
@@ -264,20 +274,52 @@ impl HammingIndex {
                     .enumerate()
                     .map(|(s, &fp)| (layout.permute(fp), s as u32)),
             );
-            table.sort_unstable();
+            radix_sort_by_key(table, &mut scratch, 0, 64);
             dir.clear();
             if self.dir_bits > 0 {
+                // The rows are sorted: one sequential sweep writes each bucket's first row.
                 let shift = 64 - self.dir_bits;
-                dir.resize((1usize << self.dir_bits) + 1, 0);
-                for &(value, _) in table.iter() {
-                    dir[(value >> shift) as usize + 1] += 1;
+                let buckets = 1usize << self.dir_bits;
+                dir.reserve(buckets + 1);
+                for (row, &(value, _)) in table.iter().enumerate() {
+                    let bucket = (value >> shift) as usize;
+                    while dir.len() <= bucket {
+                        dir.push(row as u32);
+                    }
                 }
-                for b in 1..dir.len() {
-                    dir[b] += dir[b - 1];
-                }
+                dir.resize(buckets + 1, table.len() as u32);
             }
         }
         self.indexed_upto = self.fps.len() as u32;
+    }
+}
+
+/// Ids to slots. The table holds only slot numbers; the ids themselves live once, in `HammingIndex::ids`.
+#[derive(Clone, Debug, Default)]
+struct IdMap {
+    table: HashTable<u32>,
+    hasher: DefaultHashBuilder,
+}
+
+impl IdMap {
+    fn get(&self, ids: &[Box<str>], id: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(id);
+        self.table.find(hash, |&s| &*ids[s as usize] == id).copied()
+    }
+
+    fn insert(&mut self, ids: &[Box<str>], slot: u32) {
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one(&*ids[slot as usize]);
+        self.table
+            .insert_unique(hash, slot, |&s| hasher.hash_one(&*ids[s as usize]));
+    }
+
+    fn remove(&mut self, ids: &[Box<str>], id: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(id);
+        self.table
+            .find_entry(hash, |&s| &*ids[s as usize] == id)
+            .ok()
+            .map(|e| e.remove().0)
     }
 }
 
