@@ -130,7 +130,6 @@ impl HammingIndex {
 
     /// Stores `fp` under `id`, replacing what the id had. Two ids with the same fingerprint are two entries.
     pub fn insert(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
-        self.remove(id);
         self.push(id.into(), fp)?;
         let pending = self.fps.len() - self.indexed_upto as usize;
         if pending > (self.indexed_upto as usize / 8).max(4096) {
@@ -155,7 +154,6 @@ impl HammingIndex {
             .table
             .reserve(more, |&s| hasher.hash_one(&*self.ids[s as usize]));
         for (id, fp) in entries {
-            self.remove(&id);
             self.push(id.into_boxed_str(), fp)?;
         }
         self.rebuild();
@@ -163,16 +161,21 @@ impl HammingIndex {
     }
 
     /// Appends a slot for an id that is not stored.
+    /// Gives `id` a new slot holding `fp`; a slot the id had before is retired. One hash probe either way.
     fn push(&mut self, id: Box<str>, fp: u64) -> Result<(), IndexError> {
         let slot = u32::try_from(self.fps.len())
             .ok()
             .filter(|&s| s < u32::MAX)
             .ok_or(IndexError::Full)?;
+        if let Some(old) = self.by_id.upsert(&self.ids, &id, slot) {
+            self.alive[old as usize] = false;
+            self.ids[old as usize] = Box::default();
+            self.live -= 1;
+        }
         self.ids.push(id);
         self.fps.push(fp);
         self.alive.push(true);
         self.live += 1;
-        self.by_id.insert(&self.ids, slot);
         Ok(())
     }
 
@@ -307,6 +310,26 @@ impl IdMap {
         self.table.find(hash, |&s| &*ids[s as usize] == id).copied()
     }
 
+    /// Points `id` at `slot` (a slot not yet in `ids`), returning the slot it pointed at before, if any.
+    fn upsert(&mut self, ids: &[Box<str>], id: &str, slot: u32) -> Option<u32> {
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one(id);
+        match self.table.entry(
+            hash,
+            |&s| &*ids[s as usize] == id,
+            |&s| hasher.hash_one(&*ids[s as usize]),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut e) => {
+                Some(std::mem::replace(e.get_mut(), slot))
+            }
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(slot);
+                None
+            }
+        }
+    }
+
+    /// Adds `slot`, whose id (already in `ids`) is not in the map.
     fn insert(&mut self, ids: &[Box<str>], slot: u32) {
         let hasher = &self.hasher;
         let hash = hasher.hash_one(&*ids[slot as usize]);
