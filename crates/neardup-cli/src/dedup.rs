@@ -9,7 +9,7 @@ use neardup_index::store::{Change, PersistentIndex, RedbStore};
 use neardup_index::{all_pairs::all_pairs, hamming, plan::plan};
 use rayon::prelude::*;
 use serde_json::json;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -220,56 +220,32 @@ fn read_files(args: &DedupArgs) -> (Vec<(String, u64)>, usize) {
 fn read_jsonl(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
     let mut docs = Vec::new();
     let mut failed = 0;
-    for operand in &args.paths {
-        let reader = match inputs::open_lines(operand) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("neardup: {e}");
-                failed += 1;
-                continue;
-            }
-        };
-        let mut lines = reader.lines().enumerate();
-        loop {
-            let batch: Vec<(String, Result<String, String>)> = lines
-                .by_ref()
-                .filter(|(_, l)| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
-                .take(4096)
-                .map(|(n, l)| match l {
-                    Ok(l) => inputs::parse_jsonl_line(&l, operand, n + 1),
-                    Err(e) => (
-                        format!("{operand}:{}", n + 1),
-                        Err(format!("cannot read: {e}")),
-                    ),
-                })
-                .collect();
-            if batch.is_empty() {
-                break;
-            }
-            let results: Vec<(String, Result<u64, String>)> = batch
-                .into_par_iter()
-                .map(|(id, text)| {
-                    let fp = text.and_then(|t| {
-                        args.doc
-                            .scheme
-                            .fingerprint_text(&t)
-                            .map(|f| f.bits())
-                            .map_err(|e| e.to_string())
-                    });
-                    (id, fp)
-                })
-                .collect();
-            for (id, r) in results {
-                match r {
-                    Ok(fp) => docs.push((id, fp)),
-                    Err(e) => {
-                        failed += 1;
-                        eprintln!("neardup: {id}: {e}");
-                    }
+    let unopened = inputs::for_each_jsonl_batch(&args.paths, 4096, |batch| {
+        let results: Vec<(String, Result<u64, String>)> = batch
+            .into_par_iter()
+            .map(|(id, text)| {
+                let fp = text.and_then(|t| {
+                    args.doc
+                        .scheme
+                        .fingerprint_text(&t)
+                        .map(|f| f.bits())
+                        .map_err(|e| e.to_string())
+                });
+                (id, fp)
+            })
+            .collect();
+        for (id, r) in results {
+            match r {
+                Ok(fp) => docs.push((id, fp)),
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("neardup: {id}: {e}");
                 }
             }
         }
-    }
+        Ok(())
+    })?;
+    failed += unopened;
     Ok((docs, failed))
 }
 

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::Analysis;
 use rayon::prelude::*;
 use serde_json::json;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -172,77 +172,50 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let started = Instant::now();
     let (mut docs, mut total_bytes, mut failed) = (0usize, 0u64, 0usize);
-    for operand in &args.paths {
-        let reader = match inputs::open_lines(operand) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("neardup: {e}");
-                failed += 1;
-                continue;
-            }
-        };
-        let mut lines = reader.lines().enumerate();
-        loop {
-            // Parse a batch of lines serially, fingerprint it in parallel, print it in order.
-            let mut batch: Vec<(String, Result<String, String>)> = Vec::with_capacity(1024);
-            for (n, line) in lines.by_ref() {
-                let line_no = n + 1;
-                match line {
-                    Ok(l) if l.trim().is_empty() => continue,
-                    Ok(l) => batch.push(inputs::parse_jsonl_line(&l, operand, line_no)),
-                    Err(e) => batch.push((
-                        format!("{operand}:{line_no}"),
-                        Err(format!("cannot read: {e}")),
-                    )),
-                }
-                if batch.len() == 1024 {
-                    break;
-                }
-            }
-            if batch.is_empty() {
-                break;
-            }
-            let results: Vec<JsonlOutcome> = batch
-                .into_par_iter()
-                .map(|(id, text)| match text {
-                    Ok(text) => JsonlOutcome {
-                        bytes: text.len() as u64,
-                        fingerprint: args
-                            .doc
-                            .scheme
-                            .fingerprint_text(&text)
-                            .map(|fp| fp.to_string())
-                            .map_err(|e| e.to_string()),
-                        id,
-                    },
-                    Err(e) => JsonlOutcome {
-                        id,
-                        bytes: 0,
-                        fingerprint: Err(e),
-                    },
-                })
-                .collect();
-            for o in results {
-                docs += 1;
-                total_bytes += o.bytes;
-                match o.fingerprint {
-                    Ok(fp) if args.json => writeln!(
-                        out,
-                        "{}",
-                        json!({"id": o.id, "fingerprint": fp, "bytes": o.bytes})
-                    )?,
-                    Ok(fp) => writeln!(out, "{fp}\t{}", o.id)?,
-                    Err(e) => {
-                        failed += 1;
-                        if args.json {
-                            writeln!(out, "{}", json!({"id": o.id, "error": e}))?;
-                        }
-                        eprintln!("neardup: {}: {e}", o.id);
+    let unopened = inputs::for_each_jsonl_batch(&args.paths, 1024, |batch| {
+        // Fingerprint the batch in parallel, print it in order.
+        let results: Vec<JsonlOutcome> = batch
+            .into_par_iter()
+            .map(|(id, text)| match text {
+                Ok(text) => JsonlOutcome {
+                    bytes: text.len() as u64,
+                    fingerprint: args
+                        .doc
+                        .scheme
+                        .fingerprint_text(&text)
+                        .map(|fp| fp.to_string())
+                        .map_err(|e| e.to_string()),
+                    id,
+                },
+                Err(e) => JsonlOutcome {
+                    id,
+                    bytes: 0,
+                    fingerprint: Err(e),
+                },
+            })
+            .collect();
+        for o in results {
+            docs += 1;
+            total_bytes += o.bytes;
+            match o.fingerprint {
+                Ok(fp) if args.json => writeln!(
+                    out,
+                    "{}",
+                    json!({"id": o.id, "fingerprint": fp, "bytes": o.bytes})
+                )?,
+                Ok(fp) => writeln!(out, "{fp}\t{}", o.id)?,
+                Err(e) => {
+                    failed += 1;
+                    if args.json {
+                        writeln!(out, "{}", json!({"id": o.id, "error": e}))?;
                     }
+                    eprintln!("neardup: {}: {e}", o.id);
                 }
             }
         }
-    }
+        Ok(())
+    })?;
+    failed += unopened;
     out.flush()?;
     Ok(finish(args.verbose, docs, total_bytes, failed, started))
 }

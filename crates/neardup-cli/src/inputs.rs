@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use neardup::media::{Media, MediaHint};
 use neardup::{Analysis, Scheme};
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// One document to read.
@@ -221,4 +221,48 @@ pub fn open_lines(operand: &str) -> Result<Box<dyn std::io::BufRead>, String> {
             Box::new(std::io::BufReader::with_capacity(1 << 20, f)) as Box<dyn std::io::BufRead>
         })
         .map_err(|e| format!("{operand}: {}", io_message(&e)))
+}
+
+/// One JSON Lines document: its id and its text, or why the line is not a document.
+pub type JsonlDoc = (String, Result<String, String>);
+
+/// Reads JSON Lines inputs in batches of up to `size` documents (blank lines skipped) and hands each batch to
+/// `on_batch`, in input order. Inputs that cannot be opened are reported on stderr and counted; the count is
+/// returned.
+pub fn for_each_jsonl_batch(
+    operands: &[String],
+    size: usize,
+    mut on_batch: impl FnMut(Vec<JsonlDoc>) -> Result<()>,
+) -> Result<usize> {
+    let mut unopened = 0;
+    for operand in operands {
+        let reader = match open_lines(operand) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("neardup: {e}");
+                unopened += 1;
+                continue;
+            }
+        };
+        let mut lines = reader.lines().enumerate();
+        loop {
+            let batch: Vec<JsonlDoc> = lines
+                .by_ref()
+                .filter(|(_, l)| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+                .take(size)
+                .map(|(n, l)| match l {
+                    Ok(l) => parse_jsonl_line(&l, operand, n + 1),
+                    Err(e) => (
+                        format!("{operand}:{}", n + 1),
+                        Err(format!("cannot read: {e}")),
+                    ),
+                })
+                .collect();
+            if batch.is_empty() {
+                break;
+            }
+            on_batch(batch)?;
+        }
+    }
+    Ok(unopened)
 }

@@ -48,37 +48,8 @@ fn block_path_equals_chunk_path_on_the_corpus() {
     assert!(checked > 1000, "only {checked} documents read");
 }
 
-/// The "text" field of a corpus line (a flat JSON object whose values are strings).
+/// The "text" field of a corpus line.
 fn text_field(line: &str) -> Option<String> {
-    let start = line.find("\"text\": \"")? + 9;
-    let mut out = String::new();
-    let mut chars = line[start..].chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Some(out),
-            '\\' => match chars.next()? {
-                'n' => out.push('\n'),
-                't' => out.push('\t'),
-                'r' => out.push('\r'),
-                'u' => {
-                    let hex: String = chars.by_ref().take(4).collect();
-                    let unit = u32::from_str_radix(&hex, 16).ok()?;
-                    // Surrogate pairs: decode the pair, or mark a lone surrogate.
-                    if (0xD800..0xDC00).contains(&unit) {
-                        let rest: String = chars.by_ref().take(6).collect();
-                        let low = u32::from_str_radix(rest.get(2..)?, 16).ok()?;
-                        out.push(
-                            char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
-                                .unwrap_or('\u{fffd}'),
-                        );
-                    } else {
-                        out.push(char::from_u32(unit).unwrap_or('\u{fffd}'));
-                    }
-                }
-                other => out.push(other),
-            },
-            c => out.push(c),
-        }
-    }
-    None
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v.get("text")?.as_str().map(str::to_owned)
 }
