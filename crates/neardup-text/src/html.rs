@@ -7,7 +7,7 @@
 //! Comments, doctypes and processing instructions carry no text. The tree is walked without recursion, so a
 //! million nested elements cost memory, not the stack.
 
-use crate::extract::TextBuilder;
+use crate::text_builder::TextBuilder;
 use ego_tree::iter::Edge;
 use scraper::{Html, Node};
 

@@ -30,5 +30,6 @@ mod extract;
 mod html;
 pub mod media;
 pub mod profile;
+mod text_builder;
 
 pub use extract::{ExtractError, Extracted, extract};
