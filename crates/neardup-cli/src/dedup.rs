@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use neardup_index::cluster::{UnionFind, clusters};
 use neardup_index::store::{Change, PersistentIndex, RedbStore};
-use neardup_index::{all_pairs::all_pairs, hamming, plan::plan};
+use neardup_index::{all_pairs::all_pairs, hamming, plan::recommend};
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
@@ -90,7 +90,7 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
     // Canonical order: by id, so that indices, pairs and clusters do not depend on the input order.
     docs.sort_by(|a, b| a.0.cmp(&b.0));
     let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
-    let design = plan(args.k, fps.len().max(1) as f64, None).remove(0).design;
+    let design = recommend(args.k, fps.len().max(1) as f64);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut in_clusters, mut cluster_count, mut pair_count) = (0usize, 0usize, 0usize);
@@ -114,7 +114,7 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
             for &(i, j, _) in &edges {
                 uf.union(i, j);
             }
-            for (n, members) in groups(&mut uf, nodes.len()).iter().enumerate() {
+            for (n, members) in uf.clusters().iter().enumerate() {
                 cluster_count += 1;
                 in_clusters += members.len();
                 print_cluster(&mut out, n + 1, members, &nodes, &node_fps, args.json)?;
@@ -290,16 +290,6 @@ fn print_cluster(
         }
         Ok(())
     }
-}
-
-/// The sets of two or more, each sorted, in order of their smallest member.
-fn groups(uf: &mut UnionFind, n: usize) -> Vec<Vec<u32>> {
-    let mut by_root: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-    for i in 0..n as u32 {
-        let root = uf.find(i);
-        by_root.entry(root).or_default().push(i);
-    }
-    by_root.into_values().filter(|g| g.len() > 1).collect()
 }
 
 /// The graph of new documents and the stored entries they match: nodes sorted by id (new documents win over

@@ -5,7 +5,7 @@ use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::{Fingerprint, Scheme};
-use neardup_index::plan::plan;
+use neardup_index::plan::recommend;
 use neardup_index::store::{Change, Meta, PersistentIndex, RedbStore};
 use rayon::prelude::*;
 use serde_json::json;
@@ -130,7 +130,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             if k > 7 {
                 bail!("--k {k} is out of range (0 to 7)");
             }
-            let design = plan(k, n, None).remove(0).design;
+            let design = recommend(k, n);
             let store = RedbStore::create(
                 &dir,
                 Meta {

@@ -7,7 +7,7 @@
 //! planner's choice.
 
 use neardup_index::all_pairs::all_pairs;
-use neardup_index::plan::{Design, plan};
+use neardup_index::plan::{Design, recommend};
 use std::time::Instant;
 
 fn main() {
@@ -19,7 +19,7 @@ fn main() {
     let k: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
     let design = match args.get(3).and_then(|s| s.parse::<u32>().ok()) {
         Some(b) => Design::new(k, vec![b]).expect("a valid block count (more than k)"),
-        None => plan(k, n as f64, None).remove(0).design,
+        None => recommend(k, n as f64),
     };
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
     let mut next = || {

@@ -174,7 +174,7 @@ mod tests {
 
     thread_local! {
         /// The planner's first choice for k = 0..=7 at a million fingerprints.
-        static DESIGNS: Vec<Design> = (0..8).map(|k| crate::plan::plan(k, 1e6, None).remove(0).design).collect();
+        static DESIGNS: Vec<Design> = (0..8).map(|k| crate::plan::recommend(k, 1e6)).collect();
     }
 
     proptest! {

@@ -28,6 +28,17 @@ impl UnionFind {
         x
     }
 
+    /// The sets of two or more elements, each sorted, in order of their smallest element (the representative).
+    pub fn clusters(&mut self) -> Vec<Vec<u32>> {
+        let mut by_root: std::collections::BTreeMap<u32, Vec<u32>> =
+            std::collections::BTreeMap::new();
+        for i in 0..self.parent.len() as u32 {
+            let root = self.find(i);
+            by_root.entry(root).or_default().push(i);
+        }
+        by_root.into_values().filter(|g| g.len() > 1).collect()
+    }
+
     /// Merges the sets of `a` and `b`.
     pub fn union(&mut self, a: u32, b: u32) {
         let (ra, rb) = (self.find(a), self.find(b));
@@ -66,12 +77,7 @@ pub fn clusters(fps: &[u64], design: &Design) -> Vec<Vec<u32>> {
     all_pairs(&unique_fps, design, |a, b, _| {
         uf.union(unique_idx[a as usize], unique_idx[b as usize])
     });
-    let mut groups: std::collections::BTreeMap<u32, Vec<u32>> = std::collections::BTreeMap::new();
-    for i in 0..fps.len() as u32 {
-        let root = uf.find(i);
-        groups.entry(root).or_default().push(i);
-    }
-    groups.into_values().filter(|g| g.len() > 1).collect()
+    uf.clusters()
 }
 
 #[cfg(test)]
@@ -92,13 +98,7 @@ mod tests {
                     }
                 }
             }
-            let mut expected: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-            for i in 0..fps.len() as u32 {
-                let r = uf.find(i);
-                expected.entry(r).or_default().push(i);
-            }
-            let expected: Vec<Vec<u32>> = expected.into_values().filter(|g| g.len() > 1).collect();
-            prop_assert_eq!(clusters(&fps, &design), expected);
+            prop_assert_eq!(clusters(&fps, &design), uf.clusters());
         }
     }
 

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use neardup_index::{cluster::clusters, plan};
-//! let design = plan::plan(3, 1e6, None).remove(0).design;   // the recommended design for k = 3
+//! let design = plan::recommend(3, 1e6);   // the recommended design for k = 3
 //! let fps = [0xffff_0000_ffff_0000, 0xffff_0000_ffff_0001, 0x0123_4567_89ab_cdef];
 //! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
 //! ```

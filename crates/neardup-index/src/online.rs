@@ -12,7 +12,7 @@
 //! on it and is not part of this version.
 
 use crate::hamming;
-use crate::plan::{Design, TableLayout, plan};
+use crate::plan::{Design, TableLayout, recommend};
 use crate::radix::radix_sort_by_key;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use std::hash::BuildHasher;
@@ -80,7 +80,7 @@ pub struct HammingIndex {
 impl HammingIndex {
     /// An empty index for distances up to `k`, with the planner's design for about `expected` fingerprints.
     pub fn new(k: u32, expected: usize) -> Self {
-        let design = plan(k, expected.max(1) as f64, None).remove(0).design;
+        let design = recommend(k, expected.max(1) as f64);
         Self::with_design(design)
     }
 

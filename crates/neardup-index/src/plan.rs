@@ -241,6 +241,12 @@ pub fn plan(k: u32, n: f64, memory_budget: Option<f64>) -> Vec<Estimate> {
     out
 }
 
+/// The planner's first choice for distance k and about n fingerprints, with no memory budget (there is
+/// always one: a single level of k + 1 blocks fits any k ≤ 63).
+pub fn recommend(k: u32, n: f64) -> Design {
+    plan(k, n, None).remove(0).design
+}
+
 /// The cost model used to rank designs (nanoseconds per query, roughly).
 pub fn query_cost(e: &Estimate) -> f64 {
     60.0 * e.tables as f64 + e.candidates_per_query

@@ -61,6 +61,9 @@ pub enum StoreError {
     /// Another process has the index open.
     #[error("{0} is open in another process (one writer at a time)")]
     Locked(PathBuf),
+    /// The in-memory index refused the entries (it is full).
+    #[error(transparent)]
+    Index(#[from] IndexError),
     /// An I/O or storage error.
     #[error("{path}: {reason}")]
     Io {
@@ -221,10 +224,7 @@ impl<S: Store> PersistentIndex<S> {
     pub fn open(store: S) -> Result<Self, StoreError> {
         let mut index = HammingIndex::with_design(store.meta().design.clone());
         // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
-        index.extend(store.entries()?).map_err(|e| StoreError::Io {
-            path: PathBuf::new(),
-            reason: e.to_string(),
-        })?;
+        index.extend(store.entries()?)?;
         Ok(PersistentIndex { store, index })
     }
 
@@ -238,10 +238,7 @@ impl<S: Store> PersistentIndex<S> {
         self.store.apply(batch)?;
         for change in batch {
             match change {
-                Change::Put(id, fp) => self.index.insert(id, *fp).map_err(|e| StoreError::Io {
-                    path: PathBuf::new(),
-                    reason: e.to_string(),
-                })?,
+                Change::Put(id, fp) => self.index.insert(id, *fp)?,
                 Change::Delete(id) => {
                     self.index.remove(id);
                 }
