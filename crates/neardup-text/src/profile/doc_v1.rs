@@ -174,6 +174,12 @@ fn is_doi(b: &[u8]) -> bool {
     (4..=9).contains(&digits) && rest.get(digits) == Some(&b'/')
 }
 
+/// Whether a chunk opens the way the identifier rules that need no ':' or '@' begin ("www.", "10."). The fast
+/// paths send only such chunks, and chunks holding ':' or '@', to [`is_identifier`].
+fn may_open_identifier(b: &[u8]) -> bool {
+    starts_with_ci(b, b"www.") || b.starts_with(b"10.")
+}
+
 fn starts_with_ci(b: &[u8], prefix: &[u8]) -> bool {
     b.len() >= prefix.len() && b[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
@@ -242,7 +248,7 @@ impl Tokenizer {
             let j = candidates.trailing_zeros() as usize;
             candidates &= candidates - 1;
             let b = &bytes[pos + j..];
-            if starts_with_ci(b, b"www.") || b.starts_with(b"10.") {
+            if may_open_identifier(b) {
                 let (s, e) = chunk_around(chunk_starts, m.space, j);
                 bad |= span(s, e);
             }
@@ -366,8 +372,7 @@ impl Tokenizer {
         let all = text.as_bytes();
         let b = &all[from..to];
         // Identifier rules: only chunks with ':' or '@', or that start like "www." / "10.", can match.
-        let maybe_identifier =
-            seen & A_HINT != 0 || starts_with_ci(b, b"www.") || b.starts_with(b"10.");
+        let maybe_identifier = seen & A_HINT != 0 || may_open_identifier(b);
         if maybe_identifier && is_identifier(&text[from..to]) {
             return;
         }
