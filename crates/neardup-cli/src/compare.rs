@@ -1,12 +1,10 @@
 //! `neardup compare`: how close two documents (or fingerprints) are.
 
-use crate::inputs::{DocArgs, Source};
-use anyhow::{Context, Result, bail};
+use crate::inputs::DocArgs;
+use anyhow::{Result, bail};
 use clap::Args;
-use neardup::Fingerprint;
 use serde_json::json;
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
@@ -36,36 +34,13 @@ pub struct CompareArgs {
     doc: DocArgs,
 }
 
-fn resolve(operand: &str, args: &CompareArgs) -> Result<Fingerprint> {
-    let source = if operand == "-" {
-        Source::Stdin
-    } else if Path::new(operand).exists() {
-        Source::File(operand.into())
-    } else if Fingerprint::looks_like_fingerprint(operand) {
-        return operand
-            .parse::<Fingerprint>()
-            .with_context(|| operand.to_string());
-    } else {
-        bail!("{operand}: no such file, and not a fingerprint (SCHEME:BASE32)");
-    };
-    let label = source.label();
-    let bytes = source
-        .read(args.doc.max_bytes)
-        .with_context(|| label.clone())?;
-    let name = source.name_hint();
-    args.doc
-        .scheme
-        .fingerprint(&bytes, args.doc.media.hint(name.as_deref()))
-        .with_context(|| label)
-}
-
 pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if args.a == "-" && args.b == "-" {
         bail!("only one operand can be '-' (stdin)");
     }
-    let fa = resolve(&args.a, &args)?;
-    let fb = resolve(&args.b, &args)?;
+    let fa = args.doc.fingerprint_of(&args.a)?;
+    let fb = args.doc.fingerprint_of(&args.b)?;
     let distance = fa.distance(&fb)?;
     let similarity = fa.similarity(&fb)?;
     let verdict = fa.verdict(&fb)?;

@@ -1,7 +1,6 @@
 //! `neardup dedup`: fingerprint everything, find every pair within k bits, print clusters or pairs.
 
-use crate::hash::progress_bar;
-use crate::inputs::{self, DocArgs, Source};
+use crate::inputs::{self, DocArgs, Threads};
 use anyhow::{Result, bail};
 use clap::Args;
 use neardup_index::cluster::{UnionFind, clusters};
@@ -64,9 +63,8 @@ pub struct DedupArgs {
     /// then add them to it. Stored ids that match appear in the output; an id already stored is replaced.
     #[arg(long, value_name = "DIR")]
     index: Option<std::path::PathBuf>,
-    /// Worker threads for fingerprinting (default: one per core). Output is the same for any number.
-    #[arg(short = 'j', long, value_name = "N")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: Threads,
 }
 
 pub fn run(args: DedupArgs) -> Result<ExitCode> {
@@ -76,16 +74,12 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
             args.k
         );
     }
-    if let Some(n) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()?;
-    }
+    args.threads.apply()?;
     let started = Instant::now();
     let (mut docs, failed) = if args.jsonl {
         read_jsonl(&args)?
     } else {
-        read_files(&args)
+        read_files(&args)?
     };
     // Canonical order: by id, so that indices, pairs and clusters do not depend on the input order.
     docs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -183,37 +177,24 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
 }
 
 /// Fingerprints files and directories in parallel; returns (id, fingerprint) and the number that failed.
-fn read_files(args: &DedupArgs) -> (Vec<(String, u64)>, usize) {
-    let (sources, operand_errors) = inputs::expand(&args.paths);
-    let mut failed = operand_errors.len();
-    for e in &operand_errors {
-        eprintln!("neardup: {}: {}", e.label, e.message);
-    }
-    let progress = progress_bar(sources.len() as u64);
-    let mut docs = Vec::with_capacity(sources.len());
-    for batch in sources.chunks(256) {
-        let results: Vec<(String, Result<u64, String>)> = batch
-            .par_iter()
-            .map(|s: &Source| {
-                (
-                    s.label(),
-                    args.doc.analyze(s).1.map(|a| a.fingerprint.bits()),
-                )
-            })
-            .collect();
-        for (label, r) in results {
-            progress.inc(1);
-            match r {
-                Ok(fp) => docs.push((label, fp)),
-                Err(e) => {
-                    failed += 1;
-                    progress.suspend(|| eprintln!("neardup: {label}: {e}"));
+fn read_files(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
+    let mut docs = Vec::new();
+    let mut failed = 0;
+    let unexpanded = args
+        .doc
+        .fingerprint_batches(&args.paths, |outcomes, progress| {
+            for o in outcomes {
+                match o.result {
+                    Ok(a) => docs.push((o.label, a.fingerprint.bits())),
+                    Err(e) => {
+                        failed += 1;
+                        inputs::report(progress, &o.label, &e);
+                    }
                 }
             }
-        }
-    }
-    progress.finish_and_clear();
-    (docs, failed)
+            Ok(())
+        })?;
+    Ok((docs, failed + unexpanded))
 }
 
 /// Fingerprints JSON Lines documents in parallel batches.

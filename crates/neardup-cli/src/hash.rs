@@ -1,10 +1,9 @@
 //! `neardup hash`: fingerprints for files, directories, stdin and JSONL corpora.
 
-use crate::inputs::{self, DocArgs, Source};
+use crate::inputs::{self, DocArgs, Outcome, Threads};
 use anyhow::Result;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup::Analysis;
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
@@ -52,63 +51,40 @@ pub struct HashArgs {
     /// Report each document's medium, encoding and token count on stderr, and a summary at the end.
     #[arg(short, long)]
     verbose: bool,
-    /// Worker threads (default: one per core). Output is the same for any number.
-    #[arg(short = 'j', long, value_name = "N")]
-    threads: Option<usize>,
-}
-
-/// One document's outcome, kept until it can be printed in order.
-struct Outcome {
-    label: String,
-    bytes: u64,
-    result: Result<Analysis, String>,
+    #[command(flatten)]
+    threads: Threads,
 }
 
 pub fn run(args: HashArgs) -> Result<ExitCode> {
-    if let Some(n) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()?;
-    }
+    args.threads.apply()?;
     if args.jsonl {
         return run_jsonl(&args);
     }
-    let (sources, operand_errors) = inputs::expand(&args.paths);
-    let mut failed = 0usize;
-    for e in &operand_errors {
-        eprintln!("neardup: {}: {}", e.label, e.message);
-        failed += 1;
-    }
-    let progress = progress_bar(sources.len() as u64);
     let started = Instant::now();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut docs, mut total_bytes) = (0usize, 0u64);
-    // Work in batches: parallel inside a batch, printed in input order, so memory stays bounded and output
-    // appears as it is ready.
-    for batch in sources.chunks(256) {
-        let outcomes: Vec<Outcome> = batch.par_iter().map(|s| hash_source(s, &args)).collect();
-        for o in outcomes {
-            docs += 1;
-            total_bytes += o.bytes;
-            progress.inc(1);
-            if !print_outcome(&mut out, &o, &args, &progress)? {
-                failed += 1;
+    let (mut docs, mut total_bytes, mut failed) = (0usize, 0u64, 0usize);
+    let unexpanded = args
+        .doc
+        .fingerprint_batches(&args.paths, |outcomes, progress| {
+            for o in outcomes {
+                docs += 1;
+                total_bytes += o.bytes;
+                if !print_outcome(&mut out, &o, &args, progress)? {
+                    failed += 1;
+                }
             }
-        }
-        out.flush()?;
-    }
-    progress.finish_and_clear();
-    Ok(finish(args.verbose, docs, total_bytes, failed, started))
-}
-
-fn hash_source(source: &Source, args: &HashArgs) -> Outcome {
-    let (bytes, result) = args.doc.analyze(source);
-    Outcome {
-        label: source.label(),
-        bytes,
-        result,
-    }
+            // Output appears batch by batch, as it is ready.
+            out.flush()?;
+            Ok(())
+        })?;
+    Ok(finish(
+        args.verbose,
+        docs,
+        total_bytes,
+        failed + unexpanded,
+        started,
+    ))
 }
 
 /// Prints one outcome; returns whether it succeeded.
@@ -154,7 +130,7 @@ fn print_outcome(
             if args.json {
                 writeln!(out, "{}", json!({ "path": o.label, "error": message }))?;
             }
-            progress.suspend(|| eprintln!("neardup: {}: {message}", o.label));
+            inputs::report(progress, &o.label, message);
             Ok(false)
         }
     }
@@ -218,22 +194,6 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
     failed += unopened;
     out.flush()?;
     Ok(finish(args.verbose, docs, total_bytes, failed, started))
-}
-
-pub fn progress_bar(len: u64) -> ProgressBar {
-    if len < 2 {
-        return ProgressBar::hidden();
-    }
-    // Drawn only when stderr is a terminal; hidden in pipes and CI.
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} hashing [{bar:30}] {human_pos}/{human_len} files, {elapsed} elapsed, eta {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    bar
 }
 
 /// The end of a run: the summary if asked, and the exit status (1 if any document failed).

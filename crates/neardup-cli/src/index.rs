@@ -1,13 +1,12 @@
 //! `neardup index`: a persistent index of fingerprints that answers "what is within k bits of this?".
 
-use crate::inputs::{self, DocArgs, Source};
+use crate::inputs::{self, DocArgs};
 use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::{Fingerprint, Scheme};
 use neardup_index::plan::recommend;
 use neardup_index::store::{Change, Meta, PersistentIndex, RedbStore};
-use rayon::prelude::*;
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -149,30 +148,23 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         IndexCommand::Add { dir, paths, doc } => {
             let mut index = open(&dir)?;
             check_scheme(&index, doc.scheme, "--scheme")?;
-            let (sources, operand_errors) = inputs::expand(&paths);
-            let mut failed = operand_errors.len();
-            for e in &operand_errors {
-                eprintln!("neardup: {}: {}", e.label, e.message);
-            }
-            let mut added = 0;
-            for batch in sources.chunks(1024) {
-                let results: Vec<(String, Result<u64, String>)> = batch
-                    .par_iter()
-                    .map(|s: &Source| (s.label(), doc.analyze(s).1.map(|a| a.fingerprint.bits())))
-                    .collect();
-                let mut changes = Vec::with_capacity(results.len());
-                for (label, r) in results {
-                    match r {
-                        Ok(fp) => changes.push(Change::Put(label, fp)),
+            let (mut added, mut failed) = (0usize, 0usize);
+            let unexpanded = doc.fingerprint_batches(&paths, |outcomes, progress| {
+                let mut changes = Vec::with_capacity(outcomes.len());
+                for o in outcomes {
+                    match o.result {
+                        Ok(a) => changes.push(Change::Put(o.label, a.fingerprint.bits())),
                         Err(e) => {
                             failed += 1;
-                            eprintln!("neardup: {label}: {e}");
+                            inputs::report(progress, &o.label, &e);
                         }
                     }
                 }
                 index.apply(&changes)?;
                 added += changes.len();
-            }
+                Ok(())
+            })?;
+            failed += unexpanded;
             eprintln!(
                 "neardup: added {added} documents to {} ({} entries), {failed} failed",
                 dir.display(),
@@ -195,38 +187,41 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             let (mut committed, mut bad) = (0usize, 0usize);
-            for input in &inputs {
-                let reader = inputs::open_lines(input).map_err(anyhow::Error::msg)?;
-                let mut changes = Vec::with_capacity(batch);
-                for (n, line) in reader.lines().enumerate() {
-                    let line = line.with_context(|| format!("{input}:{}", n + 1))?;
-                    if line.trim().is_empty() {
-                        continue;
+            {
+                // One transaction per batch; with --ack, "ok N" only once the batch is durable.
+                let mut commit = |changes: &mut Vec<Change>| -> Result<()> {
+                    if changes.is_empty() {
+                        return Ok(());
                     }
-                    match parse_entry(&line, scheme) {
-                        Ok((id, fp)) => changes.push(Change::Put(id, fp)),
-                        Err(e) => {
-                            bad += 1;
-                            eprintln!("neardup: {input}:{}: {e}", n + 1);
-                        }
-                    }
-                    if changes.len() >= batch.max(1) {
-                        index.apply(&changes)?;
-                        committed += changes.len();
-                        changes.clear();
-                        if ack {
-                            writeln!(out, "ok {committed}")?;
-                            out.flush()?;
-                        }
-                    }
-                }
-                if !changes.is_empty() {
-                    index.apply(&changes)?;
+                    index.apply(changes)?;
                     committed += changes.len();
+                    changes.clear();
                     if ack {
                         writeln!(out, "ok {committed}")?;
                         out.flush()?;
                     }
+                    Ok(())
+                };
+                for input in &inputs {
+                    let reader = inputs::open_lines(input).map_err(anyhow::Error::msg)?;
+                    let mut changes = Vec::with_capacity(batch);
+                    for (n, line) in reader.lines().enumerate() {
+                        let line = line.with_context(|| format!("{input}:{}", n + 1))?;
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        match parse_entry(&line, scheme) {
+                            Ok((id, fp)) => changes.push(Change::Put(id, fp)),
+                            Err(e) => {
+                                bad += 1;
+                                eprintln!("neardup: {input}:{}: {e}", n + 1);
+                            }
+                        }
+                        if changes.len() >= batch.max(1) {
+                            commit(&mut changes)?;
+                        }
+                    }
+                    commit(&mut changes)?;
                 }
             }
             eprintln!(
@@ -252,7 +247,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             let mut out = std::io::BufWriter::new(stdout.lock());
             let mut failed = 0;
             for item in &items {
-                let fp = match resolve(item, &doc) {
+                let fp = match doc.fingerprint_of(item) {
                     Ok(fp) => fp,
                     Err(e) => {
                         failed += 1;
@@ -338,26 +333,6 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// A query item: an existing file, '-', or a fingerprint string.
-fn resolve(item: &str, doc: &DocArgs) -> Result<Fingerprint> {
-    if item != "-" && !Path::new(item).exists() && Fingerprint::looks_like_fingerprint(item) {
-        return item.parse::<Fingerprint>().with_context(|| item.to_owned());
-    }
-    let source = if item == "-" {
-        Source::Stdin
-    } else {
-        Source::File(item.into())
-    };
-    if let Source::File(p) = &source
-        && !p.exists()
-    {
-        bail!("{item}: no such file, and not a fingerprint (SCHEME:BASE32)");
-    }
-    let (_, r) = doc.analyze(&source);
-    let a = r.map_err(|e| anyhow::anyhow!("{item}: {e}"))?;
-    Ok(a.fingerprint)
 }
 
 /// One input line of add-fingerprints: TSV in either column order, or a JSON object.

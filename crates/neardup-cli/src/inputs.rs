@@ -1,10 +1,12 @@
 //! Turning command-line operands into documents: files, directories walked recursively in a stable order,
 //! and `-` for standard input.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::media::{Media, MediaHint};
-use neardup::{Analysis, Scheme};
+use neardup::{Analysis, Fingerprint, Scheme};
+use rayon::prelude::*;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -158,6 +160,111 @@ impl DocArgs {
             .analyze(&bytes, self.media.hint(name.as_deref()))
             .map_err(|e| e.to_string());
         (bytes.len() as u64, result)
+    }
+
+    /// Expands `operands` (files, directories, `-`), reports on stderr the ones that cannot be expanded, and
+    /// reads and fingerprints the documents in parallel batches, handing each batch to `on_batch` in input
+    /// order, with the progress bar (to print around). Returns how many operands could not be expanded.
+    pub fn fingerprint_batches(
+        &self,
+        operands: &[String],
+        mut on_batch: impl FnMut(Vec<Outcome>, &ProgressBar) -> Result<()>,
+    ) -> Result<usize> {
+        let (sources, operand_errors) = expand(operands);
+        for e in &operand_errors {
+            eprintln!("neardup: {}: {}", e.label, e.message);
+        }
+        let progress = progress_bar(sources.len() as u64);
+        // Parallel inside a batch, in order across batches: memory stays bounded and results arrive early.
+        for batch in sources.chunks(256) {
+            let outcomes: Vec<Outcome> = batch
+                .par_iter()
+                .map(|s| {
+                    let (bytes, result) = self.analyze(s);
+                    Outcome {
+                        label: s.label(),
+                        bytes,
+                        result,
+                    }
+                })
+                .collect();
+            progress.inc(batch.len() as u64);
+            on_batch(outcomes, &progress)?;
+        }
+        progress.finish_and_clear();
+        Ok(operand_errors.len())
+    }
+
+    /// The fingerprint of an operand that is a file, `-` (stdin), or a fingerprint string (a path that exists
+    /// wins over a string that looks like a fingerprint).
+    pub fn fingerprint_of(&self, operand: &str) -> Result<Fingerprint> {
+        let source = if operand == "-" {
+            Source::Stdin
+        } else if Path::new(operand).exists() {
+            Source::File(operand.into())
+        } else if Fingerprint::looks_like_fingerprint(operand) {
+            return operand
+                .parse::<Fingerprint>()
+                .with_context(|| operand.to_owned());
+        } else {
+            bail!("{operand}: no such file, and not a fingerprint (SCHEME:BASE32)");
+        };
+        let (_, result) = self.analyze(&source);
+        result
+            .map(|a| a.fingerprint)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", source.label()))
+    }
+}
+
+/// One document read and fingerprinted.
+pub struct Outcome {
+    /// The document's name: its path as given or found, or `-`.
+    pub label: String,
+    /// Its size in bytes (0 if it could not be read).
+    pub bytes: u64,
+    /// What it gave, or why it gave nothing.
+    pub result: Result<Analysis, String>,
+}
+
+/// Reports a document that gave no fingerprint, without tearing the progress bar.
+pub fn report(progress: &ProgressBar, label: &str, message: &str) {
+    progress.suspend(|| eprintln!("neardup: {label}: {message}"));
+}
+
+/// A progress bar for `len` files, drawn only when stderr is a terminal (hidden in pipes and CI).
+pub fn progress_bar(len: u64) -> ProgressBar {
+    if len < 2 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} hashing [{bar:30}] {human_pos}/{human_len} files, {elapsed} elapsed, eta {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// `-j/--threads`: the size of the worker pool.
+#[derive(Args, Clone, Copy)]
+pub struct Threads {
+    /// Worker threads for reading and fingerprinting (default: one per core). Output is the same for any
+    /// number.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    threads: Option<usize>,
+}
+
+impl Threads {
+    /// Sizes the global worker pool, if asked.
+    pub fn apply(self) -> Result<()> {
+        if let Some(n) = self.threads {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build_global()?;
+        }
+        Ok(())
     }
 }
 
