@@ -10,34 +10,17 @@ use neardup_index::all_pairs::all_pairs;
 use neardup_index::plan::{Design, recommend};
 use std::time::Instant;
 
+#[path = "common/synthetic.rs"]
+mod synthetic;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args
-        .get(1)
-        .and_then(|s| s.replace('_', "").parse::<f64>().ok())
-        .unwrap_or(1e6) as usize;
-    let k: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let (n, k) = synthetic::n_and_k(&args);
     let design = match args.get(3).and_then(|s| s.parse::<u32>().ok()) {
         Some(b) => Design::new(k, vec![b]).expect("a valid block count (more than k)"),
         None => recommend(k, n as f64),
     };
-    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut fps: Vec<u64> = (0..n).map(|_| next()).collect();
-    for i in 0..n / 100 {
-        let src = (next() % n as u64) as usize;
-        let flips = 1 + (next() % k.max(1) as u64) as u32;
-        let mut fp = fps[src];
-        for _ in 0..flips {
-            fp ^= 1 << (next() % 64);
-        }
-        fps[(i * 97) % n] = fp;
-    }
+    let fps = synthetic::fingerprints(n, k, &mut synthetic::XorShift::new());
     let start = Instant::now();
     let mut pairs = 0u64;
     all_pairs(&fps, &design, |_, _, _| pairs += 1);

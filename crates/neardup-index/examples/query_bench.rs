@@ -1,31 +1,20 @@
 //! Point queries into the online index: `cargo run --release -p neardup-index --example query_bench -- N [K]`.
 //!
-//! N random fingerprints (1 % of them near-copies of others, as in `all_pairs_bench`), then 200,000 queries:
+//! N synthetic fingerprints (`common/synthetic.rs`, as in `all_pairs_bench`), then 200,000 queries:
 //! half are stored fingerprints with 0 to K bits flipped, half are random. Prints build time and the median
 //! and 99th percentile query latency (timed in batches of 100 queries to keep the clock out of the figure).
 
 use neardup_index::online::HammingIndex;
 use std::time::Instant;
 
+#[path = "common/synthetic.rs"]
+mod synthetic;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args
-        .get(1)
-        .and_then(|s| s.replace('_', "").parse::<f64>().ok())
-        .unwrap_or(1e6) as usize;
-    let k: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
-    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut fps: Vec<u64> = (0..n).map(|_| next()).collect();
-    for i in 0..n / 100 {
-        let src = (next() % n as u64) as usize;
-        fps[(i * 97) % n] = fps[src] ^ (1 << (next() % 64));
-    }
+    let (n, k) = synthetic::n_and_k(&args);
+    let mut rng = synthetic::XorShift::new();
+    let fps = synthetic::fingerprints(n, k, &mut rng);
     // Ids like a crawler's (URL-sized strings), made before the clock starts: the load is what is timed.
     let entries: Vec<(String, u64)> = fps
         .iter()
@@ -42,13 +31,13 @@ fn main() {
     let queries: Vec<u64> = (0..200_000)
         .map(|q| {
             if q % 2 == 0 {
-                let mut fp = fps[(next() % n as u64) as usize];
-                for _ in 0..(next() % (k as u64 + 1)) {
-                    fp ^= 1 << (next() % 64);
+                let mut fp = fps[(rng.next() % n as u64) as usize];
+                for _ in 0..(rng.next() % (k as u64 + 1)) {
+                    fp ^= 1 << (rng.next() % 64);
                 }
                 fp
             } else {
-                next()
+                rng.next()
             }
         })
         .collect();

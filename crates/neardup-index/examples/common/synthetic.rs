@@ -1,0 +1,44 @@
+//! Synthetic fingerprints shared by the index benchmarks: N uniformly random 64-bit values, 1 % of them
+//! replaced by near-copies (1 to k bits flipped) of others, the set-up of the simhash-cpp `find_all` figures
+//! in the project's research notes. Deterministic: the same N and k give the same set.
+
+/// Xorshift64: fast, deterministic, good enough to spread fingerprints.
+pub struct XorShift(u64);
+
+impl XorShift {
+    pub fn new() -> Self {
+        XorShift(0x9e37_79b9_7f4a_7c15)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// The benchmark's N (first argument, e.g. `1e7`; default 1e6) and k (second argument; default 3).
+pub fn n_and_k(args: &[String]) -> (usize, u32) {
+    let n = args
+        .get(1)
+        .and_then(|s| s.replace('_', "").parse::<f64>().ok())
+        .unwrap_or(1e6) as usize;
+    let k = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3);
+    (n, k)
+}
+
+/// N fingerprints with 1 % planted near-duplicates within k bits.
+pub fn fingerprints(n: usize, k: u32, rng: &mut XorShift) -> Vec<u64> {
+    let mut fps: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+    for i in 0..n / 100 {
+        let src = (rng.next() % n as u64) as usize;
+        let flips = 1 + (rng.next() % k.max(1) as u64) as u32;
+        let mut fp = fps[src];
+        for _ in 0..flips {
+            fp ^= 1 << (rng.next() % 64);
+        }
+        fps[(i * 97) % n] = fp;
+    }
+    fps
+}
