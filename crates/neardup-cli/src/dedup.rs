@@ -169,11 +169,7 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
             args.k
         );
     }
-    Ok(if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(inputs::exit_status(failed))
 }
 
 /// Fingerprints files and directories in parallel; returns (id, fingerprint) and the number that failed.

@@ -206,9 +206,5 @@ fn finish(verbose: bool, docs: usize, bytes: u64, failed: usize, started: Instan
             bytes as f64 / 1e6 / secs.max(1e-9)
         );
     }
-    if failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    inputs::exit_status(failed)
 }

@@ -170,11 +170,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 dir.display(),
                 index.index().len()
             );
-            Ok(if failed > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(inputs::exit_status(failed))
         }
         IndexCommand::AddFingerprints {
             dir,
@@ -228,11 +224,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 "neardup: added {committed} fingerprints ({} entries), {bad} lines refused",
                 index.index().len()
             );
-            Ok(if bad > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(inputs::exit_status(bad))
         }
         IndexCommand::Query {
             dir,
@@ -274,11 +266,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 }
             }
             out.flush()?;
-            Ok(if failed > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(inputs::exit_status(failed))
         }
         IndexCommand::Remove { dir, ids } => {
             let mut index = open(&dir)?;
@@ -299,11 +287,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 changes.len(),
                 index.index().len()
             );
-            Ok(if changes.len() < ids.len() {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(inputs::exit_status(ids.len() - changes.len()))
         }
         IndexCommand::Stats { dir, json } => {
             let index = open(&dir)?;

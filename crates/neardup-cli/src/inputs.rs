@@ -226,6 +226,15 @@ pub struct Outcome {
     pub result: Result<Analysis, String>,
 }
 
+/// The exit status of a command over many documents: 1 if any of them failed (each was reported), else 0.
+pub fn exit_status(failures: usize) -> std::process::ExitCode {
+    if failures > 0 {
+        std::process::ExitCode::from(1)
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
+
 /// Reports a document that gave no fingerprint, without tearing the progress bar.
 pub fn report(progress: &ProgressBar, label: &str, message: &str) {
     progress.suspend(|| eprintln!("neardup: {label}: {message}"));
