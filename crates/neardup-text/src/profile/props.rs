@@ -90,7 +90,8 @@ fn fill(table: &mut [u16], range: std::ops::RangeInclusive<u32>, bit: u16) {
 }
 
 fn build() -> Box<[u16]> {
-    let mut t = vec![0u16; 0x11_0000].into_boxed_slice();
+    // STABLE starts set everywhere and is cleared where a character changes.
+    let mut t = vec![STABLE; 0x11_0000].into_boxed_slice();
     let gc = CodePointMapData::<GeneralCategory>::new();
     let group = |g: GeneralCategoryGroup| gc.iter_ranges_for_group(g);
     for r in group(GeneralCategoryGroup::Letter) {
@@ -121,20 +122,11 @@ fn build() -> Box<[u16]> {
     for r in CodePointSetData::new::<WhiteSpace>().iter_ranges() {
         fill(&mut t, r, SPACE);
     }
-    // STABLE starts set everywhere and is cleared where a character changes.
-    for b in t.iter_mut() {
-        *b |= STABLE;
-    }
     let unstable = CodePointSetData::new::<ChangesWhenNfkcCasefolded>()
         .iter_ranges()
         .chain(CodePointSetData::new::<ChangesWhenCasefolded>().iter_ranges());
     for r in unstable {
         for b in &mut t[*r.start() as usize..=*r.end() as usize] {
-            *b &= !STABLE;
-        }
-    }
-    for b in t.iter_mut() {
-        if *b & FORMAT != 0 {
             *b &= !STABLE;
         }
     }
@@ -165,7 +157,11 @@ fn build() -> Box<[u16]> {
         }
     }
     // NFKC_SAFE: STABLE and ccc = 0 ...
+    // Cf characters are deleted, so never STABLE; NFKC_SAFE starts as STABLE and is narrowed below.
     for b in t.iter_mut() {
+        if *b & FORMAT != 0 {
+            *b &= !STABLE;
+        }
         if *b & STABLE != 0 {
             *b |= NFKC_SAFE;
         }
