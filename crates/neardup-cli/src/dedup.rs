@@ -149,7 +149,7 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
             "neardup: added {} documents to {} ({} entries)",
             docs.len(),
             dir.display(),
-            index.index().len()
+            index.len()
         );
     }
     out.flush()?;
@@ -293,11 +293,19 @@ fn with_index(
             args.doc.scheme
         );
     }
-    if args.k > index.meta().design.k {
+    let Some(hamming) = index.hamming() else {
+        bail!(
+            "{} is an LSH index of {} signatures: use it with --scheme {}",
+            dir.display(),
+            index.meta().scheme,
+            index.meta().scheme
+        );
+    };
+    if args.k > hamming.k() {
         bail!(
             "--k {} is larger than the index's k = {}: its tables cannot find every match",
             args.k,
-            index.meta().design.k
+            hamming.k()
         );
     }
     let new_ids: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
@@ -305,9 +313,9 @@ fn with_index(
     let mut stored: std::collections::BTreeMap<String, u64> = Default::default();
     let mut cross: Vec<(usize, String, u32)> = Vec::new();
     for (i, (_, fp)) in docs.iter().enumerate() {
-        for m in index.query(*fp, args.k)? {
+        for m in hamming.query(*fp, args.k)? {
             if !new_ids.contains(m.id.as_str()) {
-                let stored_fp = index.index().get(&m.id).expect("a matched id is stored");
+                let stored_fp = hamming.get(&m.id).expect("a matched id is stored");
                 stored.insert(m.id.clone(), stored_fp);
                 cross.push((i, m.id, m.distance));
             }

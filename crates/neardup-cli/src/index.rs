@@ -5,8 +5,9 @@ use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::{Fingerprint, Scheme};
+use neardup_index::online::HammingIndex;
 use neardup_index::plan::recommend;
-use neardup_index::store::{Change, Meta, PersistentIndex, RedbStore};
+use neardup_index::store::{Change, Kind, Meta, PersistentIndex, RedbStore};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -112,6 +113,23 @@ fn open(dir: &Path) -> Result<PersistentIndex<RedbStore>> {
     Ok(PersistentIndex::open(RedbStore::open(dir)?)?)
 }
 
+/// The Hamming side of an index, or an error that says it is an LSH index.
+fn hamming(index: &PersistentIndex<RedbStore>) -> Result<&HammingIndex> {
+    index.hamming().with_context(|| {
+        format!(
+            "the index holds {} signatures in LSH bands, not SimHash fingerprints",
+            index.meta().scheme
+        )
+    })
+}
+
+fn contains(index: &PersistentIndex<RedbStore>, id: &str) -> bool {
+    match index.memory() {
+        neardup_index::store::Memory::Hamming(h) => h.get(id).is_some(),
+        neardup_index::store::Memory::Lsh(l) => l.get(id).is_some(),
+    }
+}
+
 fn check_scheme(index: &PersistentIndex<RedbStore>, scheme: Scheme, what: &str) -> Result<()> {
     if index.meta().scheme != scheme.name() {
         bail!(
@@ -134,7 +152,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 &dir,
                 Meta {
                     scheme: scheme.name().to_owned(),
-                    design: design.clone(),
+                    kind: Kind::Hamming(design.clone()),
                 },
             )?;
             eprintln!(
@@ -168,7 +186,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             eprintln!(
                 "neardup: added {added} documents to {} ({} entries), {failed} failed",
                 dir.display(),
-                index.index().len()
+                index.len()
             );
             Ok(inputs::exit_status(failed))
         }
@@ -222,7 +240,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             }
             eprintln!(
                 "neardup: added {committed} fingerprints ({} entries), {bad} lines refused",
-                index.index().len()
+                index.len()
             );
             Ok(inputs::exit_status(bad))
         }
@@ -234,7 +252,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             doc,
         } => {
             let index = open(&dir)?;
-            let k = k.unwrap_or(index.meta().design.k);
+            let k = k.unwrap_or(hamming(&index)?.k());
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let mut failed = 0;
@@ -248,7 +266,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                     }
                 };
                 check_scheme(&index, fp.scheme(), &format!("{item}'s fingerprint"))?;
-                let matches = index.query(fp.bits(), k)?;
+                let matches = hamming(&index)?.query(fp.bits(), k)?;
                 if json {
                     let list: Vec<_> = matches
                         .iter()
@@ -270,11 +288,8 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         }
         IndexCommand::Remove { dir, ids } => {
             let mut index = open(&dir)?;
-            let present: Vec<&String> = ids
-                .iter()
-                .filter(|id| index.index().get(id).is_some())
-                .collect();
-            for id in ids.iter().filter(|id| index.index().get(id).is_none()) {
+            let present: Vec<&String> = ids.iter().filter(|id| contains(&index, id)).collect();
+            for id in ids.iter().filter(|id| !contains(&index, id)) {
                 eprintln!("neardup: {id}: not in the index");
             }
             let changes: Vec<Change> = present
@@ -285,7 +300,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             eprintln!(
                 "neardup: removed {} ids ({} entries left)",
                 changes.len(),
-                index.index().len()
+                index.len()
             );
             Ok(inputs::exit_status(ids.len() - changes.len()))
         }
@@ -295,23 +310,25 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 .map(|m| m.len())
                 .unwrap_or(0);
             let meta = index.meta();
+            let (layout, tables, k) = match &meta.kind {
+                Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k)),
+                Kind::Lsh(banding) => (banding.to_string(), banding.bands as u64, None),
+            };
             if json {
                 writeln!(
                     out,
                     "{}",
-                    json!({"entries": index.index().len(), "scheme": meta.scheme, "k": meta.design.k,
-                           "design": meta.design.to_string(), "tables": meta.design.tables(), "file_bytes": bytes})
+                    json!({"entries": index.len(), "scheme": meta.scheme, "kind": meta.kind.name(), "k": k,
+                           "design": layout, "tables": tables, "file_bytes": bytes})
                 )?;
             } else {
-                writeln!(out, "entries\t{}", index.index().len())?;
+                writeln!(out, "entries\t{}", index.len())?;
                 writeln!(out, "scheme\t{}", meta.scheme)?;
-                writeln!(out, "k\t{}", meta.design.k)?;
-                writeln!(
-                    out,
-                    "design\t{} ({} tables)",
-                    meta.design,
-                    meta.design.tables()
-                )?;
+                writeln!(out, "kind\t{}", meta.kind.name())?;
+                if let Some(k) = k {
+                    writeln!(out, "k\t{k}")?;
+                }
+                writeln!(out, "design\t{layout} ({tables} tables)")?;
                 writeln!(out, "file bytes\t{bytes}")?;
             }
             Ok(ExitCode::SUCCESS)

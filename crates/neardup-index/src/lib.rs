@@ -9,6 +9,8 @@
 //! * [`all_pairs`](mod@all_pairs): batch mode, every pair within k exactly once, streamed.
 //! * [`cluster`]: connected components with deterministic representatives (the smallest index).
 //! * [`online`]: insert, remove and query by id in memory, exact within k.
+//! * [`lsh`]: LSH banding for MinHash signatures: the optimizer and presets, an online index, batch pairs and
+//!   clusters.
 //! * [`store`]: the `Store` seam, the embedded redb store, and the persistent index over it.
 //!
 //! ```
@@ -26,6 +28,8 @@
 
 pub mod all_pairs;
 pub mod cluster;
+mod ids;
+pub mod lsh;
 pub mod online;
 pub mod plan;
 mod radix;

@@ -1,8 +1,9 @@
 //! Persistence: the `Store` seam, its embedded backend, and the index that runs over it.
 //!
-//! A [`Store`] holds the durable state of an index: its settings ([`Meta`]) and its entries (id → fingerprint).
-//! It does all the I/O; the index logic ([`HammingIndex`]) stays in memory and is rebuilt from the store when
-//! an index is opened. [`PersistentIndex`] applies every change to the store first and to memory second, so
+//! A [`Store`] holds the durable state of an index: its settings ([`Meta`]) and its entries (id → 64-bit
+//! fingerprint for a Hamming index, id → MinHash signature for an LSH index). It does all the I/O; the index
+//! logic ([`HammingIndex`], [`LshIndex`]) stays in memory and is rebuilt from the store when an index is
+//! opened. [`PersistentIndex`] applies every change to the store first and to memory second, so
 //! what the store acknowledged is what the index holds. A shared, distributed store is another implementation
 //! of the same trait.
 //!
@@ -11,12 +12,15 @@
 //! durability: when [`Store::apply`] returns, the batch survives `kill -9` or a power cut at any later instant;
 //! a crash during the commit leaves the previous state.
 
-use crate::online::{HammingIndex, IndexError, Match};
+use crate::lsh::{Banding, LshError, LshIndex};
+use crate::online::{HammingIndex, IndexError};
 use crate::plan::Design;
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::path::{Path, PathBuf};
 
 const ENTRIES: TableDefinition<&str, u64> = TableDefinition::new("entries");
+/// Signatures as little-endian `u32` values.
+const SIGNATURES: TableDefinition<&str, &[u8]> = TableDefinition::new("signatures");
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 /// The value of the `format` meta key: a file without it is not a neardup index.
 pub const FORMAT: &str = "neardup-index-1";
@@ -26,17 +30,39 @@ pub const FILE_NAME: &str = "index.redb";
 /// An index's settings, fixed at creation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Meta {
-    /// The fingerprint scheme of every entry (`simhash-doc-v1`); others are refused by the callers.
+    /// The scheme of every entry (`simhash-doc-v1`, a MinHash scheme with its parameters); others are refused
+    /// by the callers.
     pub scheme: String,
-    /// The table design (its k is the largest distance queries can ask for).
-    pub design: Design,
+    /// What kind of index, with its layout.
+    pub kind: Kind,
+}
+
+/// The kind of an index and its layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Permuted tables over 64-bit fingerprints (its k is the largest distance queries can ask for).
+    Hamming(Design),
+    /// LSH bands over MinHash signatures.
+    Lsh(Banding),
+}
+
+impl Kind {
+    /// `hamming` or `lsh`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Hamming(_) => "hamming",
+            Kind::Lsh(_) => "lsh",
+        }
+    }
 }
 
 /// One change to an index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
-    /// Store a fingerprint under an id (replacing the id's previous one).
+    /// Store a fingerprint under an id (replacing the id's previous one), in a Hamming index.
     Put(String, u64),
+    /// Store a signature under an id (replacing the id's previous one), in an LSH index.
+    PutSignature(String, Vec<u32>),
     /// Remove an id.
     Delete(String),
 }
@@ -61,9 +87,20 @@ pub enum StoreError {
     /// Another process has the index open.
     #[error("{0} is open in another process (one writer at a time)")]
     Locked(PathBuf),
-    /// The in-memory index refused the entries (it is full).
+    /// The in-memory Hamming index refused the entries (it is full).
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// The in-memory LSH index refused the entries (wrong signature length, or full).
+    #[error(transparent)]
+    Lsh(#[from] LshError),
+    /// A change of the other kind (a fingerprint for an LSH index, or a signature for a Hamming index).
+    #[error("a {index} index cannot store a {change}")]
+    WrongKind {
+        /// The index's kind.
+        index: &'static str,
+        /// What the change carried.
+        change: &'static str,
+    },
     /// An I/O or storage error.
     #[error("{path}: {reason}")]
     Io {
@@ -78,8 +115,10 @@ pub enum StoreError {
 pub trait Store {
     /// The settings.
     fn meta(&self) -> &Meta;
-    /// Every entry, for rebuilding the in-memory index.
+    /// Every fingerprint entry of a Hamming index, for rebuilding the in-memory index.
     fn entries(&self) -> Result<Vec<(String, u64)>, StoreError>;
+    /// Calls `visit` with every signature entry of an LSH index.
+    fn for_each_signature(&self, visit: &mut dyn FnMut(&str, &[u32])) -> Result<(), StoreError>;
     /// Applies a batch of changes atomically and durably: once this returns `Ok`, the whole batch survives a
     /// crash; if it fails or the process dies during it, none of it is applied.
     fn apply(&mut self, batch: &[Change]) -> Result<(), StoreError>;
@@ -104,16 +143,29 @@ impl RedbStore {
         let txn = db.begin_write().map_err(|e| io(&path, e))?;
         {
             let mut t = txn.open_table(META).map_err(|e| io(&path, e))?;
-            let levels: Vec<String> = meta.design.levels.iter().map(|b| b.to_string()).collect();
-            for (key, value) in [
+            let mut settings = vec![
                 ("format", FORMAT.to_owned()),
                 ("scheme", meta.scheme.clone()),
-                ("k", meta.design.k.to_string()),
-                ("levels", levels.join(",")),
-            ] {
+                ("kind", meta.kind.name().to_owned()),
+            ];
+            match &meta.kind {
+                Kind::Hamming(design) => {
+                    let levels: Vec<String> = design.levels.iter().map(|b| b.to_string()).collect();
+                    settings.push(("k", design.k.to_string()));
+                    settings.push(("levels", levels.join(",")));
+                    txn.open_table(ENTRIES).map_err(|e| io(&path, e))?;
+                }
+                Kind::Lsh(b) => {
+                    settings.push(("values", b.values.to_string()));
+                    settings.push(("bands", b.bands.to_string()));
+                    settings.push(("rows", b.rows.to_string()));
+                    settings.push(("wide", b.wide.to_string()));
+                    txn.open_table(SIGNATURES).map_err(|e| io(&path, e))?;
+                }
+            }
+            for (key, value) in settings {
                 t.insert(key, value.as_str()).map_err(|e| io(&path, e))?;
             }
-            txn.open_table(ENTRIES).map_err(|e| io(&path, e))?;
         }
         txn.commit().map_err(|e| io(&path, e))?;
         Ok(RedbStore { path, db, meta })
@@ -151,20 +203,57 @@ impl RedbStore {
         if format != FORMAT {
             return Err(foreign(format!("format '{format}', expected '{FORMAT}'")));
         }
-        let k: u32 = get("k")?.parse().map_err(|_| foreign("bad k".to_owned()))?;
-        let levels: Vec<u32> = get("levels")?
-            .split(',')
-            .map(|b| b.parse().map_err(|_| foreign("bad levels".to_owned())))
-            .collect::<Result<_, _>>()?;
-        let design =
-            Design::new(k, levels).ok_or_else(|| foreign("invalid table design".to_owned()))?;
+        let number = |key: &str| -> Result<u32, StoreError> {
+            get(key)?
+                .parse()
+                .map_err(|_| foreign(format!("the setting '{key}' is not a number")))
+        };
+        // Indexes made before LSH existed have no kind: they are Hamming indexes.
+        let kind = match table.get("kind").map_err(|e| foreign(e.to_string()))? {
+            None => "hamming".to_owned(),
+            Some(v) => v.value().to_owned(),
+        };
+        let kind = match kind.as_str() {
+            "hamming" => {
+                let levels: Vec<u32> = get("levels")?
+                    .split(',')
+                    .map(|b| b.parse().map_err(|_| foreign("bad levels".to_owned())))
+                    .collect::<Result<_, _>>()?;
+                Kind::Hamming(
+                    Design::new(number("k")?, levels)
+                        .ok_or_else(|| foreign("invalid table design".to_owned()))?,
+                )
+            }
+            "lsh" => {
+                let (values, bands, rows, wide) = (
+                    number("values")?,
+                    number("bands")?,
+                    number("rows")?,
+                    number("wide")?,
+                );
+                let valid = bands > 0
+                    && rows > 0
+                    && wide < bands
+                    && bands as u64 * rows as u64 + wide as u64 <= values as u64;
+                if !valid {
+                    return Err(foreign("invalid banding".to_owned()));
+                }
+                Kind::Lsh(Banding {
+                    values,
+                    bands,
+                    rows,
+                    wide,
+                })
+            }
+            other => return Err(foreign(format!("unknown index kind '{other}'"))),
+        };
         let scheme = get("scheme")?;
         drop(table);
         drop(txn);
         Ok(RedbStore {
             path,
             db,
-            meta: Meta { scheme, design },
+            meta: Meta { scheme, kind },
         })
     }
 
@@ -197,14 +286,54 @@ impl Store for RedbStore {
         Ok(out)
     }
 
+    fn for_each_signature(&self, visit: &mut dyn FnMut(&str, &[u32])) -> Result<(), StoreError> {
+        let txn = self.db.begin_read().map_err(|e| io(&self.path, e))?;
+        let table = txn.open_table(SIGNATURES).map_err(|e| io(&self.path, e))?;
+        let mut values = Vec::new();
+        for row in table.iter().map_err(|e| io(&self.path, e))? {
+            let (id, bytes) = row.map_err(|e| io(&self.path, e))?;
+            let bytes = bytes.value();
+            values.clear();
+            values.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            visit(id.value(), &values);
+        }
+        Ok(())
+    }
+
     fn apply(&mut self, batch: &[Change]) -> Result<(), StoreError> {
+        let kind = self.meta.kind.name();
         let txn = self.db.begin_write().map_err(|e| io(&self.path, e))?;
         {
-            let mut table = txn.open_table(ENTRIES).map_err(|e| io(&self.path, e))?;
+            let mut fps = match self.meta.kind {
+                Kind::Hamming(_) => Some(txn.open_table(ENTRIES).map_err(|e| io(&self.path, e))?),
+                Kind::Lsh(_) => None,
+            };
+            let mut sigs = match self.meta.kind {
+                Kind::Lsh(_) => Some(txn.open_table(SIGNATURES).map_err(|e| io(&self.path, e))?),
+                Kind::Hamming(_) => None,
+            };
+            let mut bytes = Vec::new();
             for change in batch {
-                match change {
-                    Change::Put(id, fp) => table.insert(id.as_str(), *fp).map(|_| ()),
-                    Change::Delete(id) => table.remove(id.as_str()).map(|_| ()),
+                let wrong = |change| StoreError::WrongKind {
+                    index: kind,
+                    change,
+                };
+                match (change, &mut fps, &mut sigs) {
+                    (Change::Put(id, fp), Some(t), _) => t.insert(id.as_str(), *fp).map(|_| ()),
+                    (Change::PutSignature(id, sig), _, Some(t)) => {
+                        bytes.clear();
+                        bytes.extend(sig.iter().flat_map(|v| v.to_le_bytes()));
+                        t.insert(id.as_str(), bytes.as_slice()).map(|_| ())
+                    }
+                    (Change::Delete(id), Some(t), _) => t.remove(id.as_str()).map(|_| ()),
+                    (Change::Delete(id), _, Some(t)) => t.remove(id.as_str()).map(|_| ()),
+                    (Change::Put(..), ..) => return Err(wrong("fingerprint")),
+                    (Change::PutSignature(..), ..) => return Err(wrong("signature")),
+                    (Change::Delete(_), None, None) => unreachable!("one table is open"),
                 }
                 .map_err(|e| io(&self.path, e))?;
             }
@@ -213,19 +342,46 @@ impl Store for RedbStore {
     }
 }
 
+/// The in-memory side of a persistent index: one of the two kinds.
+#[derive(Clone, Debug)]
+pub enum Memory {
+    /// Permuted Hamming tables.
+    Hamming(HammingIndex),
+    /// LSH bands.
+    Lsh(LshIndex),
+}
+
 /// An online index whose every change is durable before it is visible.
 pub struct PersistentIndex<S: Store> {
     store: S,
-    index: HammingIndex,
+    memory: Memory,
 }
 
 impl<S: Store> PersistentIndex<S> {
     /// Loads every entry of the store into memory.
     pub fn open(store: S) -> Result<Self, StoreError> {
-        let mut index = HammingIndex::with_design(store.meta().design.clone());
-        // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
-        index.extend(store.entries()?)?;
-        Ok(PersistentIndex { store, index })
+        let memory = match &store.meta().kind {
+            Kind::Hamming(design) => {
+                let mut index = HammingIndex::with_design(design.clone());
+                // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
+                index.extend(store.entries()?)?;
+                Memory::Hamming(index)
+            }
+            Kind::Lsh(banding) => {
+                let mut index = LshIndex::new(*banding);
+                let mut refused = None;
+                store.for_each_signature(&mut |id, sig| {
+                    if refused.is_none() {
+                        refused = index.insert(id, sig).err();
+                    }
+                })?;
+                if let Some(e) = refused {
+                    return Err(e.into());
+                }
+                Memory::Lsh(index)
+            }
+        };
+        Ok(PersistentIndex { store, memory })
     }
 
     /// The settings.
@@ -233,28 +389,81 @@ impl<S: Store> PersistentIndex<S> {
         self.store.meta()
     }
 
-    /// Applies a batch: durably to the store, then to memory.
+    /// Applies a batch: checks it, applies it durably to the store, then to memory. A batch with a change the
+    /// index cannot take (the other kind, a signature of the wrong length) is refused whole, before anything
+    /// is written.
     pub fn apply(&mut self, batch: &[Change]) -> Result<(), StoreError> {
+        for change in batch {
+            match (change, &self.memory) {
+                (Change::Put(..), Memory::Lsh(_)) => {
+                    return Err(StoreError::WrongKind {
+                        index: "lsh",
+                        change: "fingerprint",
+                    });
+                }
+                (Change::PutSignature(..), Memory::Hamming(_)) => {
+                    return Err(StoreError::WrongKind {
+                        index: "hamming",
+                        change: "signature",
+                    });
+                }
+                (Change::PutSignature(_, sig), Memory::Lsh(index)) => index.check(sig)?,
+                _ => {}
+            }
+        }
         self.store.apply(batch)?;
         for change in batch {
-            match change {
-                Change::Put(id, fp) => self.index.insert(id, *fp)?,
-                Change::Delete(id) => {
-                    self.index.remove(id);
+            match (change, &mut self.memory) {
+                (Change::Put(id, fp), Memory::Hamming(index)) => index.insert(id, *fp)?,
+                (Change::PutSignature(id, sig), Memory::Lsh(index)) => index.insert(id, sig)?,
+                (Change::Delete(id), Memory::Hamming(index)) => {
+                    index.remove(id);
+                }
+                (Change::Delete(id), Memory::Lsh(index)) => {
+                    index.remove(id);
+                }
+                // The store refused these already.
+                (Change::Put(..), Memory::Lsh(_))
+                | (Change::PutSignature(..), Memory::Hamming(_)) => {
+                    unreachable!("the store checks the kind of every change")
                 }
             }
         }
         Ok(())
     }
 
-    /// Every stored id within `k` of `fp`.
-    pub fn query(&self, fp: u64, k: u32) -> Result<Vec<Match>, IndexError> {
-        self.index.query(fp, k)
+    /// The in-memory index.
+    pub fn memory(&self) -> &Memory {
+        &self.memory
     }
 
-    /// The in-memory index.
-    pub fn index(&self) -> &HammingIndex {
-        &self.index
+    /// The in-memory Hamming index, if this is one.
+    pub fn hamming(&self) -> Option<&HammingIndex> {
+        match &self.memory {
+            Memory::Hamming(index) => Some(index),
+            Memory::Lsh(_) => None,
+        }
+    }
+
+    /// The in-memory LSH index, if this is one.
+    pub fn lsh(&self) -> Option<&LshIndex> {
+        match &self.memory {
+            Memory::Lsh(index) => Some(index),
+            Memory::Hamming(_) => None,
+        }
+    }
+
+    /// How many ids are stored.
+    pub fn len(&self) -> usize {
+        match &self.memory {
+            Memory::Hamming(index) => index.len(),
+            Memory::Lsh(index) => index.len(),
+        }
+    }
+
+    /// Whether no id is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The store.
@@ -276,7 +485,7 @@ mod tests {
     fn meta() -> Meta {
         Meta {
             scheme: "simhash-doc-v1".into(),
-            design: Design::new(3, vec![6]).unwrap(),
+            kind: Kind::Hamming(Design::new(3, vec![6]).unwrap()),
         }
     }
 
@@ -294,9 +503,49 @@ mod tests {
         drop(idx);
         let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
         assert_eq!(idx.meta(), &meta());
-        assert_eq!(idx.index().len(), 2);
-        let ids: Vec<String> = idx.query(0, 3).unwrap().into_iter().map(|m| m.id).collect();
+        assert_eq!(idx.len(), 2);
+        let ids: Vec<String> = idx
+            .hamming()
+            .unwrap()
+            .query(0, 3)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
         assert_eq!(ids, ["c", "a"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lsh_index_survives_reopening_and_refuses_fingerprints() {
+        let dir = temp("lsh");
+        let meta = Meta {
+            scheme: "minhash-test".into(),
+            kind: Kind::Lsh(Banding::even(2, 4).unwrap()),
+        };
+        let mut idx =
+            PersistentIndex::open(RedbStore::create(&dir, meta.clone()).unwrap()).unwrap();
+        idx.apply(&[
+            Change::PutSignature("a".into(), vec![1, 2, 3, 4]),
+            Change::PutSignature("b".into(), vec![1, 2, 0, 0]),
+            Change::PutSignature("c".into(), vec![7, 7, 7, 7]),
+        ])
+        .unwrap();
+        idx.apply(&[Change::Delete("c".into())]).unwrap();
+        let err = idx.apply(&[Change::Put("d".into(), 1)]).unwrap_err();
+        assert!(matches!(err, StoreError::WrongKind { .. }), "{err}");
+        let err = idx
+            .apply(&[Change::PutSignature("d".into(), vec![1])])
+            .unwrap_err();
+        assert!(err.to_string().contains("4"), "{err}");
+        drop(idx);
+        let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+        assert_eq!(idx.meta(), &meta);
+        assert_eq!(idx.len(), 2);
+        let found = idx.lsh().unwrap().query(&[1, 2, 9, 9]).unwrap();
+        let ids: Vec<&str> = found.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert!(idx.hamming().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,0 +1,385 @@
+//! The online LSH index: insert, remove and query MinHash signatures by the user's ids.
+//!
+//! Each band is a hash table from the band's key (a 64-bit hash of its values) to the newest slot with that
+//! key; older slots with the same key are chained through a per-band `next` array. So an insert is one probe
+//! per band and no allocation, and a query walks one chain per band. Removal retires the slot (queries skip
+//! it); when retired slots outnumber live ones the tables are rebuilt without them.
+
+use super::Banding;
+use crate::ids::IdTable;
+use hashbrown::HashTable;
+
+const END: u32 = u32::MAX;
+
+/// A candidate found by a query: an id and its estimated Jaccard similarity to the query (the fraction of
+/// signature values that agree).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The stored id.
+    pub id: String,
+    /// Estimated Jaccard similarity, 0 to 1.
+    pub similarity: f64,
+}
+
+/// Refusals of the LSH index.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum LshError {
+    /// A signature of the wrong length.
+    #[error("a signature has {got} values, but this index holds signatures of {expected}")]
+    Length {
+        /// Values the index expects.
+        expected: usize,
+        /// Values given.
+        got: usize,
+    },
+    /// The index is full.
+    #[error("the index holds 2^32 - 1 slots, its maximum")]
+    Full,
+}
+
+#[derive(Clone, Debug, Default)]
+struct BandTable {
+    /// (key, newest slot with that key).
+    heads: HashTable<(u64, u32)>,
+    /// Per slot: the next older slot with the same key, or `END`.
+    next: Vec<u32>,
+}
+
+/// An in-memory LSH index over signatures of a fixed length.
+///
+/// ```
+/// use neardup_index::lsh::{Banding, LshIndex};
+/// let mut index = LshIndex::new(Banding::even(4, 8).unwrap());
+/// index.insert("a", &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+/// index.insert("b", &[1, 2, 3, 4, 5, 6, 0, 0]).unwrap(); // shares the first three bands
+/// index.insert("c", &[9, 9, 9, 9, 9, 9, 9, 9]).unwrap();
+/// let found = index.query(&[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+/// assert_eq!(found.len(), 2);
+/// assert_eq!((found[0].id.as_str(), found[0].similarity), ("a", 1.0));
+/// assert_eq!((found[1].id.as_str(), found[1].similarity), ("b", 0.75));
+/// ```
+#[derive(Clone, Debug)]
+pub struct LshIndex {
+    banding: Banding,
+    ids: IdTable,
+    /// `values` per slot.
+    signatures: Vec<u32>,
+    alive: Vec<bool>,
+    live: usize,
+    bands: Vec<BandTable>,
+}
+
+impl LshIndex {
+    /// An empty index for signatures of `banding.values` values.
+    pub fn new(banding: Banding) -> Self {
+        LshIndex {
+            banding,
+            ids: IdTable::default(),
+            signatures: Vec::new(),
+            alive: Vec::new(),
+            live: 0,
+            bands: vec![BandTable::default(); banding.bands as usize],
+        }
+    }
+
+    /// The banding.
+    pub fn banding(&self) -> &Banding {
+        &self.banding
+    }
+
+    /// How many ids are stored.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether no id is stored.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// The signature stored for an id.
+    pub fn get(&self, id: &str) -> Option<&[u32]> {
+        self.ids.get(id).map(|s| self.signature(s))
+    }
+
+    fn signature(&self, slot: u32) -> &[u32] {
+        let k = self.banding.values as usize;
+        &self.signatures[slot as usize * k..(slot as usize + 1) * k]
+    }
+
+    /// Whether a signature has the length this index holds.
+    pub fn check(&self, signature: &[u32]) -> Result<(), LshError> {
+        if signature.len() == self.banding.values as usize {
+            Ok(())
+        } else {
+            Err(LshError::Length {
+                expected: self.banding.values as usize,
+                got: signature.len(),
+            })
+        }
+    }
+
+    /// Stores `signature` under `id`, replacing what the id had.
+    pub fn insert(&mut self, id: &str, signature: &[u32]) -> Result<(), LshError> {
+        self.check(signature)?;
+        if self.ids.slots() >= END as usize - 1 {
+            return Err(LshError::Full);
+        }
+        let (slot, old) = self.ids.assign(id);
+        self.signatures.extend_from_slice(signature);
+        self.alive.push(true);
+        self.live += 1;
+        self.link(slot);
+        // Retired last: retiring may rebuild, which renumbers every slot.
+        if let Some(old) = old {
+            self.retire(old);
+        }
+        Ok(())
+    }
+
+    /// Stores many entries at once, reserving room first.
+    pub fn extend<'a, I>(&mut self, entries: I) -> Result<(), LshError>
+    where
+        I: IntoIterator<Item = (&'a str, &'a [u32])>,
+    {
+        let entries = entries.into_iter();
+        let more = entries.size_hint().0;
+        self.ids.reserve(more, more * 24);
+        self.signatures.reserve(more * self.banding.values as usize);
+        for band in &mut self.bands {
+            band.next.reserve(more);
+            band.heads.reserve(more, |e| e.0);
+        }
+        for (id, signature) in entries {
+            self.insert(id, signature)?;
+        }
+        Ok(())
+    }
+
+    /// Puts a new slot at the head of its chain in every band.
+    fn link(&mut self, slot: u32) {
+        let k = self.banding.values as usize;
+        let start = slot as usize * k;
+        for (b, band) in self.bands.iter_mut().enumerate() {
+            let range = self.banding.band_range(b as u32);
+            let key = band_key(&self.signatures[start + range.start..start + range.end]);
+            let previous = match band.heads.entry(key, |e| e.0 == key, |e| e.0) {
+                hashbrown::hash_table::Entry::Occupied(mut e) => {
+                    std::mem::replace(&mut e.get_mut().1, slot)
+                }
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    v.insert((key, slot));
+                    END
+                }
+            };
+            band.next.push(previous);
+        }
+    }
+
+    fn retire(&mut self, slot: u32) {
+        self.alive[slot as usize] = false;
+        self.live -= 1;
+        if self.ids.slots() - self.live > self.live.max(4096) {
+            self.rebuild();
+        }
+    }
+
+    /// Removes an id; returns whether it was there.
+    pub fn remove(&mut self, id: &str) -> bool {
+        match self.ids.remove(id) {
+            Some(slot) => {
+                self.retire(slot);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every stored id that shares at least one band with `signature`, with its estimated similarity, most
+    /// similar first, then by id.
+    pub fn query(&self, signature: &[u32]) -> Result<Vec<Candidate>, LshError> {
+        self.check(signature)?;
+        let mut slots = Vec::new();
+        for (b, band) in self.bands.iter().enumerate() {
+            let key = band_key(&signature[self.banding.band_range(b as u32)]);
+            let mut at = band.heads.find(key, |e| e.0 == key).map_or(END, |e| e.1);
+            while at != END {
+                slots.push(at);
+                at = band.next[at as usize];
+            }
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        let mut out: Vec<Candidate> = slots
+            .into_iter()
+            .filter(|&s| self.alive[s as usize])
+            .map(|s| Candidate {
+                id: self.ids.id(s).to_owned(),
+                similarity: similarity(self.signature(s), signature),
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.similarity
+                .total_cmp(&a.similarity)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(out)
+    }
+
+    /// Rebuilds the band tables from the live slots, dropping retired ones.
+    pub fn rebuild(&mut self) {
+        let alive = std::mem::take(&mut self.alive);
+        let renumber = self.ids.compact(|s| alive[s as usize]);
+        let k = self.banding.values as usize;
+        let mut signatures = Vec::with_capacity(self.live * k);
+        for (old, &new) in renumber.iter().enumerate() {
+            if new != END {
+                signatures.extend_from_slice(&self.signatures[old * k..(old + 1) * k]);
+            }
+        }
+        self.signatures = signatures;
+        self.alive = vec![true; self.live];
+        for band in &mut self.bands {
+            *band = BandTable::default();
+        }
+        for slot in 0..self.live as u32 {
+            self.link(slot);
+        }
+    }
+
+    /// Bytes held by the index (ids, signatures, band tables).
+    pub fn memory_bytes(&self) -> usize {
+        self.ids.memory_bytes()
+            + self.signatures.capacity() * 4
+            + self.alive.capacity()
+            + self
+                .bands
+                .iter()
+                .map(|b| b.heads.capacity() * 13 + b.next.capacity() * 4)
+                .sum::<usize>()
+    }
+}
+
+/// The fraction of positions where two signatures agree: the MinHash estimate of their Jaccard similarity.
+pub fn similarity(a: &[u32], b: &[u32]) -> f64 {
+    let equal = a.iter().zip(b).filter(|(x, y)| x == y).count();
+    equal as f64 / a.len().max(1) as f64
+}
+
+/// A 64-bit key for a band's values. Keys are never stored on disk (indexes rebuild them on open), so this
+/// function may change between versions; distinct bands collide with probability about 2^-64.
+#[inline]
+pub(crate) fn band_key(values: &[u32]) -> u64 {
+    const M: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (values.len() as u64).wrapping_mul(M);
+    let mut pairs = values.chunks_exact(2);
+    for p in &mut pairs {
+        let w = p[0] as u64 | (p[1] as u64) << 32;
+        h = (h ^ w).wrapping_mul(M).rotate_left(29);
+    }
+    if let [last] = pairs.remainder() {
+        h = (h ^ *last as u64).wrapping_mul(M).rotate_left(29);
+    }
+    // murmur3's finalizer: every input bit reaches every output bit.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u8, Vec<u32>),
+        Remove(u8),
+        Query(Vec<u32>),
+        Rebuild,
+    }
+
+    fn signature() -> impl Strategy<Value = Vec<u32>> {
+        // Values from a tiny alphabet, so that bands collide often.
+        proptest::collection::vec(0u32..3, 6)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (any::<u8>(), signature()).prop_map(|(id, s)| Op::Insert(id % 30, s)),
+            1 => any::<u8>().prop_map(|id| Op::Remove(id % 30)),
+            3 => signature().prop_map(Op::Query),
+            1 => Just(Op::Rebuild),
+        ]
+    }
+
+    proptest! {
+        /// Every query returns exactly the stored ids that share a whole band with it, whatever the history.
+        #[test]
+        fn queries_equal_brute_force(ops in proptest::collection::vec(op(), 1..150)) {
+            let banding = Banding::even(4, 6).unwrap(); // rows 2, 2, 1, 1
+            let mut index = LshIndex::new(banding);
+            let mut model: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+            for op in ops {
+                match op {
+                    Op::Insert(id, s) => {
+                        index.insert(&format!("d{id}"), &s).unwrap();
+                        model.insert(format!("d{id}"), s);
+                    }
+                    Op::Remove(id) => {
+                        prop_assert_eq!(index.remove(&format!("d{id}")), model.remove(&format!("d{id}")).is_some());
+                    }
+                    Op::Query(q) => {
+                        let shares = |s: &[u32]| (0..4).any(|b| {
+                            let r = banding.band_range(b);
+                            s[r.clone()] == q[r]
+                        });
+                        let mut expected: Vec<(String, f64)> = model
+                            .iter()
+                            .filter(|(_, s)| shares(s))
+                            .map(|(id, s)| (id.clone(), similarity(s, &q)))
+                            .collect();
+                        expected.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                        let got: Vec<(String, f64)> = index.query(&q).unwrap().into_iter().map(|c| (c.id, c.similarity)).collect();
+                        prop_assert_eq!(got, expected);
+                    }
+                    Op::Rebuild => index.rebuild(),
+                }
+                prop_assert_eq!(index.len(), model.len());
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_signatures_of_another_length() {
+        let mut index = LshIndex::new(Banding::even(2, 4).unwrap());
+        assert_eq!(
+            index.insert("a", &[1, 2, 3]).unwrap_err(),
+            LshError::Length {
+                expected: 4,
+                got: 3
+            }
+        );
+        assert!(index.query(&[1; 5]).is_err());
+    }
+
+    #[test]
+    fn many_removals_compact_and_stay_exact() {
+        let mut index = LshIndex::new(Banding::even(4, 8).unwrap());
+        for i in 0..20_000u32 {
+            index
+                .insert(&i.to_string(), &[i, i, i, i, i % 7, 0, 0, i])
+                .unwrap();
+        }
+        for i in 0..19_000u32 {
+            assert!(index.remove(&i.to_string()));
+        }
+        assert_eq!(index.len(), 1000);
+        let found = index.query(&[19_500, 19_500, 0, 0, 0, 0, 0, 0]).unwrap();
+        assert_eq!(found[0].id, "19500");
+        assert_eq!(index.get("5"), None);
+        assert_eq!(index.get("19999").unwrap()[0], 19_999);
+    }
+}

@@ -1,0 +1,14 @@
+//! LSH banding for MinHash signatures: the banding and its optimizer, the online index, and batch pairs and
+//! clusters.
+//!
+//! A signature is K `u32` values (any MinHash-family scheme: the fraction of equal positions estimates the
+//! Jaccard similarity). Banding cuts it into b bands; documents that agree on a whole band are candidates,
+//! and their estimated similarity is reported with them so callers can verify against a threshold.
+
+mod banding;
+mod batch;
+mod index;
+
+pub use banding::{Banding, BandingError, PRESETS, Preset, optimize};
+pub use batch::{lsh_clusters, lsh_pairs};
+pub use index::{Candidate, LshError, LshIndex, similarity};
