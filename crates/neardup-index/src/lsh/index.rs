@@ -1,13 +1,18 @@
 //! The online LSH index: insert, remove and query MinHash signatures by the user's ids.
 //!
-//! Each band is a hash table from the band's key (a 64-bit hash of its values) to the newest slot with that
-//! key; older slots with the same key are chained through a per-band `next` array. So an insert is one probe
-//! per band and no allocation, and a query walks one chain per band. Removal retires the slot (queries skip
-//! it); when retired slots outnumber live ones the tables are rebuilt without them.
+//! Each band is an open-addressing table from the band's key (a 64-bit hash of its values) to the newest
+//! slot with that key; older slots with the same key are chained through a per-band `next` array. A cell is
+//! 8 bytes (the key's top 32 bits as a tag, and the slot) and sits at the tag's low bits, so an insert or a
+//! lookup is about one cache miss per band, a query issues all bands' misses before it waits for any, and
+//! the table grows without reading a signature.
+//! Queries check a candidate's band values before they report it, so a tag collision (2^-32) costs a
+//! comparison, never a wrong answer. Removal retires the slot (queries skip it); when retired slots
+//! outnumber live ones the tables are rebuilt without them.
 
 use super::Banding;
 use crate::ids::IdTable;
-use hashbrown::HashTable;
+use crate::radix::radix_sort_by_key;
+use rayon::prelude::*;
 
 const END: u32 = u32::MAX;
 
@@ -37,12 +42,102 @@ pub enum LshError {
     Full,
 }
 
+/// One band's table: open addressing with linear probing, at most half full.
 #[derive(Clone, Debug, Default)]
 struct BandTable {
-    /// (key, newest slot with that key).
-    heads: HashTable<(u64, u32)>,
-    /// Per slot: the next older slot with the same key, or `END`.
+    /// `tag << 32 | newest slot`, or `EMPTY`.
+    cells: Vec<u64>,
+    used: usize,
+    /// Per slot: the next older slot in its chain, or `END`.
     next: Vec<u32>,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+impl BandTable {
+    #[inline]
+    fn home(&self, tag: u64) -> usize {
+        tag as usize & (self.cells.len() - 1)
+    }
+
+    /// The newest slot whose key has `key`'s tag, starting the probe at `home`.
+    #[inline]
+    fn head(&self, key: u64) -> u32 {
+        if self.cells.is_empty() {
+            return END;
+        }
+        let tag = key >> 32;
+        let mask = self.cells.len() - 1;
+        let mut i = self.home(tag);
+        loop {
+            let c = self.cells[i];
+            if c == EMPTY {
+                return END;
+            }
+            if c >> 32 == tag {
+                return c as u32;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Makes room for one more key.
+    #[inline]
+    fn reserve_one(&mut self) {
+        self.reserve(1);
+    }
+
+    /// Makes room for `more` keys.
+    fn reserve(&mut self, more: usize) {
+        while (self.used + more) * 2 > self.cells.len() {
+            self.grow();
+        }
+    }
+
+    /// Makes `slot` (the newest slot) the head of `key`'s chain; `first` is the key's home cell, already read.
+    #[inline]
+    fn push(&mut self, key: u64, first: u64, slot: u32) {
+        self.push_at(key, first, slot);
+    }
+
+    /// Makes `slot` the head of `key`'s chain; `first` is the key's home cell, already read. Slots may come
+    /// in any order across keys, but in increasing order within a key.
+    #[inline]
+    fn push_at(&mut self, key: u64, first: u64, slot: u32) {
+        let tag = key >> 32;
+        let mask = self.cells.len() - 1;
+        let mut i = self.home(tag);
+        let mut c = first;
+        if self.next.len() <= slot as usize {
+            self.next.resize(slot as usize + 1, END);
+        }
+        loop {
+            if c == EMPTY {
+                self.used += 1;
+                break;
+            }
+            if c >> 32 == tag {
+                self.next[slot as usize] = c as u32;
+                break;
+            }
+            i = (i + 1) & mask;
+            c = self.cells[i];
+        }
+        self.cells[i] = tag << 32 | slot as u64;
+    }
+
+    fn grow(&mut self) {
+        let size = (self.cells.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.cells, vec![EMPTY; size]);
+        let mask = self.cells.len() - 1;
+        for c in old.into_iter().filter(|&c| c != EMPTY) {
+            let mut i = self.home(c >> 32);
+            while self.cells[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.cells[i] = c;
+        }
+    }
 }
 
 /// An in-memory LSH index over signatures of a fixed length.
@@ -67,6 +162,8 @@ pub struct LshIndex {
     alive: Vec<bool>,
     live: usize,
     bands: Vec<BandTable>,
+    /// Per band, during an insert: its key and home cell.
+    scratch: Vec<(u64, u64)>,
 }
 
 impl LshIndex {
@@ -79,6 +176,7 @@ impl LshIndex {
             alive: Vec::new(),
             live: 0,
             bands: vec![BandTable::default(); banding.bands as usize],
+            scratch: Vec::new(),
         }
     }
 
@@ -137,7 +235,9 @@ impl LshIndex {
         Ok(())
     }
 
-    /// Stores many entries at once, reserving room first.
+    /// Stores many entries at once (a later entry for an id replaces an earlier one): the fast way to load an
+    /// index. Each band's new keys are sorted by their cell, so the table is filled in memory order instead
+    /// of one random cache miss per key.
     pub fn extend<'a, I>(&mut self, entries: I) -> Result<(), LshError>
     where
         I: IntoIterator<Item = (&'a str, &'a [u32])>,
@@ -146,33 +246,80 @@ impl LshIndex {
         let more = entries.size_hint().0;
         self.ids.reserve(more, more * 24);
         self.signatures.reserve(more * self.banding.values as usize);
-        for band in &mut self.bands {
-            band.next.reserve(more);
-            band.heads.reserve(more, |e| e.0);
-        }
+        self.alive.reserve(more);
+        let first = self.ids.slots() as u32;
+        let mut replaced = Vec::new();
+        let mut outcome = Ok(());
         for (id, signature) in entries {
-            self.insert(id, signature)?;
+            if let Err(e) = self.check(signature) {
+                outcome = Err(e);
+                break;
+            }
+            if self.ids.slots() >= END as usize - 1 {
+                outcome = Err(LshError::Full);
+                break;
+            }
+            let (_, old) = self.ids.assign(id);
+            replaced.extend(old);
+            self.signatures.extend_from_slice(signature);
+            self.alive.push(true);
+            self.live += 1;
         }
-        Ok(())
+        // Whatever was accepted is linked, even if a later entry was refused.
+        self.link_range(first, self.ids.slots() as u32);
+        // Retired last: retiring may rebuild, which renumbers every slot.
+        for old in replaced {
+            if self.alive[old as usize] {
+                self.retire(old);
+            }
+        }
+        outcome
+    }
+
+    /// Links slots `first..last` (newer than every linked slot) into every band. Each band's keys are sorted
+    /// by home cell first, so the table is written in memory order.
+    fn link_range(&mut self, first: u32, last: u32) {
+        let k = self.banding.values as usize;
+        let (banding, signatures) = (&self.banding, &self.signatures);
+        // Bands are independent: each thread fills whole bands, so the result does not depend on threads.
+        self.bands.par_iter_mut().enumerate().for_each(|(b, band)| {
+            let range = banding.band_range(b as u32);
+            band.reserve((last - first) as usize);
+            band.next.resize(last as usize, END);
+            let home_bits = band.cells.len().trailing_zeros();
+            let mut rows: Vec<(u64, u32)> = (first..last)
+                .map(|slot| {
+                    let start = slot as usize * k;
+                    (
+                        band_key(&signatures[start + range.start..start + range.end]),
+                        slot,
+                    )
+                })
+                .collect();
+            // By home cell (the tag's low bits), stable, so equal keys stay in slot order (newest last).
+            radix_sort_by_key(&mut rows, &mut Vec::new(), 32, home_bits);
+            for &(key, slot) in &rows {
+                let cell = band.cells[band.home(key >> 32)];
+                band.push_at(key, cell, slot);
+            }
+        });
     }
 
     /// Puts a new slot at the head of its chain in every band.
     fn link(&mut self, slot: u32) {
-        let k = self.banding.values as usize;
-        let start = slot as usize * k;
+        let start = slot as usize * self.banding.values as usize;
+        let signature = &self.signatures[start..start + self.banding.values as usize];
+        self.scratch.clear();
         for (b, band) in self.bands.iter_mut().enumerate() {
-            let range = self.banding.band_range(b as u32);
-            let key = band_key(&self.signatures[start + range.start..start + range.end]);
-            let previous = match band.heads.entry(key, |e| e.0 == key, |e| e.0) {
-                hashbrown::hash_table::Entry::Occupied(mut e) => {
-                    std::mem::replace(&mut e.get_mut().1, slot)
-                }
-                hashbrown::hash_table::Entry::Vacant(v) => {
-                    v.insert((key, slot));
-                    END
-                }
-            };
-            band.next.push(previous);
+            let key = band_key(&signature[self.banding.band_range(b as u32)]);
+            band.reserve_one();
+            // Reading each band's home cell here, in a loop with no other dependence, lets the CPU wait for all
+            // bands' cache misses at once instead of one after another.
+            let first = band.cells[band.home(key >> 32)];
+            self.scratch.push((key, first));
+        }
+        for (band, &(key, first)) in self.bands.iter_mut().zip(&self.scratch) {
+            band.push(key, first, slot);
         }
     }
 
@@ -200,12 +347,25 @@ impl LshIndex {
     pub fn query(&self, signature: &[u32]) -> Result<Vec<Candidate>, LshError> {
         self.check(signature)?;
         let mut slots = Vec::new();
-        for (b, band) in self.bands.iter().enumerate() {
-            let key = band_key(&signature[self.banding.band_range(b as u32)]);
-            let mut at = band.heads.find(key, |e| e.0 == key).map_or(END, |e| e.1);
-            while at != END {
-                slots.push(at);
-                at = band.next[at as usize];
+        // In groups of bands, all first probes are independent loads: read the heads first, walk chains after.
+        const GROUP: usize = 16;
+        for group_start in (0..self.bands.len()).step_by(GROUP) {
+            let group = &self.bands[group_start..(group_start + GROUP).min(self.bands.len())];
+            let mut heads = [END; GROUP];
+            for (g, band) in group.iter().enumerate() {
+                let range = self.banding.band_range((group_start + g) as u32);
+                heads[g] = band.head(band_key(&signature[range]));
+            }
+            for (g, band) in group.iter().enumerate() {
+                let range = self.banding.band_range((group_start + g) as u32);
+                let mut at = heads[g];
+                // A chain holds one key's slots (or, after a 32-bit tag collision, two keys'): check the band.
+                while at != END {
+                    if self.signature(at)[range.clone()] == signature[range.clone()] {
+                        slots.push(at);
+                    }
+                    at = band.next[at as usize];
+                }
             }
         }
         slots.sort_unstable();
@@ -242,9 +402,7 @@ impl LshIndex {
         for band in &mut self.bands {
             *band = BandTable::default();
         }
-        for slot in 0..self.live as u32 {
-            self.link(slot);
-        }
+        self.link_range(0, self.live as u32);
     }
 
     /// Bytes held by the index (ids, signatures, band tables).
@@ -255,7 +413,7 @@ impl LshIndex {
             + self
                 .bands
                 .iter()
-                .map(|b| b.heads.capacity() * 13 + b.next.capacity() * 4)
+                .map(|b| b.cells.capacity() * 8 + b.next.capacity() * 4)
                 .sum::<usize>()
     }
 }
