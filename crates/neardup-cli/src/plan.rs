@@ -1,7 +1,9 @@
-//! `neardup plan`: which permuted-table design to use for N fingerprints and distance k.
+//! `neardup plan`: which permuted-table design to use for N fingerprints and distance k, or which LSH banding
+//! to use for MinHash signatures and a Jaccard threshold.
 
 use anyhow::{Result, bail};
 use clap::Args;
+use neardup_index::lsh::{Banding, PRESETS, Preset, optimize};
 use neardup_index::plan::{Estimate, plan, query_cost};
 use serde_json::json;
 use std::io::Write;
@@ -19,16 +21,45 @@ treat it as a lower bound) and the memory of uncompressed tables (12 bytes per f
 table plus the bucket directory). The first row is the recommendation: the lowest predicted
 query cost (60 ns per table + 1 ns per candidate) within the memory budget.
 
+With --scheme minhash (any MinHash scheme), it chooses the LSH banding instead: b bands of r
+signature values; two documents become candidates when all values of a band agree, which
+happens with probability P(J) = 1 - (1 - J^r)^b for Jaccard similarity J. The banding minimizes
+the weighted areas of false positives (P below the threshold) and false negatives (1 - P above
+it), as datasketch does, but never leaves signature values unused without saying so: where b does
+not divide the number of values, some bands get one more row. It prints the S-curve. Presets
+reproduce published pipelines (fineweb, refinedweb/gopher, the-stack).
+
 Examples:
     neardup plan --n 1e9 --k 3
-    neardup plan --n 1e8 --k 5 --memory 64G";
+    neardup plan --n 1e8 --k 5 --memory 64G
+    neardup plan --scheme minhash --threshold 0.8
+    neardup plan --scheme minhash --threshold 0.7 --values 256 --fn-weight 0.7
+    neardup plan --scheme minhash --preset fineweb";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct PlanArgs {
-    /// Expected number of fingerprints (1e9, 250000000, ...).
+    /// Expected number of fingerprints (1e9, 250000000, ...); needed for SimHash tables.
     #[arg(long, value_parser = parse_count)]
-    n: f64,
+    n: Option<f64>,
+    /// The scheme family to plan for: simhash (permuted tables) or minhash (LSH bands).
+    #[arg(long, default_value = "simhash")]
+    scheme: String,
+    /// MinHash: the Jaccard similarity to find.
+    #[arg(long, default_value_t = 0.8)]
+    threshold: f64,
+    /// MinHash: values per signature (K).
+    #[arg(long, default_value_t = 128)]
+    values: u32,
+    /// MinHash: a published configuration instead of the optimizer (fineweb, refinedweb, gopher, the-stack).
+    #[arg(long)]
+    preset: Option<String>,
+    /// MinHash: weight of false positives in the optimizer.
+    #[arg(long, default_value_t = 0.5)]
+    fp_weight: f64,
+    /// MinHash: weight of false negatives in the optimizer.
+    #[arg(long, default_value_t = 0.5)]
+    fn_weight: f64,
     /// Maximum Hamming distance to find (inclusive), 0 to 7.
     #[arg(long, default_value_t = 3)]
     k: u32,
@@ -84,6 +115,21 @@ fn human_bytes(b: f64) -> String {
 }
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    let family = args.scheme.to_ascii_lowercase();
+    if family.starts_with("minhash") || family.starts_with("wminhash") {
+        return run_lsh(&args);
+    }
+    if !family.starts_with("simhash") {
+        bail!(
+            "--scheme {}: plan knows the simhash family (permuted tables) and the minhash family (LSH bands)",
+            args.scheme
+        );
+    }
+    let Some(n) = args.n else {
+        bail!(
+            "--n is needed to plan SimHash tables: the expected number of fingerprints (e.g. --n 1e9)"
+        );
+    };
     let mut out = std::io::stdout().lock();
     if args.k > 7 {
         bail!(
@@ -91,12 +137,12 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             args.k
         );
     }
-    let designs: Vec<Estimate> = plan(args.k, args.n, args.memory);
+    let designs: Vec<Estimate> = plan(args.k, n, args.memory);
     if designs.is_empty() {
         bail!(
             "no design fits in {} for {} fingerprints at k = {}: raise --memory",
             human_bytes(args.memory.unwrap_or(0.0)),
-            args.n,
+            n,
             args.k
         );
     }
@@ -115,7 +161,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         out,
         "k = {}, N = {:.3e}{}",
         args.k,
-        args.n,
+        n,
         args.memory
             .map_or(String::new(), |m| format!(", memory ≤ {}", human_bytes(m)))
     )?;
@@ -146,5 +192,77 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         "recommended: {} ({} tables)",
         designs[0].design, designs[0].tables
     )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The LSH banding for a threshold (or a preset), with its S-curve.
+fn run_lsh(args: &PlanArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let (banding, threshold, source) = match &args.preset {
+        Some(name) => {
+            let Some(preset) = Preset::named(name) else {
+                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+                bail!("unknown preset '{name}' (known: {})", known.join(", "));
+            };
+            (preset.banding(), preset.threshold, Some(preset))
+        }
+        None => (
+            optimize(args.threshold, args.values, args.fp_weight, args.fn_weight)?,
+            args.threshold,
+            None,
+        ),
+    };
+    // datasketch's grid (b·r ≤ K), for comparison.
+    let datasketch = (1..=banding.values)
+        .flat_map(|b| (1..=banding.values / b).map(move |r| (b, r)))
+        .map(|(b, r)| Banding::fixed(b, r, banding.values).expect("b·r ≤ K"))
+        .min_by(|x, y| {
+            let cost = |z: &Banding| {
+                let (fp, fn_) = z.error_areas(threshold);
+                args.fp_weight * fp + args.fn_weight * fn_
+            };
+            cost(x).total_cmp(&cost(y))
+        })
+        .expect("K ≥ 1");
+    let curve: Vec<(f64, f64)> = (0..10)
+        .map(|i| 0.5 + 0.05 * i as f64)
+        .map(|j| (j, banding.probability(j)))
+        .collect();
+    let (fp, fn_) = banding.error_areas(threshold);
+    if args.json {
+        let line = json!({
+            "threshold": threshold, "values": banding.values, "bands": banding.bands, "rows": banding.rows,
+            "wide_bands": banding.wide, "unused_values": banding.unused(), "preset": source.map(|p| p.name),
+            "false_positive_area": fp, "false_negative_area": fn_, "midpoint": banding.midpoint(),
+            "s_curve": curve.iter().map(|(j, p)| json!({"jaccard": j, "p_candidate": p})).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{line}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    match source {
+        Some(p) => writeln!(out, "preset {}: {}", p.name, p.source)?,
+        None => writeln!(
+            out,
+            "Jaccard ≥ {threshold} with {} values per signature (weights: false positives {}, false negatives {})",
+            banding.values, args.fp_weight, args.fn_weight
+        )?,
+    }
+    writeln!(out, "banding: {banding}")?;
+    writeln!(out, "{:<8} {:>12}", "Jaccard", "P(candidate)")?;
+    for (j, p) in &curve {
+        writeln!(out, "{j:<8.2} {p:>12.4}")?;
+    }
+    writeln!(
+        out,
+        "P(candidate) = 0.5 at Jaccard {:.3}; false-positive area {fp:.4}, false-negative area {fn_:.4}",
+        banding.midpoint()
+    )?;
+    if source.is_none() {
+        let (dfp, dfn) = datasketch.error_areas(threshold);
+        writeln!(
+            out,
+            "datasketch's optimizer would choose {datasketch} (areas {dfp:.4} / {dfn:.4})"
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }

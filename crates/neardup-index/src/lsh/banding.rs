@@ -143,12 +143,12 @@ impl fmt::Display for Banding {
         } else {
             write!(
                 f,
-                "{} bands × {}–{} rows ({} of {} rows)",
+                "{} bands ({} × {} rows, {} × {} rows)",
                 self.bands,
-                self.rows,
-                self.rows + 1,
                 self.wide,
-                self.rows + 1
+                self.rows + 1,
+                self.bands - self.wide,
+                self.rows
             )?;
         }
         match self.unused() {
