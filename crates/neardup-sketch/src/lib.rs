@@ -24,4 +24,10 @@
 #![warn(missing_docs)]
 
 pub mod lookup3;
+pub mod oph;
+pub mod shingle;
+pub mod signature;
 pub mod simhash;
+
+#[cfg(test)]
+mod test_stats;
