@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod datasketch;
 pub mod lookup3;
 pub mod oph;
 pub mod shingle;
