@@ -23,5 +23,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod datasketch;
 pub mod lookup3;
+pub mod oph;
+pub mod shingle;
+pub mod signature;
 pub mod simhash;
+
+#[cfg(test)]
+mod test_stats;
