@@ -1,10 +1,13 @@
-//! `neardup dedup`: fingerprint everything, find every pair within k bits, print clusters or pairs.
+//! `neardup dedup`: sketch everything, find every near-duplicate pair (within k bits for SimHash, at an
+//! estimated Jaccard similarity of at least a threshold for MinHash), print clusters or pairs.
 
 use crate::inputs::{self, DocArgs, Threads};
 use anyhow::{Result, bail};
 use clap::Args;
+use neardup::{Method, Sketch};
 use neardup_index::cluster::{UnionFind, clusters};
-use neardup_index::store::{Change, PersistentIndex, RedbStore};
+use neardup_index::lsh::{Banding, PRESETS, Preset, lsh_clusters, lsh_pairs, optimize, similarity};
+use neardup_index::store::{Change, Kind, PersistentIndex, RedbStore};
 use neardup_index::{all_pairs::all_pairs, hamming, plan::recommend};
 use rayon::prelude::*;
 use serde_json::json;
@@ -26,7 +29,13 @@ inputs or on the number of threads:
     1<TAB>docs/b.html<TAB>2      (cluster, member, distance to the representative)
 
 With --pairs: one line per pair, id_a<TAB>id_b<TAB>distance (id_a < id_b), for scoring and other
-tools. With --json: JSON lines. A summary goes to stderr. Documents that cannot be fingerprinted
+tools. With --json: JSON lines. A summary goes to stderr.
+
+With --scheme minhash: documents are MinHash signatures of their word 5-grams (--shingle,
+--num-perm), candidates come from LSH bands chosen for --threshold (see `neardup plan --scheme
+minhash`) or from --preset, and a candidate pair is kept when its estimated Jaccard similarity
+reaches the threshold (--no-verify keeps every candidate). The third column is then the estimated
+Jaccard similarity (to the representative, in clusters). Documents that cannot be fingerprinted
 are reported on stderr and left out; the exit status is then 1.
 
 With --index DIR the documents are also checked against a persistent index (`neardup index`) and
@@ -37,7 +46,9 @@ Examples:
     neardup dedup docs/
     neardup dedup --k 5 --pairs old/ new/ > pairs.tsv
     zstd -dc corpus.jsonl.zst | neardup dedup --jsonl --json - > clusters.jsonl
-    neardup dedup --index crawl-idx today/";
+    neardup dedup --index crawl-idx today/
+    neardup dedup --scheme minhash --threshold 0.8 --pairs corpus/
+    zstd -dc crawl.jsonl.zst | neardup dedup --jsonl --scheme minhash --preset fineweb -";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -45,9 +56,20 @@ pub struct DedupArgs {
     /// Files, directories (recursively), '-' for stdin, or JSON Lines corpora with --jsonl.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<String>,
-    /// The largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to 7.
+    /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to 7.
     #[arg(short, long, default_value_t = 3)]
     k: u32,
+    /// MinHash: the estimated Jaccard similarity at which two documents are near-duplicates [default: 0.8,
+    /// or the index's].
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack): its signature size,
+    /// shingles, bands and threshold.
+    #[arg(long)]
+    preset: Option<String>,
+    /// MinHash: keep every LSH candidate pair, without checking its estimated similarity.
+    #[arg(long)]
+    no_verify: bool,
     /// Print every pair instead of clusters.
     #[arg(long)]
     pairs: bool,
@@ -67,6 +89,93 @@ pub struct DedupArgs {
     threads: Threads,
 }
 
+/// How close a pair is: a Hamming distance (SimHash) or an estimated Jaccard similarity (MinHash).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+enum Score {
+    Distance(u32),
+    Similarity(f64),
+}
+
+impl Score {
+    fn json(self) -> serde_json::Value {
+        match self {
+            Score::Distance(d) => json!({ "distance": d }),
+            Score::Similarity(s) => json!({ "similarity": s }),
+        }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Distance(d) => write!(f, "{d}"),
+            Score::Similarity(s) => write!(f, "{s:.4}"),
+        }
+    }
+}
+
+/// The documents, sorted by id, as SimHash fingerprints or as MinHash signatures (`values` per document).
+enum Batch {
+    SimHash(Vec<u64>),
+    MinHash {
+        signatures: Vec<u32>,
+        banding: Banding,
+        threshold: Option<f64>,
+    },
+}
+
+impl Batch {
+    /// The score of documents `i` and `j`.
+    fn score(&self, i: usize, j: usize) -> Score {
+        match self {
+            Batch::SimHash(fps) => Score::Distance(hamming(fps[i], fps[j])),
+            Batch::MinHash {
+                signatures,
+                banding,
+                ..
+            } => {
+                let k = banding.values as usize;
+                Score::Similarity(similarity(
+                    &signatures[i * k..(i + 1) * k],
+                    &signatures[j * k..(j + 1) * k],
+                ))
+            }
+        }
+    }
+
+    /// Every pair (i < j) of near-duplicates, streamed.
+    fn pairs(&self, k: u32, mut emit: impl FnMut(u32, u32, Score)) {
+        match self {
+            Batch::SimHash(fps) => {
+                all_pairs(fps, &recommend(k, fps.len().max(1) as f64), |i, j, d| {
+                    emit(i, j, Score::Distance(d))
+                })
+            }
+            Batch::MinHash {
+                signatures,
+                banding,
+                threshold,
+            } => lsh_pairs(signatures, banding, |i, j, s| {
+                if threshold.is_none_or(|t| s >= t) {
+                    emit(i, j, Score::Similarity(s))
+                }
+            }),
+        }
+    }
+
+    /// Clusters of two or more, by smallest index.
+    fn clusters(&self, k: u32) -> Vec<Vec<u32>> {
+        match self {
+            Batch::SimHash(fps) => clusters(fps, &recommend(k, fps.len().max(1) as f64)),
+            Batch::MinHash {
+                signatures,
+                banding,
+                threshold,
+            } => lsh_clusters(signatures, banding, *threshold),
+        }
+    }
+}
+
 pub fn run(args: DedupArgs) -> Result<ExitCode> {
     if args.k > 7 {
         bail!(
@@ -74,32 +183,103 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
             args.k
         );
     }
+    let preset = match &args.preset {
+        Some(name) => Some(Preset::named(name).ok_or_else(|| {
+            let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+            anyhow::anyhow!("unknown preset '{name}' (known: {})", known.join(", "))
+        })?),
+        None => None,
+    };
+    // With an index, its scheme, parameters and LSH bands decide; flags may only repeat them.
+    let index = match &args.index {
+        Some(dir) => Some(PersistentIndex::open(RedbStore::open(dir)?)?),
+        None => None,
+    };
+    let method = match (&index, &args.index) {
+        (Some(index), Some(dir)) => {
+            if preset.is_some() {
+                bail!(
+                    "--preset cannot change an existing index's settings ({})",
+                    dir.display()
+                );
+            }
+            let method: Method = index.meta().scheme.parse()?;
+            args.doc.method.adopt(method, &dir.display().to_string())?;
+            method
+        }
+        _ => args
+            .doc
+            .method
+            .method_with(preset.map(|p| (p.values, p.shingle)))?,
+    };
+    if preset.is_some() && matches!(method, Method::SimHash(_)) {
+        bail!("--preset configures MinHash: add --scheme minhash");
+    }
     args.threads.apply()?;
     let started = Instant::now();
     let (mut docs, failed) = if args.jsonl {
-        read_jsonl(&args)?
+        read_jsonl(&args, method)?
     } else {
         read_files(&args)?
     };
     // Canonical order: by id, so that indices, pairs and clusters do not depend on the input order.
     docs.sort_by(|a, b| a.0.cmp(&b.0));
-    let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
-    let design = recommend(args.k, fps.len().max(1) as f64);
+    let batch = match method {
+        Method::SimHash(_) => Batch::SimHash(
+            docs.iter()
+                .map(|d| d.1.fingerprint().expect("SimHash sketches").bits())
+                .collect(),
+        ),
+        Method::MinHash(scheme) => {
+            let (banding, threshold) = match (index.as_ref().map(|i| &i.meta().kind), preset) {
+                (Some(Kind::Lsh { banding, threshold }), _) => {
+                    if args.threshold.is_some_and(|t| t != *threshold) {
+                        bail!(
+                            "the index's LSH bands were chosen for Jaccard ≥ {threshold}; --threshold cannot change them"
+                        );
+                    }
+                    (*banding, *threshold)
+                }
+                (Some(Kind::Hamming(_)), _) => unreachable!("a SimHash index has a SimHash method"),
+                (None, Some(p)) if p.values == scheme.values() => {
+                    (p.banding(), args.threshold.unwrap_or(p.threshold))
+                }
+                (None, Some(p)) => bail!(
+                    "--preset {} uses {} values per signature, not --num-perm {}",
+                    p.name,
+                    p.values,
+                    scheme.values()
+                ),
+                (None, None) => {
+                    let t = args.threshold.unwrap_or(0.8);
+                    (optimize(t, scheme.values(), 0.5, 0.5)?, t)
+                }
+            };
+            let mut signatures = Vec::with_capacity(docs.len() * banding.values as usize);
+            for d in &docs {
+                signatures.extend_from_slice(d.1.signature().expect("MinHash sketches").values());
+            }
+            Batch::MinHash {
+                signatures,
+                banding,
+                threshold: (!args.no_verify).then_some(threshold),
+            }
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut in_clusters, mut cluster_count, mut pair_count) = (0usize, 0usize, 0usize);
     let mut stored = None;
-    if let Some(dir) = &args.index {
-        let (nodes, edges, index) = with_index(dir, &docs, &fps, &design, &args)?;
-        let node_fps: Vec<u64> = nodes.iter().map(|n| n.1).collect();
+    if let (Some(index), Some(dir)) = (index, &args.index) {
+        let (nodes, edges, index) = with_index(dir, index, &docs, &batch, &args)?;
         if args.pairs {
-            for &(i, j, d) in &edges {
+            for (i, j, score) in &edges {
                 pair_count += 1;
                 print_pair(
                     &mut out,
-                    &nodes[i as usize].0,
-                    &nodes[j as usize].0,
-                    d,
+                    &nodes[*i as usize].0,
+                    &nodes[*j as usize].0,
+                    *score,
                     args.json,
                 )?;
             }
@@ -111,37 +291,39 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
             for (n, members) in uf.clusters().iter().enumerate() {
                 cluster_count += 1;
                 in_clusters += members.len();
-                print_cluster(&mut out, n + 1, members, &nodes, &node_fps, args.json)?;
+                let score = |a: u32, b: u32| nodes[a as usize].1.score(&nodes[b as usize].1);
+                print_cluster(&mut out, n + 1, members, &nodes, &score, args.json)?;
             }
         }
         stored = Some(index);
     } else if args.pairs {
         let mut result = Ok(());
-        all_pairs(&fps, &design, |i, j, d| {
+        batch.pairs(args.k, |i, j, score| {
             pair_count += 1;
             if result.is_ok() {
                 result = print_pair(
                     &mut out,
                     &docs[i as usize].0,
                     &docs[j as usize].0,
-                    d,
+                    score,
                     args.json,
                 );
             }
         });
         result?;
     } else {
-        for (n, members) in clusters(&fps, &design).iter().enumerate() {
+        let score = |a: u32, b: u32| batch.score(a as usize, b as usize);
+        for (n, members) in batch.clusters(args.k).iter().enumerate() {
             cluster_count += 1;
             in_clusters += members.len();
-            print_cluster(&mut out, n + 1, members, &docs, &fps, args.json)?;
+            print_cluster(&mut out, n + 1, members, &docs, &score, args.json)?;
         }
     }
     if let (Some(mut index), Some(dir)) = (stored, &args.index) {
         for chunk in docs.chunks(10_000) {
             let changes: Vec<Change> = chunk
                 .iter()
-                .map(|(id, fp)| Change::Put(id.clone(), *fp))
+                .map(|(id, sketch)| change(id, sketch))
                 .collect();
             index.apply(&changes)?;
         }
@@ -154,26 +336,62 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     let secs = started.elapsed().as_secs_f64();
+    let within = match &batch {
+        Batch::SimHash(_) => format!("within k = {}", args.k),
+        Batch::MinHash {
+            banding, threshold, ..
+        } => match threshold {
+            Some(t) => format!("at estimated Jaccard ≥ {t} ({method}, {banding})"),
+            None => format!("sharing an LSH band ({method}, {banding}, unverified)"),
+        },
+    };
     if args.pairs {
         eprintln!(
-            "neardup: {} documents, {pair_count} pairs within k = {} ({}), {failed} failed, {secs:.2} s",
+            "neardup: {} documents, {pair_count} pairs {within}, {failed} failed, {secs:.2} s",
             docs.len(),
-            args.k,
-            design
         );
     } else {
         eprintln!(
-            "neardup: {} documents, {} duplicates in {cluster_count} clusters (k = {}), {failed} failed, {secs:.2} s",
+            "neardup: {} documents, {} duplicates in {cluster_count} clusters {within}, {failed} failed, {secs:.2} s",
             docs.len(),
             in_clusters - cluster_count,
-            args.k
         );
     }
     Ok(inputs::exit_status(failed))
 }
 
-/// Fingerprints files and directories in parallel; returns (id, fingerprint) and the number that failed.
-fn read_files(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
+/// The index change that stores a document's sketch.
+fn change(id: &str, sketch: &Sketch) -> Change {
+    match sketch {
+        Sketch::Fingerprint(fp) => Change::Put(id.to_owned(), fp.bits()),
+        Sketch::Signature(sig) => Change::PutSignature(id.to_owned(), sig.values().to_vec()),
+    }
+}
+
+/// A document's id and sketch.
+type Doc = (String, Sketch);
+
+/// The score between two sketches of the same method.
+trait Scored {
+    fn score(&self, other: &Self) -> Score;
+}
+
+impl Scored for Sketch {
+    fn score(&self, other: &Sketch) -> Score {
+        match (self, other) {
+            (Sketch::Fingerprint(a), Sketch::Fingerprint(b)) => {
+                Score::Distance(hamming(a.bits(), b.bits()))
+            }
+            (Sketch::Signature(a), Sketch::Signature(b)) => {
+                Score::Similarity(similarity(a.values(), b.values()))
+            }
+            _ => unreachable!("one method per run"),
+        }
+    }
+}
+
+/// Sketches files and directories in parallel; returns (id, sketch) and the number that failed.
+fn read_files(args: &DedupArgs) -> Result<(Vec<Doc>, usize)> {
     let mut docs = Vec::new();
     let mut failed = 0;
     let unexpanded = args
@@ -181,7 +399,7 @@ fn read_files(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
         .fingerprint_batches(&args.paths, |outcomes, progress| {
             for o in outcomes {
                 match o.result {
-                    Ok(a) => docs.push((o.label, a.fingerprint.bits())),
+                    Ok(a) => docs.push((o.label, a.sketch)),
                     Err(e) => {
                         failed += 1;
                         inputs::report(progress, &o.label, &e);
@@ -193,27 +411,21 @@ fn read_files(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
     Ok((docs, failed + unexpanded))
 }
 
-/// Fingerprints JSON Lines documents in parallel batches.
-fn read_jsonl(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
+/// Sketches JSON Lines documents in parallel batches.
+fn read_jsonl(args: &DedupArgs, method: Method) -> Result<(Vec<Doc>, usize)> {
     let mut docs = Vec::new();
     let mut failed = 0;
     let unopened = inputs::for_each_jsonl_batch(&args.paths, 4096, |batch| {
-        let results: Vec<(String, Result<u64, String>)> = batch
+        let results: Vec<(String, Result<Sketch, String>)> = batch
             .into_par_iter()
             .map(|(id, text)| {
-                let fp = text.and_then(|t| {
-                    args.doc
-                        .scheme
-                        .fingerprint_text(&t)
-                        .map(|f| f.bits())
-                        .map_err(|e| e.to_string())
-                });
-                (id, fp)
+                let sketch = text.and_then(|t| method.sketch_text(&t).map_err(|e| e.to_string()));
+                (id, sketch)
             })
             .collect();
         for (id, r) in results {
             match r {
-                Ok(fp) => docs.push((id, fp)),
+                Ok(sketch) => docs.push((id, sketch)),
                 Err(e) => {
                     failed += 1;
                     eprintln!("neardup: {id}: {e}");
@@ -227,43 +439,55 @@ fn read_jsonl(args: &DedupArgs) -> Result<(Vec<(String, u64)>, usize)> {
 }
 
 /// One pair line.
-fn print_pair(out: &mut impl Write, a: &str, b: &str, d: u32, json: bool) -> std::io::Result<()> {
+fn print_pair(
+    out: &mut impl Write,
+    a: &str,
+    b: &str,
+    score: Score,
+    json: bool,
+) -> std::io::Result<()> {
     if json {
-        writeln!(out, "{}", json!({"a": a, "b": b, "distance": d}))
+        let mut line = json!({"a": a, "b": b});
+        line.as_object_mut()
+            .expect("an object")
+            .extend(score.json().as_object().expect("an object").clone());
+        writeln!(out, "{line}")
     } else {
-        writeln!(out, "{a}\t{b}\t{d}")
+        writeln!(out, "{a}\t{b}\t{score}")
     }
 }
 
-/// One cluster: its members (indices into `ids`, smallest first, the representative) with their distance to
-/// the representative.
+/// One cluster: its members (indices into `docs`, smallest first, the representative) with their score
+/// against the representative.
 fn print_cluster(
     out: &mut impl Write,
     number: usize,
     members: &[u32],
-    ids: &[(String, u64)],
-    fps: &[u64],
+    docs: &[Doc],
+    score: &impl Fn(u32, u32) -> Score,
     json: bool,
 ) -> std::io::Result<()> {
-    let rep = members[0] as usize;
+    let rep = members[0];
     if json {
         let list: Vec<_> = members
             .iter()
-            .map(|&m| json!({"id": ids[m as usize].0, "distance": hamming(fps[rep], fps[m as usize])}))
+            .map(|&m| {
+                let mut member = json!({"id": docs[m as usize].0});
+                member
+                    .as_object_mut()
+                    .expect("an object")
+                    .extend(score(rep, m).json().as_object().expect("an object").clone());
+                member
+            })
             .collect();
         writeln!(
             out,
             "{}",
-            json!({"cluster": number, "representative": ids[rep].0, "size": members.len(), "members": list})
+            json!({"cluster": number, "representative": docs[rep as usize].0, "size": members.len(), "members": list})
         )
     } else {
         for &m in members {
-            writeln!(
-                out,
-                "{number}\t{}\t{}",
-                ids[m as usize].0,
-                hamming(fps[rep], fps[m as usize])
-            )?;
+            writeln!(out, "{number}\t{}\t{}", docs[m as usize].0, score(rep, m))?;
         }
         Ok(())
     }
@@ -271,57 +495,72 @@ fn print_cluster(
 
 /// The graph of new documents and the stored entries they match: nodes sorted by id (new documents win over
 /// a stored entry with the same id), and edges (i < j) sorted.
-type Graph = (
-    Vec<(String, u64)>,
-    Vec<(u32, u32, u32)>,
-    PersistentIndex<RedbStore>,
-);
+type Graph = (Vec<Doc>, Vec<(u32, u32, Score)>, PersistentIndex<RedbStore>);
 
 fn with_index(
     dir: &std::path::Path,
-    docs: &[(String, u64)],
-    fps: &[u64],
-    design: &neardup_index::plan::Design,
+    index: PersistentIndex<RedbStore>,
+    docs: &[Doc],
+    batch: &Batch,
     args: &DedupArgs,
 ) -> Result<Graph> {
-    let index = PersistentIndex::open(RedbStore::open(dir)?)?;
-    if index.meta().scheme != args.doc.scheme.name() {
-        bail!(
-            "{} holds {} fingerprints, not {}: schemes are never mixed",
-            dir.display(),
-            index.meta().scheme,
-            args.doc.scheme
-        );
-    }
-    let Some(hamming) = index.hamming() else {
-        bail!(
-            "{} is an LSH index of {} signatures: use it with --scheme {}",
-            dir.display(),
-            index.meta().scheme,
-            index.meta().scheme
-        );
-    };
-    if args.k > hamming.k() {
-        bail!(
-            "--k {} is larger than the index's k = {}: its tables cannot find every match",
-            args.k,
-            hamming.k()
-        );
+    if let (Kind::Hamming(design), Batch::SimHash(_)) = (&index.meta().kind, batch) {
+        if args.k > design.k {
+            bail!(
+                "--k {} is larger than the index's k = {}: its tables cannot find every match",
+                args.k,
+                design.k
+            );
+        }
     }
     let new_ids: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
-    // Stored entries within k of a new document (the stored version of a new id is superseded, not a match).
-    let mut stored: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut cross: Vec<(usize, String, u32)> = Vec::new();
-    for (i, (_, fp)) in docs.iter().enumerate() {
-        for m in hamming.query(*fp, args.k)? {
-            if !new_ids.contains(m.id.as_str()) {
-                let stored_fp = hamming.get(&m.id).expect("a matched id is stored");
-                stored.insert(m.id.clone(), stored_fp);
-                cross.push((i, m.id, m.distance));
+    // Stored entries that match a new document (the stored version of a new id is superseded, not a match).
+    let mut stored: std::collections::BTreeMap<String, Sketch> = Default::default();
+    let mut cross: Vec<(usize, String, Score)> = Vec::new();
+    for (i, (_, sketch)) in docs.iter().enumerate() {
+        let matches: Vec<(String, Score, Sketch)> = match (sketch, index.hamming(), index.lsh()) {
+            (Sketch::Fingerprint(fp), Some(h), _) => h
+                .query(fp.bits(), args.k)?
+                .into_iter()
+                .map(|m| {
+                    let stored_fp = h.get(&m.id).expect("a matched id is stored");
+                    let sketch =
+                        Sketch::Fingerprint(neardup::Fingerprint::new(fp.scheme(), stored_fp));
+                    (m.id, Score::Distance(m.distance), sketch)
+                })
+                .collect(),
+            (Sketch::Signature(sig), _, Some(l)) => {
+                let threshold = match batch {
+                    Batch::MinHash { threshold, .. } => *threshold,
+                    Batch::SimHash(_) => None,
+                };
+                l.query(sig.values())?
+                    .into_iter()
+                    .filter(|c| threshold.is_none_or(|t| c.similarity >= t))
+                    .map(|c| {
+                        let values = l.get(&c.id).expect("a matched id is stored").to_vec();
+                        let sketch = Sketch::Signature(neardup::MinHashSignature::from_values(
+                            *sig.params(),
+                            values,
+                        ));
+                        (c.id, Score::Similarity(c.similarity), sketch)
+                    })
+                    .collect()
+            }
+            _ => bail!(
+                "{} is a {} index, but the documents were sketched with the other kind of scheme",
+                dir.display(),
+                index.meta().kind.name()
+            ),
+        };
+        for (id, score, sketch) in matches {
+            if !new_ids.contains(id.as_str()) {
+                stored.insert(id.clone(), sketch);
+                cross.push((i, id, score));
             }
         }
     }
-    let mut nodes: Vec<(String, u64)> = docs.to_vec();
+    let mut nodes: Vec<Doc> = docs.to_vec();
     nodes.extend(stored);
     nodes.sort_by(|a, b| a.0.cmp(&b.0));
     let position: std::collections::HashMap<&str, u32> = nodes
@@ -330,18 +569,18 @@ fn with_index(
         .map(|(i, n)| (n.0.as_str(), i as u32))
         .collect();
     let mut edges = Vec::new();
-    all_pairs(fps, design, |i, j, d| {
+    batch.pairs(args.k, |i, j, score| {
         let (a, b) = (
             position[docs[i as usize].0.as_str()],
             position[docs[j as usize].0.as_str()],
         );
-        edges.push((a.min(b), a.max(b), d));
+        edges.push((a.min(b), a.max(b), score));
     });
-    for (i, id, d) in cross {
+    for (i, id, score) in cross {
         let (a, b) = (position[docs[i].0.as_str()], position[id.as_str()]);
-        edges.push((a.min(b), a.max(b), d));
+        edges.push((a.min(b), a.max(b), score));
     }
-    edges.sort_unstable();
-    edges.dedup();
+    edges.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
     Ok((nodes, edges, index))
 }

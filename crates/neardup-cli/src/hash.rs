@@ -16,6 +16,9 @@ whatever the number of threads):
 
     simhash-doc-v1:qikqezyce3ajc<TAB>docs/index.html
 
+With --scheme minhash, each line carries a MinHash signature instead, its parameters in the string:
+    minhash-oph-v1:k=128,seed=0,f=w5:BASE32...<TAB>docs/index.html
+
 With --json, one JSON object per line with the medium, the encoding and how it was chosen, and the
 token count. A document that cannot be fingerprinted (unreadable, binary, unsupported medium, or
 with no words at all) is reported on stderr with its path; the others still go on, and the exit
@@ -30,6 +33,7 @@ Myanmar letter is a word of its own); each word occurrence is hashed with lookup
 Examples:
     neardup hash paper.html notes.txt
     neardup hash --json docs/ > fingerprints.jsonl
+    neardup hash --scheme minhash --num-perm 256 --shingle 3 docs/
     curl -s https://example.org/ | neardup hash --media html -
     zstd -dc corpus.jsonl.zst | neardup hash --jsonl -";
 
@@ -99,7 +103,7 @@ fn print_outcome(
             if args.json {
                 let line = json!({
                     "path": o.label,
-                    "fingerprint": a.fingerprint.to_string(),
+                    "fingerprint": a.sketch.to_string(),
                     "media": a.media.name(),
                     "encoding": a.encoding,
                     "encoding_source": a.encoding_source.name(),
@@ -109,7 +113,7 @@ fn print_outcome(
                 });
                 writeln!(out, "{line}")?;
             } else {
-                writeln!(out, "{}\t{}", a.fingerprint, o.label)?;
+                writeln!(out, "{}\t{}", a.sketch, o.label)?;
             }
             if args.verbose {
                 let malformed = if a.malformed {
@@ -144,6 +148,7 @@ struct JsonlOutcome {
 }
 
 fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
+    let method = args.doc.method.method()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let started = Instant::now();
@@ -155,11 +160,9 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
             .map(|(id, text)| match text {
                 Ok(text) => JsonlOutcome {
                     bytes: text.len() as u64,
-                    fingerprint: args
-                        .doc
-                        .scheme
-                        .fingerprint_text(&text)
-                        .map(|fp| fp.to_string())
+                    fingerprint: method
+                        .sketch_text(&text)
+                        .map(|sketch| sketch.to_string())
                         .map_err(|e| e.to_string()),
                     id,
                 },

@@ -1,13 +1,15 @@
-//! `neardup index`: a persistent index of fingerprints that answers "what is within k bits of this?".
+//! `neardup index`: a persistent index that answers "what is within k bits of this?" (SimHash fingerprints in
+//! permuted tables) or "what has an estimated Jaccard similarity of at least t with this?" (MinHash
+//! signatures in LSH bands).
 
-use crate::inputs::{self, DocArgs};
+use crate::inputs::{self, DocArgs, MethodArgs};
 use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use neardup::{Fingerprint, Scheme};
-use neardup_index::online::HammingIndex;
+use neardup::{Method, Sketch};
+use neardup_index::lsh::{PRESETS, Preset, optimize};
 use neardup_index::plan::recommend;
-use neardup_index::store::{Change, Kind, Meta, PersistentIndex, RedbStore};
+use neardup_index::store::{Change, Kind, Memory, Meta, PersistentIndex, RedbStore};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -19,11 +21,18 @@ change is committed durably before the command reports it: an added fingerprint 
 acknowledged survives kill -9 or a power cut at any later moment. Ids are your strings (paths,
 URLs, DOIs); two ids with the same fingerprint are two entries. One process writes at a time.
 
+An index holds one scheme with fixed parameters: SimHash fingerprints (the default) in permuted
+tables for distances up to k, or, with --scheme minhash, MinHash signatures in LSH bands chosen for
+a Jaccard --threshold (or a --preset). Commands that read documents sketch them with the index's
+scheme; sketches of another scheme or other parameters are refused.
+
 Examples:
     neardup index create idx --k 3 --n 1e7
+    neardup index create mh-idx --scheme minhash --threshold 0.8
     neardup index add idx docs/
     neardup hash --jsonl corpus.jsonl | neardup index add-fingerprints idx -
     neardup index query idx new-page.html simhash-doc-v1:qikqezyce3ajc
+    neardup index add mh-idx corpus/ && neardup index query mh-idx draft.txt
     neardup index remove idx docs/old.html
     neardup index stats idx";
 
@@ -40,15 +49,20 @@ enum IndexCommand {
     Create {
         /// The index directory (created if missing).
         dir: PathBuf,
-        /// The largest distance queries may ask for (inclusive), 0 to 7.
+        /// SimHash: the largest distance queries may ask for (inclusive), 0 to 7.
         #[arg(short, long, default_value_t = 3)]
         k: u32,
-        /// The expected number of fingerprints: chooses the table design (see `neardup plan`).
+        /// SimHash: the expected number of fingerprints: chooses the table design (see `neardup plan`).
         #[arg(long, default_value = "1e6", value_parser = parse_count)]
         n: f64,
-        /// The scheme of the fingerprints the index will hold.
-        #[arg(long, default_value = "simhash-doc-v1")]
-        scheme: Scheme,
+        /// MinHash: the estimated Jaccard similarity matches must reach; chooses the LSH bands.
+        #[arg(long, default_value_t = 0.8)]
+        threshold: f64,
+        /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack).
+        #[arg(long)]
+        preset: Option<String>,
+        #[command(flatten)]
+        method: MethodArgs,
     },
     /// Fingerprint documents (files, directories, '-') and add them, ids being their paths.
     Add {
@@ -60,7 +74,7 @@ enum IndexCommand {
         #[command(flatten)]
         doc: DocArgs,
     },
-    /// Add fingerprints read from TSV (id<TAB>fingerprint, or the fingerprint<TAB>path lines of
+    /// Add fingerprints or signatures read from TSV (id<TAB>sketch, or the sketch<TAB>path lines of
     /// `neardup hash`) or JSON lines (`id` or `path`, and `fingerprint`).
     AddFingerprints {
         /// The index directory.
@@ -75,16 +89,20 @@ enum IndexCommand {
         #[arg(long)]
         ack: bool,
     },
-    /// Find the stored ids within k bits of documents or fingerprint strings.
+    /// Find the stored ids near documents, fingerprints or signatures: within k bits, or at an estimated
+    /// Jaccard similarity of at least the threshold. Prints item<TAB>id<TAB>distance (or similarity).
     Query {
         /// The index directory.
         dir: PathBuf,
-        /// Files, '-', or fingerprint strings.
+        /// Files, '-', or fingerprint or signature strings.
         #[arg(required = true)]
         items: Vec<String>,
-        /// Distance (default: the index's k; at most the index's k).
+        /// SimHash: distance (default: the index's k; at most the index's k).
         #[arg(short, long)]
         k: Option<u32>,
+        /// MinHash: the similarity to reach (default: the index's threshold; 0 lists every LSH candidate).
+        #[arg(long)]
+        threshold: Option<f64>,
         /// Print JSON lines.
         #[arg(long)]
         json: bool,
@@ -113,65 +131,111 @@ fn open(dir: &Path) -> Result<PersistentIndex<RedbStore>> {
     Ok(PersistentIndex::open(RedbStore::open(dir)?)?)
 }
 
-/// The Hamming side of an index, or an error that says it is an LSH index.
-fn hamming(index: &PersistentIndex<RedbStore>) -> Result<&HammingIndex> {
-    index.hamming().with_context(|| {
-        format!(
-            "the index holds {} signatures in LSH bands, not SimHash fingerprints",
-            index.meta().scheme
-        )
-    })
-}
-
 fn contains(index: &PersistentIndex<RedbStore>, id: &str) -> bool {
     match index.memory() {
-        neardup_index::store::Memory::Hamming(h) => h.get(id).is_some(),
-        neardup_index::store::Memory::Lsh(l) => l.get(id).is_some(),
+        Memory::Hamming(h) => h.get(id).is_some(),
+        Memory::Lsh(l) => l.get(id).is_some(),
     }
 }
 
-fn check_scheme(index: &PersistentIndex<RedbStore>, scheme: Scheme, what: &str) -> Result<()> {
-    if index.meta().scheme != scheme.name() {
-        bail!(
-            "{what} is {scheme}, but the index holds {} fingerprints: schemes are never mixed",
-            index.meta().scheme
-        );
+/// The index's method, from its stored scheme name.
+fn method_of(index: &PersistentIndex<RedbStore>, dir: &Path) -> Result<Method> {
+    index
+        .meta()
+        .scheme
+        .parse()
+        .with_context(|| format!("{}: the index's scheme", dir.display()))
+}
+
+/// The change that stores `sketch` under `id`, if the sketch is of the index's method.
+fn put(id: String, sketch: &Sketch, method: Method) -> Result<Change, String> {
+    match sketch.method() {
+        Ok(m) if m == method => {}
+        Ok(m) => return Err(format!("a {m} sketch; the index holds {method}")),
+        Err(e) => return Err(e.to_string()),
     }
-    Ok(())
+    Ok(match sketch {
+        Sketch::Fingerprint(fp) => Change::Put(id, fp.bits()),
+        Sketch::Signature(sig) => Change::PutSignature(id, sig.values().to_vec()),
+    })
 }
 
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.command {
-        IndexCommand::Create { dir, k, n, scheme } => {
-            if k > 7 {
-                bail!("--k {k} is out of range (0 to 7)");
-            }
-            let design = recommend(k, n);
+        IndexCommand::Create {
+            dir,
+            k,
+            n,
+            threshold,
+            preset,
+            method,
+        } => {
+            let preset = match &preset {
+                Some(name) => Some(Preset::named(name).ok_or_else(|| {
+                    let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+                    anyhow::anyhow!("unknown preset '{name}' (known: {})", known.join(", "))
+                })?),
+                None => None,
+            };
+            let method = method.method_with(preset.map(|p| (p.values, p.shingle)))?;
+            let kind = match method {
+                Method::SimHash(_) => {
+                    if preset.is_some() {
+                        bail!("--preset configures MinHash: add --scheme minhash");
+                    }
+                    if k > 7 {
+                        bail!("--k {k} is out of range (0 to 7)");
+                    }
+                    Kind::Hamming(recommend(k, n))
+                }
+                Method::MinHash(scheme) => match preset {
+                    Some(p) if p.values != scheme.values() => bail!(
+                        "--preset {} uses {} values per signature, not --num-perm {}",
+                        p.name,
+                        p.values,
+                        scheme.values()
+                    ),
+                    Some(p) => Kind::Lsh {
+                        banding: p.banding(),
+                        threshold: p.threshold,
+                    },
+                    None => Kind::Lsh {
+                        banding: optimize(threshold, scheme.values(), 0.5, 0.5)?,
+                        threshold,
+                    },
+                },
+            };
+            let layout = match &kind {
+                Kind::Hamming(design) => format!("k = {k}, {design}, {} tables", design.tables()),
+                Kind::Lsh { banding, threshold } => format!("Jaccard ≥ {threshold}, {banding}"),
+            };
             let store = RedbStore::create(
                 &dir,
                 Meta {
-                    scheme: scheme.name().to_owned(),
-                    kind: Kind::Hamming(design.clone()),
+                    scheme: method.name(),
+                    kind,
                 },
             )?;
             eprintln!(
-                "neardup: created {} (k = {k}, {}, {} tables)",
-                store.path().display(),
-                design,
-                design.tables()
+                "neardup: created {} ({method}, {layout})",
+                store.path().display()
             );
             Ok(ExitCode::SUCCESS)
         }
         IndexCommand::Add { dir, paths, doc } => {
             let mut index = open(&dir)?;
-            check_scheme(&index, doc.scheme, "--scheme")?;
+            let method = method_of(&index, &dir)?;
+            doc.method.adopt(method, &dir.display().to_string())?;
             let (mut added, mut failed) = (0usize, 0usize);
             let unexpanded = doc.fingerprint_batches(&paths, |outcomes, progress| {
                 let mut changes = Vec::with_capacity(outcomes.len());
                 for o in outcomes {
-                    match o.result {
-                        Ok(a) => changes.push(Change::Put(o.label, a.fingerprint.bits())),
+                    match o
+                        .result
+                        .and_then(|a| put(o.label.clone(), &a.sketch, method))
+                    {
+                        Ok(change) => changes.push(change),
                         Err(e) => {
                             failed += 1;
                             inputs::report(progress, &o.label, &e);
@@ -197,7 +261,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             ack,
         } => {
             let mut index = open(&dir)?;
-            let scheme: Scheme = index.meta().scheme.parse().context("the index's scheme")?;
+            let method = method_of(&index, &dir)?;
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             let (mut committed, mut bad) = (0usize, 0usize);
@@ -224,8 +288,8 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                         if line.trim().is_empty() {
                             continue;
                         }
-                        match parse_entry(&line, scheme) {
-                            Ok((id, fp)) => changes.push(Change::Put(id, fp)),
+                        match parse_entry(&line, method) {
+                            Ok(change) => changes.push(change),
                             Err(e) => {
                                 bad += 1;
                                 eprintln!("neardup: {input}:{}: {e}", n + 1);
@@ -239,7 +303,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 }
             }
             eprintln!(
-                "neardup: added {committed} fingerprints ({} entries), {bad} lines refused",
+                "neardup: added {committed} sketches ({} entries), {bad} lines refused",
                 index.len()
             );
             Ok(inputs::exit_status(bad))
@@ -248,38 +312,81 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             dir,
             items,
             k,
+            threshold,
             json,
             doc,
         } => {
             let index = open(&dir)?;
-            let k = k.unwrap_or(hamming(&index)?.k());
+            let method = method_of(&index, &dir)?;
+            doc.method.adopt(method, &dir.display().to_string())?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let mut failed = 0;
             for item in &items {
-                let fp = match doc.fingerprint_of(item) {
-                    Ok(fp) => fp,
+                let sketch = match doc.sketch_of(item) {
+                    Ok(sketch) => sketch,
                     Err(e) => {
                         failed += 1;
                         eprintln!("neardup: {e:#}");
                         continue;
                     }
                 };
-                check_scheme(&index, fp.scheme(), &format!("{item}'s fingerprint"))?;
-                let matches = hamming(&index)?.query(fp.bits(), k)?;
+                if let Err(e) = put(String::new(), &sketch, method) {
+                    bail!("{item} is {e}: schemes and parameters are never mixed");
+                }
+                // (id, score as printed, score as JSON)
+                let matches: Vec<(String, String, serde_json::Value)> =
+                    match (&sketch, index.memory()) {
+                        (Sketch::Fingerprint(fp), Memory::Hamming(h)) => h
+                            .query(fp.bits(), k.unwrap_or(h.k()))?
+                            .into_iter()
+                            .map(|m| {
+                                (
+                                    m.id,
+                                    m.distance.to_string(),
+                                    json!({"distance": m.distance}),
+                                )
+                            })
+                            .collect(),
+                        (Sketch::Signature(sig), Memory::Lsh(l)) => {
+                            let t = match (threshold, &index.meta().kind) {
+                                (Some(t), _) => t,
+                                (None, Kind::Lsh { threshold, .. }) => *threshold,
+                                (None, Kind::Hamming(_)) => 0.0,
+                            };
+                            l.query(sig.values())?
+                                .into_iter()
+                                .filter(|c| c.similarity >= t)
+                                .map(|c| {
+                                    (
+                                        c.id,
+                                        format!("{:.4}", c.similarity),
+                                        json!({"similarity": c.similarity}),
+                                    )
+                                })
+                                .collect()
+                        }
+                        _ => unreachable!("put() checked the method"),
+                    };
                 if json {
                     let list: Vec<_> = matches
                         .iter()
-                        .map(|m| json!({"id": m.id, "distance": m.distance}))
+                        .map(|(id, _, score)| {
+                            let mut m = json!({ "id": id });
+                            m.as_object_mut()
+                                .expect("an object")
+                                .extend(score.as_object().expect("an object").clone());
+                            m
+                        })
                         .collect();
                     writeln!(
                         out,
                         "{}",
-                        json!({"query": item, "fingerprint": fp.to_string(), "matches": list})
+                        json!({"query": item, "fingerprint": sketch.to_string(), "matches": list})
                     )?;
                 } else {
-                    for m in &matches {
-                        writeln!(out, "{item}\t{}\t{}", m.id, m.distance)?;
+                    for (id, score, _) in &matches {
+                        writeln!(out, "{item}\t{id}\t{score}")?;
                     }
                 }
             }
@@ -310,16 +417,23 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 .map(|m| m.len())
                 .unwrap_or(0);
             let meta = index.meta();
-            let (layout, tables, k) = match &meta.kind {
-                Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k)),
-                Kind::Lsh(banding) => (banding.to_string(), banding.bands as u64, None),
+            let (layout, tables, k, threshold) = match &meta.kind {
+                Kind::Hamming(design) => {
+                    (design.to_string(), design.tables(), Some(design.k), None)
+                }
+                Kind::Lsh { banding, threshold } => (
+                    banding.to_string(),
+                    banding.bands as u64,
+                    None,
+                    Some(*threshold),
+                ),
             };
             if json {
                 writeln!(
                     out,
                     "{}",
                     json!({"entries": index.len(), "scheme": meta.scheme, "kind": meta.kind.name(), "k": k,
-                           "design": layout, "tables": tables, "file_bytes": bytes})
+                           "threshold": threshold, "design": layout, "tables": tables, "file_bytes": bytes})
                 )?;
             } else {
                 writeln!(out, "entries\t{}", index.len())?;
@@ -327,6 +441,9 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 writeln!(out, "kind\t{}", meta.kind.name())?;
                 if let Some(k) = k {
                     writeln!(out, "k\t{k}")?;
+                }
+                if let Some(t) = threshold {
+                    writeln!(out, "threshold\t{t}")?;
                 }
                 writeln!(out, "design\t{layout} ({tables} tables)")?;
                 writeln!(out, "file bytes\t{bytes}")?;
@@ -337,8 +454,8 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
 }
 
 /// One input line of add-fingerprints: TSV in either column order, or a JSON object.
-fn parse_entry(line: &str, scheme: Scheme) -> Result<(String, u64), String> {
-    let (id, fp_text) = if line.trim_start().starts_with('{') {
+fn parse_entry(line: &str, method: Method) -> Result<Change, String> {
+    let (id, text) = if line.trim_start().starts_with('{') {
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
         let id = v
@@ -353,22 +470,18 @@ fn parse_entry(line: &str, scheme: Scheme) -> Result<(String, u64), String> {
         (id.to_owned(), fp.to_owned())
     } else {
         let (a, b) = line.split_once('\t').ok_or("expected id<TAB>fingerprint")?;
-        if Fingerprint::looks_like_fingerprint(a) && !Fingerprint::looks_like_fingerprint(b) {
+        if Sketch::looks_like_sketch(a) && !Sketch::looks_like_sketch(b) {
             (b.to_owned(), a.to_owned())
         } else {
             (a.to_owned(), b.to_owned())
         }
     };
-    let fp: Fingerprint = fp_text
+    let sketch: Sketch = text
         .trim()
         .parse()
-        .map_err(|e: neardup::ParseError| e.to_string())?;
-    if fp.scheme() != scheme {
-        return Err(format!(
-            "{} is a {} fingerprint; the index holds {scheme}",
-            fp,
-            fp.scheme()
-        ));
-    }
-    Ok((id, fp.bits()))
+        .map_err(|e: neardup::Error| e.to_string())?;
+    put(id, &sketch, method).map_err(|e| {
+        let shown: String = text.chars().take(48).collect();
+        format!("{shown}… is {e}")
+    })
 }

@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::media::{Media, MediaHint};
-use neardup::{Analysis, Fingerprint, Scheme};
+use neardup::{Analysis, Method, MinHashScheme, Scheme, Sketch, SketchParams, SketchScheme};
 use rayon::prelude::*;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -133,43 +133,157 @@ pub fn io_message(e: &std::io::Error) -> String {
     }
 }
 
-/// How documents are read and fingerprinted: shared by every command that reads documents.
+/// Which scheme sketches the documents: SimHash fingerprints or MinHash-family signatures, with parameters.
+#[derive(Args, Clone, Default)]
+pub struct MethodArgs {
+    /// The scheme: simhash-doc-v1 (64-bit SimHash fingerprints, the default), minhash-oph-v1 (alias
+    /// minhash: fast MinHash signatures), minhash-datasketch-affine32 (alias datasketch: bit-exact with
+    /// datasketch.MinHash) or minhash-datasketch-legacy (datasketch < 2.0).
+    #[arg(long, value_name = "SCHEME")]
+    pub scheme: Option<String>,
+    /// MinHash: values per signature (K, datasketch's num_perm) [default: 128].
+    #[arg(long, value_name = "K")]
+    pub num_perm: Option<u32>,
+    /// MinHash: the seed of the permutations [default: 0; datasketch's default is 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// MinHash: shingles are word n-grams of this length [default: 5].
+    #[arg(long, value_name = "N")]
+    pub shingle: Option<u32>,
+    /// MinHash: shingles are character n-grams of this length (over the words joined by spaces) instead.
+    #[arg(long, value_name = "N", conflicts_with = "shingle")]
+    pub char_shingle: Option<u32>,
+    #[arg(skip)]
+    resolved: std::sync::OnceLock<Method>,
+}
+
+impl MethodArgs {
+    /// The method the flags describe (checked once, then remembered); `defaults` are (K, word n-gram) where
+    /// a caller (a preset) has its own.
+    pub fn method_with(&self, defaults: Option<(u32, u32)>) -> Result<Method> {
+        if let Some(m) = self.resolved.get() {
+            return Ok(*m);
+        }
+        let name = self
+            .scheme
+            .as_deref()
+            .unwrap_or(Scheme::SimhashDocV1.name())
+            .to_ascii_lowercase();
+        let method = if let Ok(scheme) = name.parse::<Scheme>() {
+            let minhash_flag = [
+                self.num_perm.map(|_| "--num-perm"),
+                self.seed.map(|_| "--seed"),
+                self.shingle.map(|_| "--shingle"),
+                self.char_shingle.map(|_| "--char-shingle"),
+            ]
+            .into_iter()
+            .flatten()
+            .next();
+            if let Some(flag) = minhash_flag {
+                bail!("{flag} applies to MinHash schemes, not {scheme} (add --scheme minhash)");
+            }
+            Method::SimHash(scheme)
+        } else {
+            let family = match name.as_str() {
+                "minhash" | "minhash-oph-v1" => SketchScheme::MinHashOph,
+                "datasketch" | "minhash-datasketch-affine32" => SketchScheme::DatasketchAffine32,
+                "minhash-datasketch-legacy" => SketchScheme::DatasketchLegacy,
+                _ => bail!(
+                    "unknown scheme '{}' (known: simhash-doc-v1, minhash-oph-v1 or minhash, \
+                     minhash-datasketch-affine32 or datasketch, minhash-datasketch-legacy)",
+                    name
+                ),
+            };
+            let (default_k, default_n) = defaults.unwrap_or((128, 5));
+            let datasketch = family != SketchScheme::MinHashOph;
+            let features = match (self.char_shingle, self.shingle) {
+                (Some(n), _) => neardup::Features::Chars(n),
+                (None, n) => neardup::Features::Words(n.unwrap_or(default_n)),
+            };
+            let params = SketchParams::new(
+                family,
+                self.num_perm.unwrap_or(default_k),
+                self.seed.unwrap_or(u64::from(datasketch)),
+                features,
+            );
+            Method::MinHash(MinHashScheme::new(params)?)
+        };
+        Ok(*self.resolved.get_or_init(|| method))
+    }
+
+    /// The method, with the built-in defaults.
+    pub fn method(&self) -> Result<Method> {
+        self.method_with(None)
+    }
+
+    /// Uses `method` (an index's): refuses if the flags asked for another.
+    pub fn adopt(&self, method: Method, whose: &str) -> Result<()> {
+        let asked = [
+            self.num_perm.is_some(),
+            self.seed.is_some(),
+            self.shingle.is_some(),
+            self.char_shingle.is_some(),
+        ];
+        if self.scheme.is_some() || asked.contains(&true) {
+            let wanted = self.method()?;
+            if wanted != method {
+                bail!(
+                    "{whose} holds {method} sketches, not {wanted}: schemes and parameters are never mixed"
+                );
+            }
+        }
+        let _ = self.resolved.set(method);
+        Ok(())
+    }
+}
+
+/// How documents are read and sketched: shared by every command that reads documents.
 #[derive(Args, Clone)]
 pub struct DocArgs {
     /// Treat every input as this medium instead of detecting it: auto, text or html.
     #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
     pub media: MediaChoice,
-    /// The fingerprint scheme.
-    #[arg(long, default_value = "simhash-doc-v1")]
-    pub scheme: Scheme,
+    #[command(flatten)]
+    pub method: MethodArgs,
     /// Refuse documents larger than this many bytes.
     #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
     pub max_bytes: u64,
 }
 
 impl DocArgs {
-    /// Reads and fingerprints one document; the error is a message ready to print after the document's name.
+    /// Reads and sketches one document; the error is a message ready to print after the document's name.
     pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, String>) {
+        let method = match self.method.method() {
+            Ok(m) => m,
+            Err(e) => return (0, Err(format!("{e:#}"))),
+        };
         let bytes = match source.read(self.max_bytes) {
             Ok(b) => b,
             Err(e) => return (0, Err(format!("{e:#}"))),
         };
         let name = source.name_hint();
-        let result = self
-            .scheme
+        let result = method
             .analyze(&bytes, self.media.hint(name.as_deref()))
             .map_err(|e| e.to_string());
         (bytes.len() as u64, result)
     }
 
+    /// Reads a document and extracts its text.
+    pub fn extract_text(&self, source: &Source) -> Result<String> {
+        let bytes = source.read(self.max_bytes)?;
+        let name = source.name_hint();
+        Ok(neardup::text::extract(&bytes, self.media.hint(name.as_deref()))?.text)
+    }
+
     /// Expands `operands` (files, directories, `-`), reports on stderr the ones that cannot be expanded, and
-    /// reads and fingerprints the documents in parallel batches, handing each batch to `on_batch` in input
+    /// reads and sketches the documents in parallel batches, handing each batch to `on_batch` in input
     /// order, with the progress bar (to print around). Returns how many operands could not be expanded.
     pub fn fingerprint_batches(
         &self,
         operands: &[String],
         mut on_batch: impl FnMut(Vec<Outcome>, &ProgressBar) -> Result<()>,
     ) -> Result<usize> {
+        self.method.method()?;
         let (sources, operand_errors) = expand(operands);
         for e in &operand_errors {
             eprintln!("neardup: {}: {}", e.label, e.message);
@@ -195,28 +309,28 @@ impl DocArgs {
         Ok(operand_errors.len())
     }
 
-    /// The fingerprint of an operand that is a file, `-` (stdin), or a fingerprint string (a path that exists
-    /// wins over a string that looks like a fingerprint).
-    pub fn fingerprint_of(&self, operand: &str) -> Result<Fingerprint> {
+    /// The sketch of an operand that is a file, `-` (stdin), or a fingerprint or signature string (a path that
+    /// exists wins over a string that looks like a sketch).
+    pub fn sketch_of(&self, operand: &str) -> Result<Sketch> {
         let source = if operand == "-" {
             Source::Stdin
         } else if Path::new(operand).exists() {
             Source::File(operand.into())
-        } else if Fingerprint::looks_like_fingerprint(operand) {
+        } else if Sketch::looks_like_sketch(operand) {
             return operand
-                .parse::<Fingerprint>()
+                .parse::<Sketch>()
                 .with_context(|| operand.to_owned());
         } else {
-            bail!("{operand}: no such file, and not a fingerprint (SCHEME:BASE32)");
+            bail!("{operand}: no such file, and not a fingerprint or signature (SCHEME:...)");
         };
         let (_, result) = self.analyze(&source);
         result
-            .map(|a| a.fingerprint)
+            .map(|a| a.sketch)
             .map_err(|e| anyhow::anyhow!("{}: {e}", source.label()))
     }
 }
 
-/// One document read and fingerprinted.
+/// One document read and sketched.
 pub struct Outcome {
     /// The document's name: its path as given or found, or `-`.
     pub label: String,

@@ -28,7 +28,7 @@ pub const FORMAT: &str = "neardup-index-1";
 pub const FILE_NAME: &str = "index.redb";
 
 /// An index's settings, fixed at creation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Meta {
     /// The scheme of every entry (`simhash-doc-v1`, a MinHash scheme with its parameters); others are refused
     /// by the callers.
@@ -38,12 +38,17 @@ pub struct Meta {
 }
 
 /// The kind of an index and its layout.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
     /// Permuted tables over 64-bit fingerprints (its k is the largest distance queries can ask for).
     Hamming(Design),
-    /// LSH bands over MinHash signatures.
-    Lsh(Banding),
+    /// LSH bands over MinHash signatures, and the estimated Jaccard similarity matches must reach.
+    Lsh {
+        /// The bands.
+        banding: Banding,
+        /// The similarity threshold the banding was chosen for.
+        threshold: f64,
+    },
 }
 
 impl Kind {
@@ -51,7 +56,7 @@ impl Kind {
     pub fn name(&self) -> &'static str {
         match self {
             Kind::Hamming(_) => "hamming",
-            Kind::Lsh(_) => "lsh",
+            Kind::Lsh { .. } => "lsh",
         }
     }
 }
@@ -155,7 +160,11 @@ impl RedbStore {
                     settings.push(("levels", levels.join(",")));
                     txn.open_table(ENTRIES).map_err(|e| io(&path, e))?;
                 }
-                Kind::Lsh(b) => {
+                Kind::Lsh {
+                    banding: b,
+                    threshold,
+                } => {
+                    settings.push(("threshold", threshold.to_string()));
                     settings.push(("values", b.values.to_string()));
                     settings.push(("bands", b.bands.to_string()));
                     settings.push(("rows", b.rows.to_string()));
@@ -238,12 +247,18 @@ impl RedbStore {
                 if !valid {
                     return Err(foreign("invalid banding".to_owned()));
                 }
-                Kind::Lsh(Banding {
-                    values,
-                    bands,
-                    rows,
-                    wide,
-                })
+                let threshold: f64 = get("threshold")?
+                    .parse()
+                    .map_err(|_| foreign("the setting 'threshold' is not a number".to_owned()))?;
+                Kind::Lsh {
+                    banding: Banding {
+                        values,
+                        bands,
+                        rows,
+                        wide,
+                    },
+                    threshold,
+                }
             }
             other => return Err(foreign(format!("unknown index kind '{other}'"))),
         };
@@ -310,10 +325,12 @@ impl Store for RedbStore {
         {
             let mut fps = match self.meta.kind {
                 Kind::Hamming(_) => Some(txn.open_table(ENTRIES).map_err(|e| io(&self.path, e))?),
-                Kind::Lsh(_) => None,
+                Kind::Lsh { .. } => None,
             };
             let mut sigs = match self.meta.kind {
-                Kind::Lsh(_) => Some(txn.open_table(SIGNATURES).map_err(|e| io(&self.path, e))?),
+                Kind::Lsh { .. } => {
+                    Some(txn.open_table(SIGNATURES).map_err(|e| io(&self.path, e))?)
+                }
                 Kind::Hamming(_) => None,
             };
             let mut bytes = Vec::new();
@@ -367,17 +384,19 @@ impl<S: Store> PersistentIndex<S> {
                 index.extend(store.entries()?)?;
                 Memory::Hamming(index)
             }
-            Kind::Lsh(banding) => {
+            Kind::Lsh { banding, .. } => {
                 let mut index = LshIndex::new(*banding);
-                let mut refused = None;
+                let (mut ids, mut values) = (Vec::new(), Vec::new());
                 store.for_each_signature(&mut |id, sig| {
-                    if refused.is_none() {
-                        refused = index.insert(id, sig).err();
-                    }
+                    ids.push(id.to_owned());
+                    values.push(sig.to_vec());
                 })?;
-                if let Some(e) = refused {
-                    return Err(e.into());
-                }
+                // One bulk load: each band's table is filled in memory order.
+                index.extend(
+                    ids.iter()
+                        .map(String::as_str)
+                        .zip(values.iter().map(Vec::as_slice)),
+                )?;
                 Memory::Lsh(index)
             }
         };
@@ -521,7 +540,10 @@ mod tests {
         let dir = temp("lsh");
         let meta = Meta {
             scheme: "minhash-test".into(),
-            kind: Kind::Lsh(Banding::even(2, 4).unwrap()),
+            kind: Kind::Lsh {
+                banding: Banding::even(2, 4).unwrap(),
+                threshold: 0.5,
+            },
         };
         let mut idx =
             PersistentIndex::open(RedbStore::create(&dir, meta.clone()).unwrap()).unwrap();

@@ -163,6 +163,20 @@ impl fmt::Display for SketchParams {
     }
 }
 
+impl FromStr for SketchParams {
+    type Err = ParseSketchError;
+
+    /// Parses the [`Display`](fmt::Display) form, `minhash-oph-v1(k=128,seed=0,f=w5)`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let malformed = || ParseSketchError::Malformed {
+            input: s.chars().take(80).collect(),
+        };
+        let (scheme, rest) = s.trim().split_once('(').ok_or_else(malformed)?;
+        let params = rest.strip_suffix(')').ok_or_else(malformed)?;
+        SketchParams::parse(scheme, params)
+    }
+}
+
 /// Two sketches made by different schemes or parameters were compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SketchMismatch {

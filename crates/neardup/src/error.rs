@@ -29,6 +29,28 @@ pub enum Error {
         /// The second scheme.
         right: &'static str,
     },
+    /// Two sketches made by different methods (a fingerprint and a signature) cannot be compared.
+    #[error(
+        "cannot compare a {left} sketch with a {right} sketch: they are made by different methods"
+    )]
+    MethodMismatch {
+        /// The first sketch's scheme.
+        left: String,
+        /// The second sketch's scheme.
+        right: String,
+    },
+    /// Two MinHash-family signatures of different schemes or parameters cannot be compared.
+    #[error(transparent)]
+    SketchMismatch(#[from] neardup_sketch::signature::SketchMismatch),
+    /// A signature string could not be parsed.
+    #[error(transparent)]
+    ParseSketch(#[from] neardup_sketch::signature::ParseSketchError),
+    /// A scheme or parameter that this version cannot make documents' sketches with.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What, and why.
+        what: String,
+    },
 }
 
 /// Why a string is not a fingerprint.

@@ -32,12 +32,21 @@
 
 mod error;
 mod fingerprint;
+mod minhash;
 mod scheme;
+mod sketch;
 pub mod vectors;
 
 pub use error::{Error, ParseError};
 pub use fingerprint::{Fingerprint, Verdict};
+pub use minhash::{MinHashScheme, exact_jaccard};
+/// The MinHash-family sketches, their parameters and errors, re-exported from `neardup-sketch`.
+pub use neardup_sketch::shingle::Features;
+pub use neardup_sketch::signature::{
+    MinHashSignature, Scheme as SketchScheme, SketchMismatch, SketchParams,
+};
 pub use scheme::{Analysis, SCHEMES, Scheme};
+pub use sketch::{Method, Sketch};
 
 /// Text extraction and tokenization, re-exported for callers that need the steps (golden vectors, tools).
 pub use neardup_text as text;

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, ParseError};
 use crate::fingerprint::Fingerprint;
+use crate::sketch::Sketch;
 use neardup_sketch::lookup3::jenkins64_window;
 use neardup_sketch::simhash::SimHash64;
 use neardup_text::decode::EncodingSource;
@@ -24,11 +25,11 @@ pub enum Scheme {
 /// Every scheme this version knows.
 pub const SCHEMES: &[Scheme] = &[Scheme::SimhashDocV1];
 
-/// The result of fingerprinting one document, with what was learned on the way.
+/// The result of sketching one document, with what was learned on the way.
 #[derive(Clone, Debug)]
 pub struct Analysis {
-    /// The fingerprint.
-    pub fingerprint: Fingerprint,
+    /// The fingerprint or signature.
+    pub sketch: Sketch,
     /// The medium the document was read as.
     pub media: Media,
     /// The encoding's name.
@@ -37,8 +38,26 @@ pub struct Analysis {
     pub encoding_source: EncodingSource,
     /// Whether invalid byte sequences were replaced.
     pub malformed: bool,
-    /// How many tokens (features) the fingerprint summarizes.
+    /// How many features (tokens for SimHash, shingles for MinHash) the sketch summarizes.
     pub tokens: u64,
+}
+
+impl Analysis {
+    pub(crate) fn of(sketch: Sketch, doc: &neardup_text::Extracted, tokens: u64) -> Self {
+        Analysis {
+            sketch,
+            media: doc.media,
+            encoding: doc.encoding,
+            encoding_source: doc.encoding_source,
+            malformed: doc.malformed,
+            tokens,
+        }
+    }
+
+    /// The fingerprint, when the method was SimHash.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        self.sketch.fingerprint()
+    }
 }
 
 impl Scheme {
@@ -59,21 +78,15 @@ impl Scheme {
     /// assert_eq!(a.to_string(), "simhash-doc-v1:qikqezyce3ajc");
     /// ```
     pub fn fingerprint(self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Fingerprint, Error> {
-        self.analyze(bytes, hint).map(|a| a.fingerprint)
+        let doc = neardup_text::extract(bytes, hint)?;
+        self.fingerprint_text(&doc.text)
     }
 
     /// Like [`fingerprint`](Self::fingerprint), also reporting the medium, encoding and token count.
     pub fn analyze(self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Analysis, Error> {
         let doc = neardup_text::extract(bytes, hint)?;
         let (fingerprint, tokens) = self.fingerprint_text_counted(&doc.text)?;
-        Ok(Analysis {
-            fingerprint,
-            media: doc.media,
-            encoding: doc.encoding,
-            encoding_source: doc.encoding_source,
-            malformed: doc.malformed,
-            tokens,
-        })
+        Ok(Analysis::of(Sketch::Fingerprint(fingerprint), &doc, tokens))
     }
 
     /// Fingerprints text that is already extracted (steps 1 to 7 of the spec).

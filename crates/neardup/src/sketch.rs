@@ -1,0 +1,210 @@
+//! One type for what a document becomes under any method: a SimHash [`Fingerprint`] or a MinHash-family
+//! signature, with one text form, one similarity, and one refusal to compare across schemes.
+
+use crate::error::Error;
+use crate::fingerprint::Fingerprint;
+use crate::minhash::MinHashScheme;
+use crate::scheme::{Analysis, Scheme};
+use neardup_sketch::signature::MinHashSignature;
+use neardup_text::media::MediaHint;
+use std::fmt;
+use std::str::FromStr;
+
+/// How documents are sketched and compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// A 64-bit SimHash fingerprint scheme: near-duplicates are within k bits.
+    SimHash(Scheme),
+    /// A MinHash-family scheme: near-duplicates have an estimated Jaccard similarity of at least a threshold.
+    MinHash(MinHashScheme),
+}
+
+impl Method {
+    /// Sketches a document given as bytes in any supported medium and encoding.
+    ///
+    /// ```
+    /// use neardup::{Method, MinHashScheme, media::MediaHint};
+    /// let method = Method::MinHash(MinHashScheme::default_oph());
+    /// let a = method.analyze(b"<p>The quick brown fox jumps over the lazy dog</p>", MediaHint::Auto)?;
+    /// let b = method.analyze(b"the QUICK brown fox jumps over the lazy dog", MediaHint::Auto)?;
+    /// assert_eq!(a.sketch.similarity(&b.sketch)?, 1.0);
+    /// assert!(a.sketch.to_string().starts_with("minhash-oph-v1:k=128,seed=0,f=w5:"));
+    /// # Ok::<(), neardup::Error>(())
+    /// ```
+    pub fn analyze(&self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Analysis, Error> {
+        match self {
+            Method::SimHash(scheme) => scheme.analyze(bytes, hint),
+            Method::MinHash(scheme) => {
+                let doc = neardup_text::extract(bytes, hint)?;
+                let (signature, tokens) = scheme.signature_text(&doc.text)?;
+                Ok(Analysis::of(Sketch::Signature(signature), &doc, tokens))
+            }
+        }
+    }
+
+    /// Sketches text that is already extracted.
+    pub fn sketch_text(&self, text: &str) -> Result<Sketch, Error> {
+        match self {
+            Method::SimHash(scheme) => scheme.fingerprint_text(text).map(Sketch::Fingerprint),
+            Method::MinHash(scheme) => scheme.sketch_text(text),
+        }
+    }
+
+    /// The scheme's name with its parameters, as stored in an index: `simhash-doc-v1`,
+    /// `minhash-oph-v1(k=128,seed=0,f=w5)`.
+    pub fn name(&self) -> String {
+        match self {
+            Method::SimHash(scheme) => scheme.name().to_owned(),
+            Method::MinHash(scheme) => scheme.to_string(),
+        }
+    }
+}
+
+impl FromStr for Method {
+    type Err = Error;
+
+    /// Parses [`Method::name`]'s form: `simhash-doc-v1`, or `minhash-oph-v1(k=128,seed=0,f=w5)`.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if s.contains('(') {
+            let params: neardup_sketch::signature::SketchParams = s.parse()?;
+            Ok(Method::MinHash(MinHashScheme::new(params)?))
+        } else {
+            Ok(Method::SimHash(s.parse()?))
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// A document's sketch under some method.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sketch {
+    /// A SimHash fingerprint.
+    Fingerprint(Fingerprint),
+    /// A MinHash-family signature.
+    Signature(MinHashSignature),
+}
+
+impl Sketch {
+    /// The method that made it.
+    pub fn method(&self) -> Result<Method, Error> {
+        match self {
+            Sketch::Fingerprint(fp) => Ok(Method::SimHash(fp.scheme())),
+            Sketch::Signature(sig) => MinHashScheme::new(*sig.params()).map(Method::MinHash),
+        }
+    }
+
+    /// The fingerprint, if this is one.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        match self {
+            Sketch::Fingerprint(fp) => Some(*fp),
+            Sketch::Signature(_) => None,
+        }
+    }
+
+    /// The signature, if this is one.
+    pub fn signature(&self) -> Option<&MinHashSignature> {
+        match self {
+            Sketch::Signature(sig) => Some(sig),
+            Sketch::Fingerprint(_) => None,
+        }
+    }
+
+    /// Similarity in 0..1: 1 − d/64 for fingerprints, the estimated Jaccard similarity for signatures.
+    /// Refuses sketches of different schemes or parameters.
+    pub fn similarity(&self, other: &Sketch) -> Result<f64, Error> {
+        match (self, other) {
+            (Sketch::Fingerprint(a), Sketch::Fingerprint(b)) => a.similarity(b),
+            (Sketch::Signature(a), Sketch::Signature(b)) => Ok(a.jaccard(b)?),
+            _ => Err(Error::MethodMismatch {
+                left: self.kind(),
+                right: other.kind(),
+            }),
+        }
+    }
+
+    fn kind(&self) -> String {
+        match self {
+            Sketch::Fingerprint(fp) => fp.scheme().name().to_owned(),
+            Sketch::Signature(sig) => sig.params().to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Sketch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sketch::Fingerprint(fp) => fp.fmt(f),
+            Sketch::Signature(sig) => sig.fmt(f),
+        }
+    }
+}
+
+impl FromStr for Sketch {
+    type Err = Error;
+
+    /// Parses a fingerprint (`simhash-doc-v1:…`) or a signature (`minhash-oph-v1:k=128,seed=0,f=w5:…`).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let scheme = s.trim().split(':').next().unwrap_or("");
+        if scheme.parse::<Scheme>().is_ok() {
+            Ok(Sketch::Fingerprint(s.parse()?))
+        } else if neardup_sketch::signature::Scheme::from_name(scheme).is_some() {
+            Ok(Sketch::Signature(s.parse()?))
+        } else {
+            // Neither family knows the prefix: the fingerprint parser's message lists the schemes.
+            Ok(Sketch::Fingerprint(s.parse()?))
+        }
+    }
+}
+
+impl Sketch {
+    /// Whether a string looks like a sketch (a known scheme name, a colon, more), as opposed to a path.
+    pub fn looks_like_sketch(s: &str) -> bool {
+        Fingerprint::looks_like_fingerprint(s)
+            || s.split_once(':').is_some_and(|(scheme, rest)| {
+                !rest.is_empty() && neardup_sketch::signature::Scheme::from_name(scheme).is_some()
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_forms_round_trip_and_methods_do_not_mix() {
+        let simhash = Method::SimHash(Scheme::SimhashDocV1)
+            .sketch_text("hello world again")
+            .unwrap();
+        let minhash = Method::MinHash(MinHashScheme::default_oph())
+            .sketch_text("hello world again")
+            .unwrap();
+        for sketch in [&simhash, &minhash] {
+            let parsed: Sketch = sketch.to_string().parse().unwrap();
+            assert_eq!(&parsed, sketch);
+            assert!(Sketch::looks_like_sketch(&sketch.to_string()));
+        }
+        assert!(matches!(
+            simhash.similarity(&minhash),
+            Err(Error::MethodMismatch { .. })
+        ));
+        let other = Method::MinHash(MinHashScheme::oph(128, 1, 5).unwrap())
+            .sketch_text("hello world again")
+            .unwrap();
+        let err = minhash.similarity(&other).unwrap_err();
+        assert!(err.to_string().contains("seed=1"), "{err}");
+        assert!("nohash-v9:abc".parse::<Sketch>().is_err());
+        for method in [
+            Method::SimHash(Scheme::SimhashDocV1),
+            Method::MinHash(MinHashScheme::oph(64, 3, 2).unwrap()),
+        ] {
+            assert_eq!(method.name().parse::<Method>().unwrap(), method);
+        }
+        assert!("minhash-oph-v1(k=0,seed=0,f=w5)".parse::<Method>().is_err());
+        assert!(!Sketch::looks_like_sketch("docs/a.html"));
+    }
+}
