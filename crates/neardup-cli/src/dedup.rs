@@ -4,9 +4,11 @@
 use crate::inputs::{self, DocArgs, Threads};
 use anyhow::{Result, bail};
 use clap::Args;
-use neardup::{Method, Sketch};
+use neardup::{Method, Sketch, exact_jaccard};
 use neardup_index::cluster::{UnionFind, clusters};
-use neardup_index::lsh::{Banding, PRESETS, Preset, lsh_clusters, lsh_pairs, optimize, similarity};
+use neardup_index::lsh::{
+    Banding, PRESETS, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
+};
 use neardup_index::store::{Change, Kind, PersistentIndex, RedbStore};
 use neardup_index::{all_pairs::all_pairs, hamming, plan::recommend};
 use rayon::prelude::*;
@@ -33,9 +35,11 @@ tools. With --json: JSON lines. A summary goes to stderr.
 
 With --scheme minhash: documents are MinHash signatures of their word 5-grams (--shingle,
 --num-perm), candidates come from LSH bands chosen for --threshold (see `neardup plan --scheme
-minhash`) or from --preset, and a candidate pair is kept when its estimated Jaccard similarity
-reaches the threshold (--no-verify keeps every candidate). The third column is then the estimated
-Jaccard similarity (to the representative, in clusters). Documents that cannot be fingerprinted
+minhash`) or from --preset, and a candidate pair is kept when its Jaccard similarity reaches the
+threshold: computed exactly from the shingle sets (--verify exact, the default; entries of a
+persistent index have no text, so the estimate judges them), estimated from the signatures
+(--verify estimate: no shingle sets in memory), or not checked (--verify none). The third column is that similarity (to the
+representative, in clusters). Documents that cannot be fingerprinted
 are reported on stderr and left out; the exit status is then 1.
 
 With --index DIR the documents are also checked against a persistent index (`neardup index`) and
@@ -67,9 +71,15 @@ pub struct DedupArgs {
     /// shingles, bands and threshold.
     #[arg(long)]
     preset: Option<String>,
-    /// MinHash: keep every LSH candidate pair, without checking its estimated similarity.
-    #[arg(long)]
-    no_verify: bool,
+    /// MinHash: weights of false positives and false negatives when choosing the LSH bands [default:
+    /// 0.05,0.95 when candidates are verified, which buys recall with candidates that verification then
+    /// drops; 0.5,0.5 with --verify none, as datasketch].
+    #[arg(long, value_name = "FP,FN", value_parser = parse_weights)]
+    weights: Option<(f64, f64)>,
+    /// MinHash: how candidate pairs are checked against the threshold: exact (Jaccard of the shingle sets,
+    /// kept in memory), estimate (from the signatures) or none (every LSH candidate is a pair).
+    #[arg(long, default_value = "exact", value_parser = ["estimate", "exact", "none"])]
+    verify: String,
     /// Print every pair instead of clusters.
     #[arg(long)]
     pairs: bool,
@@ -114,13 +124,48 @@ impl std::fmt::Display for Score {
     }
 }
 
+/// `--weights FP,FN`.
+pub fn parse_weights(s: &str) -> Result<(f64, f64), String> {
+    let bad = || format!("'{s}' is not two non-negative weights FP,FN (e.g. 0.5,0.5)");
+    let (a, b) = s.split_once(',').ok_or_else(bad)?;
+    let (a, b): (f64, f64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if a >= 0.0 && b >= 0.0 && a + b > 0.0 {
+        Ok((a, b))
+    } else {
+        Err(bad())
+    }
+}
+
+/// The optimizer's weights (false positives, false negatives) by default: when candidates are verified, a
+/// false positive costs one comparison and a false negative a lost pair, so recall is bought.
+pub fn default_weights(verify: &str) -> (f64, f64) {
+    if verify == "none" {
+        (0.5, 0.5)
+    } else {
+        (0.05, 0.95)
+    }
+}
+
+/// How MinHash candidates are checked.
+enum Verify {
+    /// Every candidate is a pair.
+    Nothing,
+    /// The estimated Jaccard similarity reaches the threshold.
+    Estimate(f64),
+    /// The exact Jaccard similarity of the shingle sets (one per document) reaches the threshold.
+    Exact(f64, Vec<Vec<u64>>),
+}
+
 /// The documents, sorted by id, as SimHash fingerprints or as MinHash signatures (`values` per document).
 enum Batch {
     SimHash(Vec<u64>),
     MinHash {
         signatures: Vec<u32>,
         banding: Banding,
-        threshold: Option<f64>,
+        verify: Verify,
     },
 }
 
@@ -129,6 +174,10 @@ impl Batch {
     fn score(&self, i: usize, j: usize) -> Score {
         match self {
             Batch::SimHash(fps) => Score::Distance(hamming(fps[i], fps[j])),
+            Batch::MinHash {
+                verify: Verify::Exact(_, sets),
+                ..
+            } => Score::Similarity(exact_jaccard(&sets[i], &sets[j])),
             Batch::MinHash {
                 signatures,
                 banding,
@@ -143,6 +192,17 @@ impl Batch {
         }
     }
 
+    /// The similarity threshold of a MinHash batch that verifies.
+    fn threshold(&self) -> Option<f64> {
+        match self {
+            Batch::MinHash {
+                verify: Verify::Estimate(t) | Verify::Exact(t, _),
+                ..
+            } => Some(*t),
+            _ => None,
+        }
+    }
+
     /// Every pair (i < j) of near-duplicates, streamed.
     fn pairs(&self, k: u32, mut emit: impl FnMut(u32, u32, Score)) {
         match self {
@@ -154,10 +214,19 @@ impl Batch {
             Batch::MinHash {
                 signatures,
                 banding,
-                threshold,
-            } => lsh_pairs(signatures, banding, |i, j, s| {
-                if threshold.is_none_or(|t| s >= t) {
-                    emit(i, j, Score::Similarity(s))
+                verify,
+            } => lsh_pairs(signatures, banding, |i, j, s| match verify {
+                Verify::Nothing => emit(i, j, Score::Similarity(s)),
+                Verify::Estimate(t) => {
+                    if s >= *t {
+                        emit(i, j, Score::Similarity(s))
+                    }
+                }
+                Verify::Exact(t, sets) => {
+                    let exact = exact_jaccard(&sets[i as usize], &sets[j as usize]);
+                    if exact >= *t {
+                        emit(i, j, Score::Similarity(exact))
+                    }
                 }
             }),
         }
@@ -170,13 +239,23 @@ impl Batch {
             Batch::MinHash {
                 signatures,
                 banding,
-                threshold,
-            } => lsh_clusters(signatures, banding, *threshold),
+                verify,
+            } => match verify {
+                Verify::Nothing => lsh_clusters(signatures, banding, None),
+                Verify::Estimate(t) => lsh_clusters(signatures, banding, Some(*t)),
+                Verify::Exact(t, sets) => lsh_clusters_with(
+                    signatures,
+                    banding,
+                    &mut |a, b| exact_jaccard(&sets[a as usize], &sets[b as usize]) >= *t,
+                    &mut |a, b| sets[a as usize] == sets[b as usize],
+                ),
+            },
         }
     }
 }
 
-pub fn run(args: DedupArgs) -> Result<ExitCode> {
+pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
+    args.doc.keep_shingles = args.verify == "exact";
     if args.k > 7 {
         bail!(
             "--k {} is out of range (0 to 7); similarity 1 - k/64 below 0.89 is not a near-duplicate",
@@ -217,13 +296,21 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
     }
     args.threads.apply()?;
     let started = Instant::now();
-    let (mut docs, failed) = if args.jsonl {
+    let (mut read, failed) = if args.jsonl {
         read_jsonl(&args, method)?
     } else {
         read_files(&args)?
     };
     // Canonical order: by id, so that indices, pairs and clusters do not depend on the input order.
-    docs.sort_by(|a, b| a.0.cmp(&b.0));
+    read.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut sets = Vec::new();
+    let docs: Vec<Doc> = read
+        .into_iter()
+        .map(|(id, sketch, shingles)| {
+            sets.extend(shingles);
+            (id, sketch)
+        })
+        .collect();
     let batch = match method {
         Method::SimHash(_) => Batch::SimHash(
             docs.iter()
@@ -252,17 +339,23 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
                 ),
                 (None, None) => {
                     let t = args.threshold.unwrap_or(0.8);
-                    (optimize(t, scheme.values(), 0.5, 0.5)?, t)
+                    let (fp, fn_) = args.weights.unwrap_or(default_weights(&args.verify));
+                    (optimize(t, scheme.values(), fp, fn_)?, t)
                 }
             };
             let mut signatures = Vec::with_capacity(docs.len() * banding.values as usize);
             for d in &docs {
                 signatures.extend_from_slice(d.1.signature().expect("MinHash sketches").values());
             }
+            let verify = match args.verify.as_str() {
+                "none" => Verify::Nothing,
+                "exact" => Verify::Exact(threshold, sets),
+                _ => Verify::Estimate(threshold),
+            };
             Batch::MinHash {
                 signatures,
                 banding,
-                threshold: (!args.no_verify).then_some(threshold),
+                verify,
             }
         }
     };
@@ -339,10 +432,11 @@ pub fn run(args: DedupArgs) -> Result<ExitCode> {
     let within = match &batch {
         Batch::SimHash(_) => format!("within k = {}", args.k),
         Batch::MinHash {
-            banding, threshold, ..
-        } => match threshold {
-            Some(t) => format!("at estimated Jaccard ≥ {t} ({method}, {banding})"),
-            None => format!("sharing an LSH band ({method}, {banding}, unverified)"),
+            banding, verify, ..
+        } => match verify {
+            Verify::Estimate(t) => format!("at estimated Jaccard ≥ {t} ({method}, {banding})"),
+            Verify::Exact(t, _) => format!("at exact Jaccard ≥ {t} ({method}, {banding})"),
+            Verify::Nothing => format!("sharing an LSH band ({method}, {banding}, unverified)"),
         },
     };
     if args.pairs {
@@ -390,8 +484,11 @@ impl Scored for Sketch {
     }
 }
 
-/// Sketches files and directories in parallel; returns (id, sketch) and the number that failed.
-fn read_files(args: &DedupArgs) -> Result<(Vec<Doc>, usize)> {
+/// A document read: its id, sketch, and shingle set (when kept for exact verification).
+type Read = (String, Sketch, Option<Vec<u64>>);
+
+/// Sketches files and directories in parallel; returns the documents and the number that failed.
+fn read_files(args: &DedupArgs) -> Result<(Vec<Read>, usize)> {
     let mut docs = Vec::new();
     let mut failed = 0;
     let unexpanded = args
@@ -399,7 +496,7 @@ fn read_files(args: &DedupArgs) -> Result<(Vec<Doc>, usize)> {
         .fingerprint_batches(&args.paths, |outcomes, progress| {
             for o in outcomes {
                 match o.result {
-                    Ok(a) => docs.push((o.label, a.sketch)),
+                    Ok(a) => docs.push((o.label, a.sketch, o.shingles)),
                     Err(e) => {
                         failed += 1;
                         inputs::report(progress, &o.label, &e);
@@ -412,20 +509,29 @@ fn read_files(args: &DedupArgs) -> Result<(Vec<Doc>, usize)> {
 }
 
 /// Sketches JSON Lines documents in parallel batches.
-fn read_jsonl(args: &DedupArgs, method: Method) -> Result<(Vec<Doc>, usize)> {
+fn read_jsonl(args: &DedupArgs, method: Method) -> Result<(Vec<Read>, usize)> {
     let mut docs = Vec::new();
     let mut failed = 0;
+    let keep = args.doc.keep_shingles;
     let unopened = inputs::for_each_jsonl_batch(&args.paths, 4096, |batch| {
-        let results: Vec<(String, Result<Sketch, String>)> = batch
+        type Sketched = (String, Result<(Sketch, Option<Vec<u64>>), String>);
+        let results: Vec<Sketched> = batch
             .into_par_iter()
             .map(|(id, text)| {
-                let sketch = text.and_then(|t| method.sketch_text(&t).map_err(|e| e.to_string()));
+                let sketch = text.and_then(|t| {
+                    let sketch = method.sketch_text(&t).map_err(|e| e.to_string())?;
+                    let set = match method {
+                        Method::MinHash(scheme) if keep => Some(scheme.shingle_set(&t)),
+                        _ => None,
+                    };
+                    Ok((sketch, set))
+                });
                 (id, sketch)
             })
             .collect();
         for (id, r) in results {
             match r {
-                Ok(sketch) => docs.push((id, sketch)),
+                Ok((sketch, set)) => docs.push((id, sketch, set)),
                 Err(e) => {
                     failed += 1;
                     eprintln!("neardup: {id}: {e}");
@@ -504,14 +610,14 @@ fn with_index(
     batch: &Batch,
     args: &DedupArgs,
 ) -> Result<Graph> {
-    if let (Kind::Hamming(design), Batch::SimHash(_)) = (&index.meta().kind, batch) {
-        if args.k > design.k {
-            bail!(
-                "--k {} is larger than the index's k = {}: its tables cannot find every match",
-                args.k,
-                design.k
-            );
-        }
+    if let (Kind::Hamming(design), Batch::SimHash(_)) = (&index.meta().kind, batch)
+        && args.k > design.k
+    {
+        bail!(
+            "--k {} is larger than the index's k = {}: its tables cannot find every match",
+            args.k,
+            design.k
+        );
     }
     let new_ids: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
     // Stored entries that match a new document (the stored version of a new id is superseded, not a match).
@@ -530,10 +636,7 @@ fn with_index(
                 })
                 .collect(),
             (Sketch::Signature(sig), _, Some(l)) => {
-                let threshold = match batch {
-                    Batch::MinHash { threshold, .. } => *threshold,
-                    Batch::SimHash(_) => None,
-                };
+                let threshold = batch.threshold();
                 l.query(sig.values())?
                     .into_iter()
                     .filter(|c| threshold.is_none_or(|t| c.similarity >= t))
@@ -580,7 +683,7 @@ fn with_index(
         let (a, b) = (position[docs[i].0.as_str()], position[id.as_str()]);
         edges.push((a.min(b), a.max(b), score));
     }
-    edges.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    edges.sort_by_key(|e| (e.0, e.1));
     edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
     Ok((nodes, edges, index))
 }

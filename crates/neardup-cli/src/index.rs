@@ -61,6 +61,10 @@ enum IndexCommand {
         /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack).
         #[arg(long)]
         preset: Option<String>,
+        /// MinHash: weights of false positives and false negatives when choosing the LSH bands (queries
+        /// verify candidates by their estimated similarity, so recall is bought by default).
+        #[arg(long, value_name = "FP,FN", default_value = "0.05,0.95", value_parser = crate::dedup::parse_weights)]
+        weights: (f64, f64),
         #[command(flatten)]
         method: MethodArgs,
     },
@@ -169,6 +173,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             n,
             threshold,
             preset,
+            weights,
             method,
         } => {
             let preset = match &preset {
@@ -201,7 +206,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                         threshold: p.threshold,
                     },
                     None => Kind::Lsh {
-                        banding: optimize(threshold, scheme.values(), 0.5, 0.5)?,
+                        banding: optimize(threshold, scheme.values(), weights.0, weights.1)?,
                         threshold,
                     },
                 },

@@ -248,24 +248,44 @@ pub struct DocArgs {
     /// Refuse documents larger than this many bytes.
     #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
     pub max_bytes: u64,
+    /// Also keep each document's shingle set (MinHash), for exact verification.
+    #[arg(skip)]
+    pub keep_shingles: bool,
 }
 
 impl DocArgs {
     /// Reads and sketches one document; the error is a message ready to print after the document's name.
     pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, String>) {
+        let (bytes, result, _) = self.analyze_keeping(source);
+        (bytes, result)
+    }
+
+    /// [`analyze`](Self::analyze), also returning the shingle set when `keep_shingles` is set.
+    fn analyze_keeping(
+        &self,
+        source: &Source,
+    ) -> (u64, Result<Analysis, String>, Option<Vec<u64>>) {
         let method = match self.method.method() {
             Ok(m) => m,
-            Err(e) => return (0, Err(format!("{e:#}"))),
+            Err(e) => return (0, Err(format!("{e:#}")), None),
         };
         let bytes = match source.read(self.max_bytes) {
             Ok(b) => b,
-            Err(e) => return (0, Err(format!("{e:#}"))),
+            Err(e) => return (0, Err(format!("{e:#}")), None),
         };
         let name = source.name_hint();
-        let result = method
-            .analyze(&bytes, self.media.hint(name.as_deref()))
-            .map_err(|e| e.to_string());
-        (bytes.len() as u64, result)
+        let doc = match neardup::text::extract(&bytes, self.media.hint(name.as_deref())) {
+            Ok(doc) => doc,
+            Err(e) => return (bytes.len() as u64, Err(e.to_string()), None),
+        };
+        let result = method.analyze_extracted(&doc).map_err(|e| e.to_string());
+        let shingles = match method {
+            Method::MinHash(scheme) if self.keep_shingles && result.is_ok() => {
+                Some(scheme.shingle_set(&doc.text))
+            }
+            _ => None,
+        };
+        (bytes.len() as u64, result, shingles)
     }
 
     /// Reads a document and extracts its text.
@@ -294,11 +314,12 @@ impl DocArgs {
             let outcomes: Vec<Outcome> = batch
                 .par_iter()
                 .map(|s| {
-                    let (bytes, result) = self.analyze(s);
+                    let (bytes, result, shingles) = self.analyze_keeping(s);
                     Outcome {
                         label: s.label(),
                         bytes,
                         result,
+                        shingles,
                     }
                 })
                 .collect();
@@ -338,6 +359,8 @@ pub struct Outcome {
     pub bytes: u64,
     /// What it gave, or why it gave nothing.
     pub result: Result<Analysis, String>,
+    /// Its shingle set, when [`DocArgs::keep_shingles`] asked for it.
+    pub shingles: Option<Vec<u64>>,
 }
 
 /// The exit status of a command over many documents: 1 if any of them failed (each was reported), else 0.

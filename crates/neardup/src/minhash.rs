@@ -1,8 +1,10 @@
 //! MinHash-family schemes over the doc-v1 token stream: text → tokens → shingles → signature.
 //!
 //! The token stream is simhash-doc-v1's (steps 1 to 3 of `docs/spec/simhash-doc-v1.md`: normalized,
-//! case-folded words, identifiers removed), so the same text gives the same tokens whatever the scheme, and
-//! the same document from any medium gives the same signature. The sketches and their pinned hashes are
+//! case-folded words, identifiers removed) **except that tokens without a letter are kept** (`2019`, `3`,
+//! `_`): SimHash drops them so that dates and counters do not move fingerprints, but word n-gram Jaccard is
+//! defined over all words, and release notes that differ only in their version numbers are different
+//! documents. The same document from any medium gives the same signature. The sketches and their pinned hashes are
 //! `neardup-sketch`'s (`docs/spec/minhash-v1.md`):
 //!
 //! * `minhash-oph-v1` (the default): word n-gram hashes (xxh3 of each token, rolled into n-grams) into one
@@ -104,7 +106,7 @@ impl MinHashScheme {
             (SketchScheme::MinHashOph, Features::Words(n)) => {
                 let mut hasher = OphMinHasher::new(p.k as usize, p.seed, p.features);
                 let mut shingler = WordShingler::new(n as usize);
-                doc_v1::tokenize(text, |token| {
+                doc_v1::tokenize_keeping_numbers(text, |token| {
                     if let Some(h) = shingler.push_token(token.as_str()) {
                         hasher.update(h);
                         shingles += 1;
@@ -138,7 +140,10 @@ impl MinHashScheme {
                 };
                 match features {
                     Features::Words(n) => {
-                        let tokens = doc_v1::tokens(text);
+                        let mut tokens = Vec::new();
+                        doc_v1::tokenize_keeping_numbers(text, |t| {
+                            tokens.push(t.as_str().to_owned())
+                        });
                         let n = n as usize;
                         if !tokens.is_empty() && tokens.len() < n {
                             update(tokens.join(" ").as_bytes());
@@ -182,7 +187,7 @@ impl MinHashScheme {
             Features::Words(n) => {
                 let mut shingler = WordShingler::new(n as usize);
                 let mut out = Vec::new();
-                doc_v1::tokenize(text, |token| {
+                doc_v1::tokenize_keeping_numbers(text, |token| {
                     out.extend(shingler.push_token(token.as_str()))
                 });
                 out.extend(shingler.finish());
@@ -227,7 +232,7 @@ pub fn exact_jaccard(a: &[u64], b: &[u64]) -> f64 {
 /// The doc-v1 tokens joined by one space: the string character n-grams run over.
 fn joined_tokens(text: &str) -> String {
     let mut joined = String::with_capacity(text.len());
-    doc_v1::tokenize(text, |token| {
+    doc_v1::tokenize_keeping_numbers(text, |token| {
         if !joined.is_empty() {
             joined.push(' ');
         }
@@ -287,9 +292,19 @@ mod tests {
     fn no_tokens_is_an_error_and_unsupported_schemes_are_refused() {
         let scheme = MinHashScheme::default_oph();
         assert!(matches!(
-            scheme.signature_text("  ... 42 !!").unwrap_err(),
+            scheme
+                .signature_text("  ... !! https://example.org ")
+                .unwrap_err(),
             Error::NoTokens { .. }
         ));
+        // Numbers are words here: release notes that differ only in their versions differ.
+        let (a, _) = scheme
+            .signature_text("Django 1.11.20 fixes a packaging error in 1.11.19")
+            .unwrap();
+        let (b, _) = scheme
+            .signature_text("Django 2.0.12 fixes a packaging error in 2.0.11")
+            .unwrap();
+        assert!(a.jaccard(&b).unwrap() < 0.5);
         let bottom_k = SketchParams::new(SketchScheme::BottomK, 64, 0, Features::Words(5));
         assert!(matches!(
             MinHashScheme::new(bottom_k).unwrap_err(),

@@ -94,7 +94,7 @@ impl Scheme {
         self.fingerprint_text_counted(text).map(|(fp, _)| fp)
     }
 
-    fn fingerprint_text_counted(self, text: &str) -> Result<(Fingerprint, u64), Error> {
+    pub(crate) fn fingerprint_text_counted(self, text: &str) -> Result<(Fingerprint, u64), Error> {
         match self {
             Scheme::SimhashDocV1 => {
                 let mut acc = SimHash64::new();

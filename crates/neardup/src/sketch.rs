@@ -32,12 +32,19 @@ impl Method {
     /// # Ok::<(), neardup::Error>(())
     /// ```
     pub fn analyze(&self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Analysis, Error> {
+        self.analyze_extracted(&neardup_text::extract(bytes, hint)?)
+    }
+
+    /// Sketches a document whose text is already extracted (with [`neardup_text::extract`]).
+    pub fn analyze_extracted(&self, doc: &neardup_text::Extracted) -> Result<Analysis, Error> {
         match self {
-            Method::SimHash(scheme) => scheme.analyze(bytes, hint),
+            Method::SimHash(scheme) => {
+                let (fingerprint, tokens) = scheme.fingerprint_text_counted(&doc.text)?;
+                Ok(Analysis::of(Sketch::Fingerprint(fingerprint), doc, tokens))
+            }
             Method::MinHash(scheme) => {
-                let doc = neardup_text::extract(bytes, hint)?;
                 let (signature, tokens) = scheme.signature_text(&doc.text)?;
-                Ok(Analysis::of(Sketch::Signature(signature), &doc, tokens))
+                Ok(Analysis::of(Sketch::Signature(signature), doc, tokens))
             }
         }
     }

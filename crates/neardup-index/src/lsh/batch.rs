@@ -45,7 +45,7 @@ pub fn lsh_pairs(signatures: &[u32], banding: &Banding, mut emit: impl FnMut(u32
 ///
 /// ```
 /// use neardup_index::lsh::{Banding, lsh_clusters};
-/// let sigs = [1, 2, 3, 4, /* */ 9, 9, 9, 9, /* */ 1, 2, 0, 0, /* */ 0, 0, 0, 0];
+/// let sigs = [1, 2, 3, 4, /* */ 9, 9, 9, 9, /* */ 1, 2, 0, 0, /* */ 0, 0, 7, 7];
 /// let banding = Banding::even(2, 4).unwrap();
 /// assert_eq!(lsh_clusters(&sigs, &banding, None), vec![vec![0, 2]]);
 /// assert!(lsh_clusters(&sigs, &banding, Some(0.6)).is_empty());
@@ -56,46 +56,83 @@ pub fn lsh_clusters(
     min_similarity: Option<f64>,
 ) -> Vec<Vec<u32>> {
     let k = banding.values as usize;
+    let sig = |i: u32| &signatures[i as usize * k..(i as usize + 1) * k];
+    // Under the estimate, documents with identical signatures are interchangeable.
+    let mut identical = |_, _| true;
+    match min_similarity {
+        None => clusters_of(signatures, banding, None, &mut identical),
+        Some(t) => clusters_of(
+            signatures,
+            banding,
+            Some(&mut |a, b| similarity(sig(a), sig(b)) >= t),
+            &mut identical,
+        ),
+    }
+}
+
+/// [`lsh_clusters`] with any verification: an edge joins candidates `a < b` when `accept(a, b)` holds (for
+/// example the exact Jaccard similarity of their shingle sets, when the texts are at hand). Documents with
+/// identical signatures stand in for each other (one band pass for all) only when `interchangeable(a, b)`
+/// says that `accept` treats them alike (for example: identical shingle sets).
+pub fn lsh_clusters_with(
+    signatures: &[u32],
+    banding: &Banding,
+    accept: &mut dyn FnMut(u32, u32) -> bool,
+    interchangeable: &mut dyn FnMut(u32, u32) -> bool,
+) -> Vec<Vec<u32>> {
+    clusters_of(signatures, banding, Some(accept), interchangeable)
+}
+
+fn clusters_of(
+    signatures: &[u32],
+    banding: &Banding,
+    mut accept: Option<&mut dyn FnMut(u32, u32) -> bool>,
+    interchangeable: &mut dyn FnMut(u32, u32) -> bool,
+) -> Vec<Vec<u32>> {
+    let k = banding.values as usize;
     let n = signatures.len() / k.max(1);
     let sig = |i: u32| &signatures[i as usize * k..(i as usize + 1) * k];
     let mut uf = UnionFind::new(n);
-    // Identical signatures: sort by a key of the whole signature, join equal neighbours, keep the first.
+    // Identical signatures: sort by a key of the whole signature, join the interchangeable ones to the first
+    // of their run, and let it stand for them in the band pass.
     let mut whole: Vec<(u64, u32)> = (0..n as u32).map(|i| (band_key(sig(i)), i)).collect();
     radix_sort_by_key(&mut whole, &mut Vec::new(), 0, 64);
     let mut distinct = Vec::with_capacity(n);
+    let mut run_head = 0u32;
     for (x, &(key, i)) in whole.iter().enumerate() {
-        let same_as_previous = x > 0 && {
-            let (pkey, p) = whole[x - 1];
-            pkey == key && sig(p) == sig(i)
+        let same_signature = x > 0 && {
+            let (pkey, _) = whole[x - 1];
+            pkey == key && sig(run_head) == sig(i)
         };
-        if same_as_previous {
-            uf.union(whole[x - 1].1, i);
+        let stands_in = same_signature && interchangeable(run_head.min(i), run_head.max(i));
+        if stands_in {
+            uf.union(run_head, i);
         } else {
+            if !same_signature {
+                run_head = i;
+            }
             distinct.push(i);
         }
     }
     distinct.sort_unstable();
-    for_each_group(
-        signatures,
-        banding,
-        &distinct,
-        |_, group| match min_similarity {
+    for_each_group(signatures, banding, &distinct, |_, group| {
+        match accept.as_mut() {
             None => {
                 for &b in &group[1..] {
                     uf.union(group[0], b);
                 }
             }
-            Some(t) => {
+            Some(accept) => {
                 for (x, &a) in group.iter().enumerate() {
                     for &b in &group[x + 1..] {
-                        if uf.find(a) != uf.find(b) && similarity(sig(a), sig(b)) >= t {
+                        if uf.find(a) != uf.find(b) && accept(a, b) {
                             uf.union(a, b);
                         }
                     }
                 }
             }
-        },
-    );
+        }
+    });
     uf.clusters()
 }
 
@@ -192,6 +229,16 @@ mod tests {
                 }
             }
             prop_assert_eq!(lsh_clusters(&flat, &banding, threshold), uf.clusters());
+
+            // A verifier that is not a function of the signatures: only pairs whose index sum is even.
+            let mut uf = UnionFind::new(sigs.len());
+            for &(i, j, _) in &expected {
+                if (i + j) % 2 == 0 {
+                    uf.union(i, j);
+                }
+            }
+            let got = lsh_clusters_with(&flat, &banding, &mut |a, b| (a + b) % 2 == 0, &mut |_, _| false);
+            prop_assert_eq!(got, uf.clusters());
         }
     }
 }

@@ -10,5 +10,5 @@ mod batch;
 mod index;
 
 pub use banding::{Banding, BandingError, PRESETS, Preset, optimize};
-pub use batch::{lsh_clusters, lsh_pairs};
+pub use batch::{lsh_clusters, lsh_clusters_with, lsh_pairs};
 pub use index::{Candidate, LshError, LshIndex, similarity};

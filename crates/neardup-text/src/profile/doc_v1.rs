@@ -104,7 +104,20 @@ fn window_of(buf: &[u8], start: usize, end: usize) -> &[u8] {
 /// assert_eq!(tokens, ["hello", "world", "covid19", "don", "t"]);
 /// ```
 pub fn tokenize(text: &str, mut emit: impl FnMut(Token<'_>)) {
-    Tokenizer::new().run(text, &mut emit);
+    Tokenizer::<false>::new().run(text, &mut emit);
+}
+
+/// Like [`tokenize`], but keeps the tokens that have no letter (`2019`, `1`, `_`), which step 3 drops.
+/// Shingle-based schemes use it: for Jaccard similarity over word n-grams, "version 3.2" and "version 4.0"
+/// differ.
+///
+/// ```
+/// let mut tokens = Vec::new();
+/// neardup_text::profile::doc_v1::tokenize_keeping_numbers("Hello, WORLD! 2019 covid19", |t| tokens.push(t.as_str().to_string()));
+/// assert_eq!(tokens, ["hello", "world", "2019", "covid19"]);
+/// ```
+pub fn tokenize_keeping_numbers(text: &str, mut emit: impl FnMut(Token<'_>)) {
+    Tokenizer::<true>::new().run(text, &mut emit);
 }
 
 /// Returns the tokens as owned strings (convenient for tests and golden vectors; use [`tokenize`] on hot paths).
@@ -119,7 +132,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 #[doc(hidden)]
 pub fn tokens_without_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    Tokenizer::new().scalar(text, 0, text.len(), &mut |t: Token<'_>| {
+    Tokenizer::<false>::new().scalar(text, 0, text.len(), &mut |t: Token<'_>| {
         out.push(t.as_str().to_owned())
     });
     out
@@ -184,14 +197,15 @@ fn starts_with_ci(b: &[u8], prefix: &[u8]) -> bool {
     b.len() >= prefix.len() && b[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
-struct Tokenizer {
+/// The tokenizer; `KEEP_NUMBERS` keeps the tokens without a letter (see [`tokenize_keeping_numbers`]).
+struct Tokenizer<const KEEP_NUMBERS: bool> {
     nfkc: ComposingNormalizerBorrowed<'static>,
     fold: CaseMapperBorrowed<'static>,
     lower: String,
     scratch: String,
 }
 
-impl Tokenizer {
+impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     fn new() -> Self {
         Tokenizer {
             nfkc: ComposingNormalizerBorrowed::new_nfkc(),
@@ -275,7 +289,7 @@ impl Tokenizer {
                 starts &= starts - 1;
                 let len = (!(good >> j)).trailing_zeros() as usize;
                 let this = span(j, j + len);
-                if m.letter & this == 0 {
+                if !KEEP_NUMBERS && m.letter & this == 0 {
                     continue; // digits and '_' only: dropped
                 }
                 let (start, end) = (pos + j, pos + j + len);
@@ -376,7 +390,7 @@ impl Tokenizer {
         if maybe_identifier && is_identifier(&text[from..to]) {
             return;
         }
-        if seen & A_LETTER == 0 {
+        if !KEEP_NUMBERS && seen & A_LETTER == 0 {
             return;
         }
         let mut i = from;
@@ -394,8 +408,8 @@ impl Tokenizer {
                 kinds |= class;
                 i += 1;
             }
-            if kinds & A_LETTER == 0 {
-                continue; // no letter (or empty): dropped
+            if kinds == 0 || (!KEEP_NUMBERS && kinds & A_LETTER == 0) {
+                continue; // empty, or no letter: dropped
             }
             if kinds & A_UPPER == 0 {
                 emit(Token::new(&text[start..i], window_of(all, start, i)));
@@ -423,7 +437,7 @@ impl Tokenizer {
             });
         if all & STABLE != 0 && (all & NFKC_SAFE != 0 || self.nfkc.is_normalized(chunk)) {
             if !is_identifier(chunk) {
-                tokens_of_normalized_chunk(text, from, to, emit);
+                tokens_of_normalized_chunk::<KEEP_NUMBERS>(text, from, to, emit);
             }
             return;
         }
@@ -439,7 +453,7 @@ impl Tokenizer {
                 }
             }));
             if !is_identifier(&folded) {
-                tokens_of_normalized_chunk(&folded, 0, folded.len(), emit);
+                tokens_of_normalized_chunk::<KEEP_NUMBERS>(&folded, 0, folded.len(), emit);
             }
             self.scratch = folded;
             return;
@@ -458,7 +472,7 @@ impl Tokenizer {
         {
             if props::flags(c) & SPACE != 0 || pos == folded.len() {
                 if pos > piece_start && !is_identifier(&folded[piece_start..pos]) {
-                    tokens_of_normalized_chunk(&folded, piece_start, pos, emit);
+                    tokens_of_normalized_chunk::<KEEP_NUMBERS>(&folded, piece_start, pos, emit);
                 }
                 piece_start = pos + c.len_utf8();
             }
@@ -485,7 +499,7 @@ fn chunk_around(chunk_starts: u64, space: u64, j: usize) -> (usize, usize) {
 }
 
 /// Step 3 on an already normalized chunk `text[from..to]` without White_Space.
-fn tokens_of_normalized_chunk(
+fn tokens_of_normalized_chunk<const KEEP_NUMBERS: bool>(
     text: &str,
     from: usize,
     to: usize,
@@ -521,7 +535,7 @@ fn tokens_of_normalized_chunk(
                     };
                     continue;
                 }
-                if has_letter {
+                if has_letter || KEEP_NUMBERS {
                     token(start, pos);
                 }
                 state = State::Between;
@@ -538,11 +552,8 @@ fn tokens_of_normalized_chunk(
         }
     }
     match state {
-        State::Single { start }
-        | State::Run {
-            start,
-            has_letter: true,
-        } => token(start, to),
+        State::Single { start } => token(start, to),
+        State::Run { start, has_letter } if has_letter || KEEP_NUMBERS => token(start, to),
         _ => {}
     }
 }
@@ -637,16 +648,49 @@ mod tests {
 
     /// The ASCII and stable fast paths must agree with the general path run on the whole text.
     fn general(text: &str) -> Vec<String> {
+        general_with::<false>(text)
+    }
+
+    fn general_with<const KEEP_NUMBERS: bool>(text: &str) -> Vec<String> {
         let normalized = normalize(text);
         let mut out = Vec::new();
         for chunk in normalized.split(|c: char| props::flags(c) & SPACE != 0) {
             if !chunk.is_empty() && !is_identifier(chunk) {
-                tokens_of_normalized_chunk(chunk, 0, chunk.len(), &mut |tok: Token<'_>| {
-                    out.push(tok.as_str().to_owned())
-                });
+                tokens_of_normalized_chunk::<KEEP_NUMBERS>(
+                    chunk,
+                    0,
+                    chunk.len(),
+                    &mut |tok: Token<'_>| out.push(tok.as_str().to_owned()),
+                );
             }
         }
         out
+    }
+
+    fn keeping_numbers(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        tokenize_keeping_numbers(text, |t| out.push(t.as_str().to_owned()));
+        out
+    }
+
+    fn keeping_numbers_without_blocks(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Tokenizer::<true>::new().scalar(text, 0, text.len(), &mut |t: Token<'_>| {
+            out.push(t.as_str().to_owned())
+        });
+        out
+    }
+
+    #[test]
+    fn keeping_numbers_keeps_exactly_the_letterless_tokens() {
+        let text = "Django 1.11.20 fixes x_1 in 2019 ( _ ) www.example.org 東京 ٣";
+        assert_eq!(
+            keeping_numbers(text),
+            [
+                "django", "1", "11", "20", "fixes", "x_1", "in", "2019", "_", "東", "京", "٣"
+            ]
+        );
+        assert_eq!(t(text), ["django", "fixes", "x_1", "in", "東", "京"]);
     }
 
     proptest::proptest! {
@@ -654,6 +698,12 @@ mod tests {
         #[test]
         fn block_path_equals_chunk_path(s in "([a-zA-Z]{1,12}|[0-9_]{1,3}|[ \t\n]{1,3}|[.,;:@/'()-]|www\\.|10\\.12345/|https://|é|東京|\u{a0}|\u{3000}|\u{ad}){0,120}") {
             proptest::prop_assert_eq!(tokens(&s), tokens_without_blocks(&s));
+            proptest::prop_assert_eq!(keeping_numbers(&s), keeping_numbers_without_blocks(&s));
+        }
+
+        #[test]
+        fn fast_paths_keeping_numbers_equal_the_general_path(s in "[ -~\u{a0}-\u{17f}\u{300}-\u{36f}\u{660}-\u{669}\u{4e00}-\u{4e20}\u{200b}-\u{200f}\u{ff01}-\u{ff5e}]{0,40}") {
+            proptest::prop_assert_eq!(keeping_numbers(&s), general_with::<true>(&s));
         }
 
         #[test]
