@@ -295,12 +295,14 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 .map(|m| m.len())
                 .unwrap_or(0);
             let meta = index.meta();
+            let memory = index.index().memory();
             if json {
                 writeln!(
                     out,
                     "{}",
                     json!({"entries": index.index().len(), "scheme": meta.scheme, "k": meta.design.k,
-                           "design": meta.design.to_string(), "tables": meta.design.tables(), "file_bytes": bytes})
+                           "design": meta.design.to_string(), "tables": meta.design.tables(), "file_bytes": bytes,
+                           "memory_table_bytes": memory.table_bytes, "memory_id_bytes": memory.id_bytes})
                 )?;
             } else {
                 writeln!(out, "entries\t{}", index.index().len())?;
@@ -313,6 +315,18 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                     meta.design.tables()
                 )?;
                 writeln!(out, "file bytes\t{bytes}")?;
+                writeln!(
+                    out,
+                    "memory, tables\t{} ({:.1} per entry)",
+                    memory.table_bytes,
+                    memory.table_bytes_per_entry()
+                )?;
+                writeln!(
+                    out,
+                    "memory, ids\t{} ({:.1} per entry)",
+                    memory.id_bytes,
+                    memory.id_bytes_per_entry()
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }

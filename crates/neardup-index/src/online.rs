@@ -23,8 +23,10 @@
 //! * Every other table stores one `u32` slot per row.
 //!
 //! With 10 tables that is 8 + 1.5 + 9 × 5.5 ≈ 59 bytes per fingerprint, plus a liveness bit, against 160 for
-//! `(u64, u32)` rows. Ids are separate: one byte buffer with an end offset per slot (no allocation per id) and
-//! a hash table of slot numbers; a rebuild rewrites the buffer in the new slot order, dropping removed ids.
+//! `(u64, u32)` rows. Ids are separate: one byte buffer in arrival order with an end offset per id (no
+//! allocation per id), a slot → id array that rebuilds permute (cheaper than moving the bytes), and a hash
+//! table of slot numbers with 32 bits of each id's hash (so that growing it never rereads the ids). A rebuild
+//! squeezes the ids of removed entries out of the buffer.
 //! This is Manku et al.'s §3.1.3 idea (store only what the sorted order does not already say) in a form that
 //! keeps every row addressable, so no block has to be decompressed to answer a query.
 //!
@@ -178,17 +180,18 @@ fn partition(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usiz
 }
 
 /// `slots` (in increasing order) sorted by `layout`'s permuted fingerprint, ties in slot order, each packed as
-/// `top 32 permuted bits << 32 | slot`. Deterministic: a function of the fingerprints alone.
-fn sorted_rows(
+/// `top 32 permuted bits << 32 | slot`, into `rows` (`scratch` is the sort's second buffer; both are reused
+/// from table to table, which spares page faults). Deterministic: a function of the fingerprints alone.
+fn sort_rows(
     layout: &TableLayout,
     fps: &[u64],
     slots: impl Iterator<Item = u32>,
-    len: usize,
-) -> Vec<u64> {
-    let mut rows: Vec<u64> = Vec::with_capacity(len);
+    rows: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+) {
+    rows.clear();
     rows.extend(slots.map(|s| (layout.permute(fps[s as usize]) >> 32) << 32 | u64::from(s)));
-    let mut scratch = Vec::new();
-    radix_sort_by_key(&mut rows, &mut scratch, 32, 32);
+    radix_sort_by_key(rows, scratch, 32, 32);
     if layout.key_bits > 32 {
         // Keys longer than the packed bits: runs of equal top bits are put in full permuted order.
         let mut start = 0;
@@ -201,7 +204,6 @@ fn sorted_rows(
             start = end;
         }
     }
-    rows
 }
 
 /// The fragment column and directory of sorted rows.
@@ -321,17 +323,22 @@ impl HammingIndex {
         let entries = entries.into_iter();
         let more = entries.size_hint().0;
         self.ids.ends.reserve(more);
+        self.ids.entry_of.reserve(more);
         self.fps.reserve(more);
         self.alive.reserve(more / 64 + 1);
-        let (ids, hasher) = (&self.ids, &self.by_id.hasher);
-        self.by_id
-            .table
-            .reserve(more, |&s| hasher.hash_one(ids.get(s)));
+        self.by_id.reserve(more);
         for (id, fp) in entries {
             self.push(id.as_ref(), fp)?;
         }
         self.rebuild();
         Ok(())
+    }
+
+    /// Stores `fp` under `id` like [`insert`](Self::insert), but never rebuilds the tables: for loading many
+    /// entries from a callback, followed by one [`rebuild`](Self::rebuild). Until then queries find the entry
+    /// by scanning the pending ones, one comparison per pending entry.
+    pub fn insert_without_rebuild(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
+        self.push(id, fp)
     }
 
     /// Gives `id` a new slot holding `fp`; a slot the id had before is retired. One hash probe either way.
@@ -442,6 +449,10 @@ impl HammingIndex {
     /// Rebuilds the tables from the live slots, renumbering the slots in table 0's order and compacting away
     /// removed ones.
     pub fn rebuild(&mut self) {
+        // The old tables go first: they would double the memory at the peak of the build.
+        for table in &mut self.tables {
+            *table = Table::default();
+        }
         let live_slots: Vec<u32> = (0..self.fps.len() as u32)
             .filter(|&s| self.is_alive(s as usize))
             .collect();
@@ -453,8 +464,15 @@ impl HammingIndex {
             b => (usize::BITS - 1 - b.leading_zeros()).min(min_key).min(30),
         };
         let dir_bits = self.dir_bits;
-        let rows0 = sorted_rows(&self.layouts[0], &self.fps, live_slots.iter().copied(), n);
-        drop(live_slots);
+        let (mut rows0, mut scratch) = (Vec::with_capacity(n), Vec::new());
+        sort_rows(
+            &self.layouts[0],
+            &self.fps,
+            live_slots.iter().copied(),
+            &mut rows0,
+            &mut scratch,
+        );
+        drop((live_slots, scratch));
         // New slot i is old slot `order[i]`.
         let order: Vec<u32> = rows0.iter().map(|&r| r as u32).collect();
         let fps: Vec<u64> = order.iter().map(|&o| self.fps[o as usize]).collect();
@@ -474,22 +492,25 @@ impl HammingIndex {
             || {
                 layouts[1..]
                     .par_iter()
-                    .map(|layout| {
-                        let rows = sorted_rows(layout, fps, 0..n as u32, n);
-                        let (frags, dir) = columns(layout, fps, &rows, dir_bits);
-                        let slots = rows.iter().map(|&r| r as u32).collect();
-                        Table { slots, frags, dir }
-                    })
+                    .map_init(
+                        || (Vec::new(), Vec::new()),
+                        |(rows, scratch), layout| {
+                            sort_rows(layout, fps, 0..n as u32, rows, scratch);
+                            let (frags, dir) = columns(layout, fps, rows, dir_bits);
+                            let slots = rows.iter().map(|&r| r as u32).collect();
+                            Table { slots, frags, dir }
+                        },
+                    )
                     .collect::<Vec<Table>>()
             },
             || {
-                *ids = ids.gather(&order);
+                ids.renumber(&order);
                 let mut new_slot = vec![u32::MAX; old_len];
                 for (new, &old) in order.iter().enumerate() {
                     new_slot[old as usize] = new as u32;
                 }
                 // Only live slots are in the map, and an id's hash does not change: rewrite slots in place.
-                for s in by_id.table.iter_mut() {
+                for (s, _) in by_id.table.iter_mut() {
                     *s = new_slot[*s as usize];
                 }
             },
@@ -506,82 +527,128 @@ impl HammingIndex {
     }
 }
 
-/// Every id in one buffer: id i is `bytes[ends[i - 1]..ends[i]]`. One allocation for millions of ids.
+/// Every id in one buffer, in the order the ids arrived: entry e is `bytes[ends[e - 1]..ends[e]]`. One
+/// allocation for millions of ids. `entry_of` maps slots to entries: a rebuild renumbers slots by permuting
+/// this array (4 bytes a slot) instead of moving the ids' bytes, whose random reads would cost more than all
+/// the tables' sorts. Entries of removed or replaced ids are dropped by [`IdArena::renumber`].
 #[derive(Clone, Debug, Default)]
 struct IdArena {
     bytes: String,
     ends: Vec<u64>,
+    entry_of: Vec<u32>,
 }
 
 impl IdArena {
     #[inline]
-    fn get(&self, slot: u32) -> &str {
-        let i = slot as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.bytes[start..self.ends[i] as usize]
+    fn entry(&self, e: usize) -> &str {
+        let start = if e == 0 { 0 } else { self.ends[e - 1] as usize };
+        &self.bytes[start..self.ends[e] as usize]
     }
 
+    /// The id of a slot.
+    #[inline]
+    fn get(&self, slot: u32) -> &str {
+        self.entry(self.entry_of[slot as usize] as usize)
+    }
+
+    /// Appends the id of the next slot.
     fn push(&mut self, id: &str) {
+        self.entry_of.push(self.ends.len() as u32);
         self.bytes.push_str(id);
         self.ends.push(self.bytes.len() as u64);
     }
 
-    /// A new arena holding the ids of `order`, in that order.
-    fn gather(&self, order: &[u32]) -> IdArena {
-        let total: usize = order.iter().map(|&s| self.get(s).len()).sum();
-        let mut out = IdArena {
-            bytes: String::with_capacity(total),
-            ends: Vec::with_capacity(order.len()),
-        };
-        for &s in order {
-            out.push(self.get(s));
+    /// Keeps only the slots of `order`, new slot i being old slot `order[i]`; entries no slot keeps (removed
+    /// or replaced ids) are squeezed out in one sequential pass that keeps the others in arrival order.
+    fn renumber(&mut self, order: &[u32]) {
+        let mut entry_of: Vec<u32> = order.iter().map(|&s| self.entry_of[s as usize]).collect();
+        if self.ends.len() > order.len() {
+            let mut kept = vec![false; self.ends.len()];
+            for &e in &entry_of {
+                kept[e as usize] = true;
+            }
+            let mut moved = vec![u32::MAX; self.ends.len()];
+            let mut out = IdArena {
+                bytes: String::with_capacity(self.bytes.len()),
+                ends: Vec::with_capacity(order.len()),
+                entry_of: Vec::new(),
+            };
+            for (e, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
+                moved[e] = out.ends.len() as u32;
+                out.bytes.push_str(self.entry(e));
+                out.ends.push(out.bytes.len() as u64);
+            }
+            for e in &mut entry_of {
+                *e = moved[*e as usize];
+            }
+            out.bytes.shrink_to_fit();
+            *self = out;
         }
-        out
+        self.entry_of = entry_of;
     }
 
     fn bytes(&self) -> usize {
-        self.bytes.capacity() + self.ends.capacity() * 8
+        self.bytes.capacity() + self.ends.capacity() * 8 + self.entry_of.capacity() * 4
     }
 }
 
-/// Ids to slots. The table holds only slot numbers; the ids themselves live once, in the arena.
+/// Ids to slots. The table holds slot numbers and 32 bits of each id's hash; the ids themselves live once, in
+/// the arena. With the hash at hand, growing the table or renumbering slots never reads the ids again, and a
+/// probe reads an id only when its hash matches.
 #[derive(Clone, Debug, Default)]
 struct IdMap {
-    table: HashTable<u32>,
+    table: HashTable<(u32, u32)>,
     hasher: DefaultHashBuilder,
 }
 
+/// The table's 64-bit hash from the 32 bits kept: a multiplication spreads them over the high bits (the
+/// table's tag) and keeps the low bits (its bucket index) uniform.
+#[inline(always)]
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 impl IdMap {
+    #[inline]
+    fn hash(&self, id: &str) -> u32 {
+        self.hasher.hash_one(id) as u32
+    }
+
     fn get(&self, ids: &IdArena, id: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(id);
-        self.table.find(hash, |&s| ids.get(s) == id).copied()
+        let h = self.hash(id);
+        self.table
+            .find(spread(h), |&(s, hs)| hs == h && ids.get(s) == id)
+            .map(|&(s, _)| s)
     }
 
     /// Points `id` at `slot` (a slot not yet in `ids`), returning the slot it pointed at before, if any.
     fn upsert(&mut self, ids: &IdArena, id: &str, slot: u32) -> Option<u32> {
-        let hasher = &self.hasher;
-        let hash = hasher.hash_one(id);
+        let h = self.hash(id);
         match self.table.entry(
-            hash,
-            |&s| ids.get(s) == id,
-            |&s| hasher.hash_one(ids.get(s)),
+            spread(h),
+            |&(s, hs)| hs == h && ids.get(s) == id,
+            |&(_, hs)| spread(hs),
         ) {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(e.get_mut(), slot))
+                Some(std::mem::replace(&mut e.get_mut().0, slot))
             }
             hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(slot);
+                v.insert((slot, h));
                 None
             }
         }
     }
 
     fn remove(&mut self, ids: &IdArena, id: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(id);
+        let h = self.hash(id);
         self.table
-            .find_entry(hash, |&s| ids.get(s) == id)
+            .find_entry(spread(h), |&(s, hs)| hs == h && ids.get(s) == id)
             .ok()
-            .map(|e| e.remove().0)
+            .map(|e| e.remove().0.0)
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional, |&(_, h)| spread(h));
     }
 }
 
@@ -846,8 +913,12 @@ mod tests {
         let m = index.memory();
         assert_eq!((m.entries, m.tables), (200_000, 10));
         assert!(m.table_bytes_per_entry() <= 60.0, "{m:?}");
-        // The ids: 25 bytes each on average, an 8-byte end offset, and the hash table.
-        assert!(m.id_bytes_per_entry() < 25.0 + 8.0 + 12.0, "{m:?}");
+        // The ids: their text, an 8-byte end offset each, and the hash table (9 bytes a bucket, at most two
+        // buckets per entry).
+        let text: usize = (0..200_000)
+            .map(|i| format!("https://example.org/{i}").len())
+            .sum();
+        assert!(m.id_bytes <= text + 200_000 * (8 + 18) + 4096, "{m:?}");
     }
 
     #[test]

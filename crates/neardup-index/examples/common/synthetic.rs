@@ -70,3 +70,20 @@ fn plant(mut fps: Vec<u64>, k: u32, rng: &mut XorShift) -> Vec<u64> {
     }
     fps
 }
+
+/// CPU seconds (user + system, all threads) this process has used so far, from `/proc/self/stat` (Linux; 0
+/// elsewhere): on a shared machine, where wall time swings with the load, the CPU time of a phase is steadier.
+#[allow(dead_code)]
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name; 100 ticks a second.
+    (ticks(11) + ticks(12)) / 100.0
+}
