@@ -422,6 +422,10 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 .map(|m| m.len())
                 .unwrap_or(0);
             let meta = index.meta();
+            let memory = match index.memory() {
+                Memory::Hamming(h) => h.memory(),
+                Memory::Lsh(l) => l.memory(),
+            };
             let (layout, tables, k, threshold) = match &meta.kind {
                 Kind::Hamming(design) => {
                     (design.to_string(), design.tables(), Some(design.k), None)
@@ -438,7 +442,8 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                     out,
                     "{}",
                     json!({"entries": index.len(), "scheme": meta.scheme, "kind": meta.kind.name(), "k": k,
-                           "threshold": threshold, "design": layout, "tables": tables, "file_bytes": bytes})
+                           "threshold": threshold, "design": layout, "tables": tables, "file_bytes": bytes,
+                           "memory_table_bytes": memory.table_bytes, "memory_id_bytes": memory.id_bytes})
                 )?;
             } else {
                 writeln!(out, "entries\t{}", index.len())?;
@@ -452,6 +457,18 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                 }
                 writeln!(out, "design\t{layout} ({tables} tables)")?;
                 writeln!(out, "file bytes\t{bytes}")?;
+                writeln!(
+                    out,
+                    "memory, tables\t{} ({:.1} per entry)",
+                    memory.table_bytes,
+                    memory.table_bytes_per_entry()
+                )?;
+                writeln!(
+                    out,
+                    "memory, ids\t{} ({:.1} per entry)",
+                    memory.id_bytes,
+                    memory.id_bytes_per_entry()
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }

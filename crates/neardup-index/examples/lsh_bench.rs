@@ -87,7 +87,10 @@ fn main() {
         n as f64 / bulk_cpu,
         q / query_s,
         q / query_cpu,
-        index.memory_bytes() as f64 / n as f64
+        {
+            let m = index.memory();
+            (m.table_bytes + m.id_bytes) as f64 / n as f64
+        }
     );
 }
 

@@ -8,7 +8,9 @@
 //!   candidates per query and memory for N fingerprints, and ranks the designs.
 //! * [`all_pairs`](mod@all_pairs): batch mode, every pair within k exactly once, streamed.
 //! * [`cluster`]: connected components with deterministic representatives (the smallest index).
-//! * [`online`]: insert, remove and query by id in memory, exact within k.
+//! * [`online`]: insert, remove and query by id in memory, exact within k, in compact tables: the
+//!   fingerprints once in table 0's order, then per table a bucket directory, an 8-bit key fragment and a
+//!   4-byte slot per row (about 58 bytes per fingerprint with 10 tables); ids in one arena.
 //! * [`lsh`]: LSH banding for MinHash signatures: the optimizer and presets, an online index, batch pairs and
 //!   clusters.
 //! * [`store`]: the `Store` seam, the embedded redb store, and the persistent index over it.
@@ -20,7 +22,7 @@
 //! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
 //! ```
 //!
-//! Not here yet: compressed tables, the bucket directory, a shared distributed store.
+//! Not here yet: a shared distributed store (the [`store::Store`] trait is its seam).
 //! This crate knows nothing of text or media.
 
 #![forbid(unsafe_code)]

@@ -1,21 +1,50 @@
 //! The online index: insert, remove and query by the user's ids, with exact recall within k.
 //!
 //! Fingerprints live in slots (dense `u32` numbers); ids (URLs, paths, DOIs) map to slots. Each table of the
-//! design keeps the slots that were present at its last rebuild as `(permuted fingerprint, slot)` sorted by
-//! value, with a directory of the rows' top bits, so a query is one directory lookup and a short search per
-//! table, then a scan of the rows that share its key. Slots
-//! added since the last rebuild sit in a short pending list that queries scan directly; when it grows past an
-//! eighth of the indexed slots (and at least 4,096), the tables are rebuilt, so an insert costs O(log N)
-//! amortized. Removal marks the slot dead; rebuilds drop dead slots.
+//! design orders the slots that were present at its last rebuild by the table's permuted fingerprint, so that
+//! a query is one directory lookup and a short search per table, then a distance check of the rows that share
+//! its key. Slots added since the last rebuild sit in a short pending list that queries scan directly; when it
+//! grows past an eighth of the indexed slots (and at least 4,096), the tables are rebuilt, so an insert costs
+//! O(log N) amortized. Removal marks the slot dead; rebuilds drop dead slots.
 //!
-//! This is the in-memory structure. Persistence (a write-ahead log and segments behind a `Store` trait) builds
-//! on it and is not part of this version.
+//! # Compact tables
+//!
+//! A table row is not a copy of the permuted fingerprint (8 bytes) and a slot (4 bytes). Instead:
+//!
+//! * **The fingerprints themselves are table 0.** A rebuild renumbers the slots in table 0's order, so table 0
+//!   needs no slot column: row i is slot i, and `fps` (8 bytes per fingerprint) is stored once, for all tables.
+//! * **A directory** per table maps the top `dir_bits` bits of the permuted value (about log2(N / 8), never
+//!   more than the shortest key) to the table's first row with that prefix: 4 bytes per 8 rows.
+//! * **An 8-bit fragment column** holds the permuted value's 8 bits right after the directory bits. Within a
+//!   directory bucket, the key comparison reads only fragments (1 byte a row, sorted); only rows whose
+//!   fragment matches the query's key fetch their fingerprint, by slot, for the distance. When a key is longer
+//!   than directory plus fragment bits, the rows whose fragments match are narrowed by comparing the whole
+//!   permuted value, so recall stays exact.
+//! * Every other table stores one `u32` slot per row.
+//!
+//! With 10 tables that is 8 + 1.5 + 9 × 5.5 ≈ 59 bytes per fingerprint, plus a liveness bit, against 160 for
+//! `(u64, u32)` rows. Ids are separate: one byte buffer in arrival order with an end offset per id (no
+//! allocation per id), a slot → id array that rebuilds permute (cheaper than moving the bytes), and a hash
+//! table of slot numbers with 32 bits of each id's hash (so that growing it never rereads the ids). A rebuild
+//! squeezes the ids of removed entries out of the buffer.
+//! This is Manku et al.'s §3.1.3 idea (store only what the sorted order does not already say) in a form that
+//! keeps every row addressable, so no block has to be decompressed to answer a query.
+//!
+//! Rebuilds sort each table with a radix sort of packed `(top 32 permuted bits, slot)` words and build the
+//! tables other than table 0 in parallel (rayon); each table's content depends only on the fingerprints, never
+//! on the thread count.
+//!
+//! This is the in-memory structure; [`crate::store`] makes it persistent.
 
 use crate::hamming;
 use crate::plan::{Design, TableLayout, recommend};
 use crate::radix::radix_sort_by_key;
 use hashbrown::{DefaultHashBuilder, HashTable};
+use rayon::prelude::*;
 use std::hash::BuildHasher;
+
+/// Bits of the permuted value kept per row after the directory bits.
+const FRAG_BITS: u32 = 8;
 
 /// An id and its distance to the query.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -44,6 +73,31 @@ pub enum IndexError {
     Full,
 }
 
+/// Memory held by an index, in bytes allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Stored ids (live entries).
+    pub entries: usize,
+    /// Number of tables.
+    pub tables: usize,
+    /// Fingerprints, liveness bits, and every table's slot column, fragment column and directory.
+    pub table_bytes: usize,
+    /// The ids: their bytes, their end offsets, and the id → slot hash table.
+    pub id_bytes: usize,
+}
+
+impl MemoryStats {
+    /// Table bytes per stored entry.
+    pub fn table_bytes_per_entry(&self) -> f64 {
+        self.table_bytes as f64 / self.entries.max(1) as f64
+    }
+
+    /// Id bytes per stored entry.
+    pub fn id_bytes_per_entry(&self) -> f64 {
+        self.id_bytes as f64 / self.entries.max(1) as f64
+    }
+}
+
 /// An in-memory Hamming index with exact recall for distances up to its k.
 ///
 /// ```
@@ -63,18 +117,118 @@ pub struct HammingIndex {
     k: u32,
     design: Design,
     layouts: Vec<TableLayout>,
-    /// Each id once; removed slots hold an empty id until the next rebuild compacts them away.
-    ids: Vec<Box<str>>,
+    /// The id of every slot; removed slots keep their bytes until the next rebuild.
+    ids: IdArena,
+    /// The fingerprint of every slot; slots below `indexed_upto` are in table 0's order.
     fps: Vec<u64>,
-    alive: Vec<bool>,
+    /// One bit per slot.
+    alive: Vec<u64>,
     live: usize,
     by_id: IdMap,
-    tables: Vec<Vec<(u64, u32)>>,
-    /// Per table, `dir_bits` top key bits → the first row with that prefix (and one past the end).
-    directories: Vec<Vec<u32>>,
+    tables: Vec<Table>,
+    /// Directory bits, the same for every table.
     dir_bits: u32,
     /// Slots from here on are not in the tables yet.
     indexed_upto: u32,
+}
+
+/// One permuted table over the slots `0..indexed_upto`, sorted by the table's permuted value.
+#[derive(Clone, Debug, Default)]
+struct Table {
+    /// The slot of each row; empty for table 0, whose row i is slot i.
+    slots: Vec<u32>,
+    /// The permuted value's `FRAG_BITS` bits after the directory bits, per row.
+    frags: Vec<u8>,
+    /// `2^dir_bits + 1` entries: the first row of each top-bits prefix, then the number of rows.
+    dir: Vec<u32>,
+}
+
+impl Table {
+    fn bytes(&self) -> usize {
+        self.slots.capacity() * 4 + self.frags.capacity() + self.dir.capacity() * 4
+    }
+}
+
+/// The fragment of a permuted value: its `FRAG_BITS` bits after the top `dir_bits`.
+#[inline(always)]
+fn fragment(permuted: u64, dir_bits: u32) -> u8 {
+    ((permuted << dir_bits) >> (64 - FRAG_BITS)) as u8
+}
+
+/// The directory bucket of a permuted value.
+#[inline(always)]
+fn bucket(permuted: u64, dir_bits: u32) -> usize {
+    if dir_bits == 0 {
+        0
+    } else {
+        (permuted >> (64 - dir_bits)) as usize
+    }
+}
+
+/// The first index in `lo..hi` where `pred` is false (`pred` true then false over the range).
+#[inline(always)]
+fn partition(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// `slots` (in increasing order) sorted by `layout`'s permuted fingerprint, ties in slot order, each packed as
+/// `top 32 permuted bits << 32 | slot`, into `rows` (`scratch` is the sort's second buffer; both are reused
+/// from table to table, which spares page faults). Deterministic: a function of the fingerprints alone.
+fn sort_rows(
+    layout: &TableLayout,
+    fps: &[u64],
+    slots: impl Iterator<Item = u32>,
+    rows: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+) {
+    rows.clear();
+    rows.extend(slots.map(|s| (layout.permute(fps[s as usize]) >> 32) << 32 | u64::from(s)));
+    radix_sort_by_key(rows, scratch, 32, 32);
+    if layout.key_bits > 32 {
+        // Keys longer than the packed bits: runs of equal top bits are put in full permuted order.
+        let mut start = 0;
+        while start < rows.len() {
+            let top = rows[start] >> 32;
+            let end = start + rows[start..].partition_point(|r| r >> 32 == top);
+            if end - start > 1 {
+                rows[start..end].sort_by_key(|&r| layout.permute(fps[r as u32 as usize]));
+            }
+            start = end;
+        }
+    }
+}
+
+/// The fragment column and directory of sorted rows.
+fn columns(layout: &TableLayout, fps: &[u64], rows: &[u64], dir_bits: u32) -> (Vec<u8>, Vec<u32>) {
+    // The packed top 32 bits hold the fragment when the directory leaves room; otherwise permute again.
+    let frags = if dir_bits + FRAG_BITS <= 32 {
+        rows.iter()
+            .map(|&r| fragment(r >> 32 << 32, dir_bits))
+            .collect()
+    } else {
+        rows.iter()
+            .map(|&r| fragment(layout.permute(fps[r as u32 as usize]), dir_bits))
+            .collect()
+    };
+    let buckets = 1usize << dir_bits;
+    let mut dir = Vec::with_capacity(buckets + 1);
+    // The rows are sorted: one sequential sweep writes each bucket's first row.
+    for (row, &r) in rows.iter().enumerate() {
+        let b = bucket(r >> 32 << 32, dir_bits);
+        while dir.len() <= b {
+            dir.push(row as u32);
+        }
+    }
+    dir.resize(buckets + 1, rows.len() as u32);
+    (frags, dir)
 }
 
 impl HammingIndex {
@@ -87,20 +241,21 @@ impl HammingIndex {
     /// An empty index with a given design.
     pub fn with_design(design: Design) -> Self {
         let layouts = design.layouts();
-        HammingIndex {
+        let mut index = HammingIndex {
             k: design.k,
-            tables: vec![Vec::new(); layouts.len()],
-            directories: vec![Vec::new(); layouts.len()],
+            tables: vec![Table::default(); layouts.len()],
             dir_bits: 0,
             design,
             layouts,
-            ids: Vec::new(),
+            ids: IdArena::default(),
             fps: Vec::new(),
             alive: Vec::new(),
             live: 0,
             by_id: IdMap::default(),
             indexed_upto: 0,
-        }
+        };
+        index.rebuild();
+        index
     }
 
     /// The largest distance a query can ask for.
@@ -123,14 +278,35 @@ impl HammingIndex {
         self.live == 0
     }
 
+    /// The memory the index holds, tables and ids apart.
+    pub fn memory(&self) -> MemoryStats {
+        let tables: usize = self.tables.iter().map(Table::bytes).sum();
+        MemoryStats {
+            entries: self.live,
+            tables: self.tables.len(),
+            table_bytes: tables + self.fps.capacity() * 8 + self.alive.capacity() * 8,
+            id_bytes: self.ids.bytes() + self.by_id.table.allocation_size(),
+        }
+    }
+
     /// The fingerprint stored for an id.
     pub fn get(&self, id: &str) -> Option<u64> {
         self.by_id.get(&self.ids, id).map(|s| self.fps[s as usize])
     }
 
+    #[inline(always)]
+    fn is_alive(&self, slot: usize) -> bool {
+        self.alive[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
+    fn kill(&mut self, slot: usize) {
+        self.alive[slot / 64] &= !(1u64 << (slot % 64));
+        self.live -= 1;
+    }
+
     /// Stores `fp` under `id`, replacing what the id had. Two ids with the same fingerprint are two entries.
     pub fn insert(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
-        self.push(id.into(), fp)?;
+        self.push(id, fp)?;
         let pending = self.fps.len() - self.indexed_upto as usize;
         if pending > (self.indexed_upto as usize / 8).max(4096) {
             self.rebuild();
@@ -140,41 +316,46 @@ impl HammingIndex {
 
     /// Stores many entries at once (a later entry for an id replaces an earlier one) and builds the tables
     /// once: the fast way to load an index.
-    pub fn extend<I: IntoIterator<Item = (String, u64)>>(
+    pub fn extend<S: AsRef<str>, I: IntoIterator<Item = (S, u64)>>(
         &mut self,
         entries: I,
     ) -> Result<(), IndexError> {
         let entries = entries.into_iter();
         let more = entries.size_hint().0;
-        self.ids.reserve(more);
+        self.ids.ends.reserve(more);
+        self.ids.entry_of.reserve(more);
         self.fps.reserve(more);
-        self.alive.reserve(more);
-        let hasher = &self.by_id.hasher;
-        self.by_id
-            .table
-            .reserve(more, |&s| hasher.hash_one(&*self.ids[s as usize]));
+        self.alive.reserve(more / 64 + 1);
+        self.by_id.reserve(more);
         for (id, fp) in entries {
-            self.push(id.into_boxed_str(), fp)?;
+            self.push(id.as_ref(), fp)?;
         }
         self.rebuild();
         Ok(())
     }
 
-    /// Appends a slot for an id that is not stored.
+    /// Stores `fp` under `id` like [`insert`](Self::insert), but never rebuilds the tables: for loading many
+    /// entries from a callback, followed by one [`rebuild`](Self::rebuild). Until then queries find the entry
+    /// by scanning the pending ones, one comparison per pending entry.
+    pub fn insert_without_rebuild(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
+        self.push(id, fp)
+    }
+
     /// Gives `id` a new slot holding `fp`; a slot the id had before is retired. One hash probe either way.
-    fn push(&mut self, id: Box<str>, fp: u64) -> Result<(), IndexError> {
+    fn push(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
         let slot = u32::try_from(self.fps.len())
             .ok()
             .filter(|&s| s < u32::MAX)
             .ok_or(IndexError::Full)?;
-        if let Some(old) = self.by_id.upsert(&self.ids, &id, slot) {
-            self.alive[old as usize] = false;
-            self.ids[old as usize] = Box::default();
-            self.live -= 1;
+        if let Some(old) = self.by_id.upsert(&self.ids, id, slot) {
+            self.kill(old as usize);
         }
         self.ids.push(id);
         self.fps.push(fp);
-        self.alive.push(true);
+        if slot.is_multiple_of(64) {
+            self.alive.push(0);
+        }
+        self.alive[slot as usize / 64] |= 1 << (slot % 64);
         self.live += 1;
         Ok(())
     }
@@ -183,9 +364,7 @@ impl HammingIndex {
     pub fn remove(&mut self, id: &str) -> bool {
         match self.by_id.remove(&self.ids, id) {
             Some(slot) => {
-                self.alive[slot as usize] = false;
-                self.ids[slot as usize] = Box::default();
-                self.live -= 1;
+                self.kill(slot as usize);
                 true
             }
             None => false,
@@ -200,30 +379,57 @@ impl HammingIndex {
                 k: self.k,
             });
         }
-        let mut slots: Vec<(u32, u32)> = Vec::new();
-        for ((layout, table), dir) in self.layouts.iter().zip(&self.tables).zip(&self.directories) {
+        let dir_bits = self.dir_bits;
+        // In phases across the tables (all directory reads, then all fragment searches, then all candidates),
+        // so that the memory accesses of different tables overlap instead of waiting on one another.
+        let t_count = self.tables.len();
+        let mut ranges: Vec<(usize, usize, u64)> = Vec::with_capacity(t_count);
+        for (layout, table) in self.layouts.iter().zip(&self.tables) {
             let q = layout.permute(fp);
-            let shift = 64 - layout.key_bits;
-            let key = q >> shift;
-            // The directory narrows the search to the rows that share the key's top bits.
-            let (lo, hi) = if self.dir_bits == 0 {
-                (0, table.len())
-            } else {
-                let bucket = (q >> (64 - self.dir_bits)) as usize;
-                (dir[bucket] as usize, dir[bucket + 1] as usize)
-            };
-            let rows = &table[lo..hi];
-            let first = rows.partition_point(|r| r.0 >> shift < key);
-            for &(value, slot) in rows[first..].iter().take_while(|r| r.0 >> shift == key) {
-                let d = hamming(value, q);
-                if d <= k && self.alive[slot as usize] {
-                    slots.push((slot, d));
-                }
+            let b = bucket(q, dir_bits);
+            ranges.push((table.dir[b] as usize, table.dir[b + 1] as usize, q));
+        }
+        for ((layout, table), range) in self.layouts.iter().zip(&self.tables).zip(ranges.iter_mut())
+        {
+            let (lo, hi, q) = *range;
+            // Within the bucket, rows are sorted by their next bits: compare the key's part of the fragment.
+            let below = layout.key_bits - dir_bits;
+            let drop = FRAG_BITS - below.min(FRAG_BITS);
+            let want = u32::from(fragment(q, dir_bits)) >> drop;
+            let frags = &table.frags;
+            let first = partition(lo, hi, |i| u32::from(frags[i]) >> drop < want);
+            let end = partition(first, hi, |i| u32::from(frags[i]) >> drop == want);
+            *range = (first, end, q);
+        }
+        let mut candidates: Vec<usize> = Vec::new();
+        for (t, ((layout, table), &(mut first, mut end, q))) in self
+            .layouts
+            .iter()
+            .zip(&self.tables)
+            .zip(&ranges)
+            .enumerate()
+        {
+            let slot_of = |i: usize| if t == 0 { i } else { table.slots[i] as usize };
+            if layout.key_bits - dir_bits > FRAG_BITS {
+                // The key is longer than directory and fragment: narrow by the whole permuted key.
+                let shift = 64 - layout.key_bits;
+                let key = q >> shift;
+                let key_of = |i: usize| layout.permute(self.fps[slot_of(i)]) >> shift;
+                first = partition(first, end, |i| key_of(i) < key);
+                end = partition(first, end, |i| key_of(i) == key);
+            }
+            candidates.extend((first..end).map(slot_of));
+        }
+        let mut slots: Vec<(u32, u32)> = Vec::new();
+        for slot in candidates {
+            let d = hamming(self.fps[slot], fp);
+            if d <= k && self.is_alive(slot) {
+                slots.push((slot as u32, d));
             }
         }
         for slot in self.indexed_upto as usize..self.fps.len() {
             let d = hamming(self.fps[slot], fp);
-            if d <= k && self.alive[slot] {
+            if d <= k && self.is_alive(slot) {
                 slots.push((slot as u32, d));
             }
         }
@@ -233,116 +439,216 @@ impl HammingIndex {
             .into_iter()
             .map(|(s, distance)| Match {
                 distance,
-                id: self.ids[s as usize].to_string(),
+                id: self.ids.get(s).to_owned(),
             })
             .collect();
         out.sort();
         Ok(out)
     }
 
-    /// Rebuilds the tables from the live slots, compacting away removed ones.
+    /// Rebuilds the tables from the live slots, renumbering the slots in table 0's order and compacting away
+    /// removed ones.
     pub fn rebuild(&mut self) {
-        if self.live < self.fps.len() {
-            let mut ids = Vec::with_capacity(self.live);
-            let mut fps = Vec::with_capacity(self.live);
-            for slot in 0..self.fps.len() {
-                if self.alive[slot] {
-                    ids.push(std::mem::take(&mut self.ids[slot]));
-                    fps.push(self.fps[slot]);
-                }
-            }
-            self.by_id = IdMap::default();
-            for slot in 0..ids.len() as u32 {
-                self.by_id.insert(&ids, slot);
-            }
-            self.alive = vec![true; ids.len()];
-            self.ids = ids;
-            self.fps = fps;
+        // The old tables go first: they would double the memory at the peak of the build.
+        for table in &mut self.tables {
+            *table = Table::default();
         }
-        // A directory of about one bucket per row, capped by the shortest key and at 2^26 buckets.
+        let live_slots: Vec<u32> = (0..self.fps.len() as u32)
+            .filter(|&s| self.is_alive(s as usize))
+            .collect();
+        let n = live_slots.len();
+        // A directory of about one bucket per 8 rows, capped by the shortest key.
         let min_key = self.layouts.iter().map(|l| l.key_bits).min().unwrap_or(0);
-        let n = self.fps.len().max(1);
-        self.dir_bits = (usize::BITS - 1 - n.leading_zeros()).min(min_key).min(26);
-        let mut scratch = Vec::new();
-        for ((layout, table), dir) in self
-            .layouts
-            .iter()
-            .zip(self.tables.iter_mut())
-            .zip(self.directories.iter_mut())
-        {
-            table.clear();
-            table.extend(
-                self.fps
-                    .iter()
-                    .enumerate()
-                    .map(|(s, &fp)| (layout.permute(fp), s as u32)),
-            );
-            radix_sort_by_key(table, &mut scratch, 0, 64);
-            dir.clear();
-            if self.dir_bits > 0 {
-                // The rows are sorted: one sequential sweep writes each bucket's first row.
-                let shift = 64 - self.dir_bits;
-                let buckets = 1usize << self.dir_bits;
-                dir.reserve(buckets + 1);
-                for (row, &(value, _)) in table.iter().enumerate() {
-                    let bucket = (value >> shift) as usize;
-                    while dir.len() <= bucket {
-                        dir.push(row as u32);
-                    }
+        self.dir_bits = match n / 8 {
+            0 => 0,
+            b => (usize::BITS - 1 - b.leading_zeros()).min(min_key).min(30),
+        };
+        let dir_bits = self.dir_bits;
+        let (mut rows0, mut scratch) = (Vec::with_capacity(n), Vec::new());
+        sort_rows(
+            &self.layouts[0],
+            &self.fps,
+            live_slots.iter().copied(),
+            &mut rows0,
+            &mut scratch,
+        );
+        drop((live_slots, scratch));
+        // New slot i is old slot `order[i]`.
+        let order: Vec<u32> = rows0.iter().map(|&r| r as u32).collect();
+        let fps: Vec<u64> = order.iter().map(|&o| self.fps[o as usize]).collect();
+        let (frags, dir) = columns(&self.layouts[0], &self.fps, &rows0, dir_bits);
+        drop(rows0);
+        self.tables[0] = Table {
+            slots: Vec::new(),
+            frags,
+            dir,
+        };
+        let old_len = self.fps.len();
+        self.fps = fps;
+        let (fps, layouts) = (&self.fps, &self.layouts);
+        let (ids, by_id) = (&mut self.ids, &mut self.by_id);
+        // The other tables (in parallel) and the ids (beside them) only need the renumbered fingerprints.
+        let (tables, ()) = rayon::join(
+            || {
+                layouts[1..]
+                    .par_iter()
+                    .map_init(
+                        || (Vec::new(), Vec::new()),
+                        |(rows, scratch), layout| {
+                            sort_rows(layout, fps, 0..n as u32, rows, scratch);
+                            let (frags, dir) = columns(layout, fps, rows, dir_bits);
+                            let slots = rows.iter().map(|&r| r as u32).collect();
+                            Table { slots, frags, dir }
+                        },
+                    )
+                    .collect::<Vec<Table>>()
+            },
+            || {
+                ids.renumber(&order);
+                let mut new_slot = vec![u32::MAX; old_len];
+                for (new, &old) in order.iter().enumerate() {
+                    new_slot[old as usize] = new as u32;
                 }
-                dir.resize(buckets + 1, table.len() as u32);
-            }
+                // Only live slots are in the map, and an id's hash does not change: rewrite slots in place.
+                for (s, _) in by_id.table.iter_mut() {
+                    *s = new_slot[*s as usize];
+                }
+            },
+        );
+        for (t, table) in tables.into_iter().enumerate() {
+            self.tables[t + 1] = table;
         }
-        self.indexed_upto = self.fps.len() as u32;
+        self.alive = vec![u64::MAX; n.div_ceil(64)];
+        if !n.is_multiple_of(64) {
+            self.alive[n / 64] = (1u64 << (n % 64)) - 1;
+        }
+        self.live = n;
+        self.indexed_upto = n as u32;
     }
 }
 
-/// Ids to slots. The table holds only slot numbers; the ids themselves live once, in `HammingIndex::ids`.
+/// Every id in one buffer, in the order the ids arrived: entry e is `bytes[ends[e - 1]..ends[e]]`. One
+/// allocation for millions of ids. `entry_of` maps slots to entries: a rebuild renumbers slots by permuting
+/// this array (4 bytes a slot) instead of moving the ids' bytes, whose random reads would cost more than all
+/// the tables' sorts. Entries of removed or replaced ids are dropped by [`IdArena::renumber`].
+#[derive(Clone, Debug, Default)]
+struct IdArena {
+    bytes: String,
+    ends: Vec<u64>,
+    entry_of: Vec<u32>,
+}
+
+impl IdArena {
+    #[inline]
+    fn entry(&self, e: usize) -> &str {
+        let start = if e == 0 { 0 } else { self.ends[e - 1] as usize };
+        &self.bytes[start..self.ends[e] as usize]
+    }
+
+    /// The id of a slot.
+    #[inline]
+    fn get(&self, slot: u32) -> &str {
+        self.entry(self.entry_of[slot as usize] as usize)
+    }
+
+    /// Appends the id of the next slot.
+    fn push(&mut self, id: &str) {
+        self.entry_of.push(self.ends.len() as u32);
+        self.bytes.push_str(id);
+        self.ends.push(self.bytes.len() as u64);
+    }
+
+    /// Keeps only the slots of `order`, new slot i being old slot `order[i]`; entries no slot keeps (removed
+    /// or replaced ids) are squeezed out in one sequential pass that keeps the others in arrival order.
+    fn renumber(&mut self, order: &[u32]) {
+        let mut entry_of: Vec<u32> = order.iter().map(|&s| self.entry_of[s as usize]).collect();
+        if self.ends.len() > order.len() {
+            let mut kept = vec![false; self.ends.len()];
+            for &e in &entry_of {
+                kept[e as usize] = true;
+            }
+            let mut moved = vec![u32::MAX; self.ends.len()];
+            let mut out = IdArena {
+                bytes: String::with_capacity(self.bytes.len()),
+                ends: Vec::with_capacity(order.len()),
+                entry_of: Vec::new(),
+            };
+            for (e, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
+                moved[e] = out.ends.len() as u32;
+                out.bytes.push_str(self.entry(e));
+                out.ends.push(out.bytes.len() as u64);
+            }
+            for e in &mut entry_of {
+                *e = moved[*e as usize];
+            }
+            out.bytes.shrink_to_fit();
+            *self = out;
+        }
+        self.entry_of = entry_of;
+    }
+
+    fn bytes(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * 8 + self.entry_of.capacity() * 4
+    }
+}
+
+/// Ids to slots. The table holds slot numbers and 32 bits of each id's hash; the ids themselves live once, in
+/// the arena. With the hash at hand, growing the table or renumbering slots never reads the ids again, and a
+/// probe reads an id only when its hash matches.
 #[derive(Clone, Debug, Default)]
 struct IdMap {
-    table: HashTable<u32>,
+    table: HashTable<(u32, u32)>,
     hasher: DefaultHashBuilder,
 }
 
+/// The table's 64-bit hash from the 32 bits kept: a multiplication spreads them over the high bits (the
+/// table's tag) and keeps the low bits (its bucket index) uniform.
+#[inline(always)]
+fn spread(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 impl IdMap {
-    fn get(&self, ids: &[Box<str>], id: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(id);
-        self.table.find(hash, |&s| &*ids[s as usize] == id).copied()
+    #[inline]
+    fn hash(&self, id: &str) -> u32 {
+        self.hasher.hash_one(id) as u32
+    }
+
+    fn get(&self, ids: &IdArena, id: &str) -> Option<u32> {
+        let h = self.hash(id);
+        self.table
+            .find(spread(h), |&(s, hs)| hs == h && ids.get(s) == id)
+            .map(|&(s, _)| s)
     }
 
     /// Points `id` at `slot` (a slot not yet in `ids`), returning the slot it pointed at before, if any.
-    fn upsert(&mut self, ids: &[Box<str>], id: &str, slot: u32) -> Option<u32> {
-        let hasher = &self.hasher;
-        let hash = hasher.hash_one(id);
+    fn upsert(&mut self, ids: &IdArena, id: &str, slot: u32) -> Option<u32> {
+        let h = self.hash(id);
         match self.table.entry(
-            hash,
-            |&s| &*ids[s as usize] == id,
-            |&s| hasher.hash_one(&*ids[s as usize]),
+            spread(h),
+            |&(s, hs)| hs == h && ids.get(s) == id,
+            |&(_, hs)| spread(hs),
         ) {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(e.get_mut(), slot))
+                Some(std::mem::replace(&mut e.get_mut().0, slot))
             }
             hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(slot);
+                v.insert((slot, h));
                 None
             }
         }
     }
 
-    /// Adds `slot`, whose id (already in `ids`) is not in the map.
-    fn insert(&mut self, ids: &[Box<str>], slot: u32) {
-        let hasher = &self.hasher;
-        let hash = hasher.hash_one(&*ids[slot as usize]);
+    fn remove(&mut self, ids: &IdArena, id: &str) -> Option<u32> {
+        let h = self.hash(id);
         self.table
-            .insert_unique(hash, slot, |&s| hasher.hash_one(&*ids[s as usize]));
+            .find_entry(spread(h), |&(s, hs)| hs == h && ids.get(s) == id)
+            .ok()
+            .map(|e| e.remove().0.0)
     }
 
-    fn remove(&mut self, ids: &[Box<str>], id: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(id);
-        self.table
-            .find_entry(hash, |&s| &*ids[s as usize] == id)
-            .ok()
-            .map(|e| e.remove().0)
+    fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional, |&(_, h)| spread(h));
     }
 }
 
@@ -415,6 +721,204 @@ mod tests {
                 prop_assert_eq!(index.len(), model.len());
             }
         }
+    }
+
+    /// Clustered fingerprints (a few centres, points a few bits away, exact duplicates) or uniform ones.
+    fn fingerprints(max: usize) -> impl Strategy<Value = Vec<u64>> {
+        let clustered = (
+            proptest::collection::vec(any::<u64>(), 1..8),
+            proptest::collection::vec((any::<usize>(), any::<u64>(), 0u32..9), 0..max),
+        )
+            .prop_map(|(centres, points)| {
+                points
+                    .into_iter()
+                    .map(|(c, noise, flips)| {
+                        (0..flips).fold(centres[c % centres.len()], |x, i| {
+                            x ^ 1u64 << (noise.rotate_left(i * 7) % 64)
+                        })
+                    })
+                    .collect()
+            });
+        prop_oneof![clustered, proptest::collection::vec(any::<u64>(), 0..max)]
+    }
+
+    /// Designs whose keys are shorter than, equal to, and longer than directory plus fragment bits, and longer
+    /// than the 32 bits the table builds pack (k = 0 and 1: 64- and 32-bit keys).
+    fn designs() -> impl Strategy<Value = Design> {
+        prop_oneof![
+            Just(Design::new(3, vec![4]).unwrap()),
+            Just(Design::new(3, vec![5]).unwrap()),
+            Just(Design::new(3, vec![6]).unwrap()),
+            Just(Design::new(3, vec![4, 4]).unwrap()),
+            Just(Design::new(0, vec![1]).unwrap()),
+            Just(Design::new(1, vec![2]).unwrap()),
+            Just(crate::plan::recommend(7, 1e6)),
+        ]
+    }
+
+    fn brute(model: &[(String, u64)], fp: u64, k: u32) -> Vec<Match> {
+        let mut expected: Vec<Match> = model
+            .iter()
+            .filter(|(_, v)| hamming(*v, fp) <= k)
+            .map(|(id, v)| Match {
+                distance: hamming(*v, fp),
+                id: id.clone(),
+            })
+            .collect();
+        expected.sort();
+        expected
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Thousands of entries, so that directories have up to 2^8 buckets and fragments matter, over designs
+        /// with every key length; queries near stored values and at random equal brute force, before and after
+        /// inserts that stay pending and removals.
+        #[test]
+        fn bulk_loaded_queries_equal_brute_force(
+            fps in fingerprints(2500),
+            design in designs(),
+            probes in proptest::collection::vec((any::<usize>(), any::<u64>(), 0u32..5), 1..40),
+            removals in proptest::collection::vec(any::<usize>(), 0..20),
+        ) {
+            let k = design.k;
+            let mut index = HammingIndex::with_design(design);
+            let mut model: Vec<(String, u64)> =
+                fps.iter().enumerate().map(|(i, &fp)| (format!("id{i}"), fp)).collect();
+            index.extend(model.iter().map(|(id, fp)| (id.as_str(), *fp))).unwrap();
+            let check = |index: &HammingIndex, model: &[(String, u64)]| -> Result<(), TestCaseError> {
+                for &(at, noise, flips) in &probes {
+                    let q = match model.get(at % model.len().max(1)) {
+                        Some(&(_, fp)) if noise % 4 != 0 => {
+                            (0..flips).fold(fp, |x, i| x ^ 1u64 << (noise.rotate_left(i * 5) % 64))
+                        }
+                        _ => noise,
+                    };
+                    for kq in [0, k / 2, k] {
+                        prop_assert_eq!(index.query(q, kq).unwrap(), brute(model, q, kq));
+                    }
+                }
+                Ok(())
+            };
+            check(&index, &model)?;
+            // A few inserts stay pending (below the rebuild threshold); removals mark slots dead.
+            for (i, &(at, noise, _)) in probes.iter().enumerate().take(10) {
+                let fp = model.get(at % model.len().max(1)).map_or(noise, |m| m.1 ^ 1);
+                index.insert(&format!("new{i}"), fp).unwrap();
+                model.push((format!("new{i}"), fp));
+            }
+            for r in removals {
+                if model.is_empty() {
+                    break;
+                }
+                let (id, _) = model.swap_remove(r % model.len());
+                prop_assert!(index.remove(&id));
+            }
+            prop_assert_eq!(index.len(), model.len());
+            check(&index, &model)?;
+            index.rebuild();
+            check(&index, &model)?;
+        }
+    }
+
+    #[test]
+    fn keys_longer_than_packed_bits_stay_exact() {
+        // k = 0: one table whose key is all 64 bits. Values equal in their top 32 bits and in their directory
+        // and fragment bits differ only in the low bits: only the whole-key comparison tells them apart.
+        let mut index = HammingIndex::with_design(Design::new(0, vec![1]).unwrap());
+        let base = 0xabcd_ef01_0000_0000_u64;
+        let entries: Vec<(String, u64)> = (0..4000u64)
+            .map(|i| (format!("e{i}"), base | ((i * 7919) % 4096))) // distinct: 7919 is odd
+            .collect();
+        index.extend(entries.clone()).unwrap();
+        for (id, fp) in entries.iter().step_by(97) {
+            let found = index.query(*fp, 0).unwrap();
+            assert_eq!(
+                found,
+                vec![Match {
+                    distance: 0,
+                    id: id.clone()
+                }]
+            );
+        }
+        assert_eq!(index.query(base | 1 << 20, 0).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn skewed_keys_share_buckets_and_stay_exact() {
+        // Every fingerprint shares its top 40 bits: all rows of a table fall into one directory bucket.
+        let design = Design::new(3, vec![5]).unwrap();
+        let mut index = HammingIndex::with_design(design);
+        let mut model = Vec::new();
+        let mut x = 7u64;
+        for i in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let fp = 0x5555_5555_5500_0000 | (x & 0xff_ffff);
+            model.push((format!("s{i}"), fp));
+        }
+        index.extend(model.clone()).unwrap();
+        for (_, fp) in model.iter().step_by(50) {
+            for q in [*fp, fp ^ 0b1011, fp ^ (1 << 63)] {
+                assert_eq!(index.query(q, 3).unwrap(), brute(&model, q, 3));
+            }
+        }
+    }
+
+    #[test]
+    fn tables_do_not_depend_on_thread_count() {
+        let mut x = 99u64;
+        let entries: Vec<(String, u64)> = (0..20_000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (format!("t{i}"), x & 0xffff_0000_ffff_ffff)
+            })
+            .collect();
+        let build = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut index = HammingIndex::with_design(Design::new(3, vec![5]).unwrap());
+                index.extend(entries.clone()).unwrap();
+                index
+            })
+        };
+        let (one, three) = (build(1), build(3));
+        assert_eq!(one.fps, three.fps);
+        for (a, b) in one.tables.iter().zip(&three.tables) {
+            assert_eq!((&a.slots, &a.frags, &a.dir), (&b.slots, &b.frags, &b.dir));
+        }
+        for (id, _) in entries.iter().step_by(1000) {
+            assert_eq!(one.get(id), three.get(id));
+        }
+    }
+
+    #[test]
+    fn ten_tables_take_under_60_bytes_per_fingerprint() {
+        let mut index = HammingIndex::with_design(Design::new(3, vec![5]).unwrap());
+        let mut x = 5u64;
+        index
+            .extend((0..200_000).map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (format!("https://example.org/{i}"), x)
+            }))
+            .unwrap();
+        let m = index.memory();
+        assert_eq!((m.entries, m.tables), (200_000, 10));
+        assert!(m.table_bytes_per_entry() <= 60.0, "{m:?}");
+        // The ids: their text, an 8-byte end offset each, and the hash table (9 bytes a bucket, at most two
+        // buckets per entry).
+        let text: usize = (0..200_000)
+            .map(|i| format!("https://example.org/{i}").len())
+            .sum();
+        assert!(m.id_bytes <= text + 200_000 * (8 + 18) + 4096, "{m:?}");
     }
 
     #[test]

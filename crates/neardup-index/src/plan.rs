@@ -192,8 +192,9 @@ pub struct Estimate {
     pub key_bits: (u32, u32),
     /// Expected candidates checked per query: Σ over tables of N / 2^key_bits.
     pub candidates_per_query: f64,
-    /// Bytes for the tables: 12 per fingerprint per table (permuted value and id) plus a 4-byte directory entry
-    /// per bucket of the top min(key, log2 N) bits.
+    /// Bytes for the tables of the online index ([`crate::online`]): per fingerprint, 8 for the fingerprint
+    /// itself (table 0's order), 1 fragment byte per table and a 4-byte slot per table after the first; plus a
+    /// 4-byte directory entry per bucket of the top min(key, log2(N / 8)) bits, per table. Ids not included.
     pub bytes: f64,
 }
 
@@ -260,9 +261,10 @@ fn estimate(design: Design, n: f64) -> Estimate {
         .iter()
         .map(|l| n / 2f64.powi(l.key_bits as i32))
         .sum();
-    let dir_bits = (n.max(1.0).log2().floor() as u32).min(min).min(30);
+    let dir_bits = ((n / 8.0).max(1.0).log2().floor() as u32).min(min).min(30);
     let tables = design.tables();
-    let bytes = tables as f64 * (12.0 * n + 4.0 * 2f64.powi(dir_bits as i32));
+    let per_fingerprint = 8.0 + tables as f64 + 4.0 * (tables - 1) as f64;
+    let bytes = per_fingerprint * n + tables as f64 * 4.0 * 2f64.powi(dir_bits as i32);
     Estimate {
         design,
         tables,

@@ -1,14 +1,33 @@
-//! The one sort the index needs: stable LSD radix sort of (value, slot) rows by some bits of the value.
+//! The one sort the index needs: stable LSD radix sort of rows by some bits of a 64-bit key.
 //!
 //! Table builds and all-pairs groups sort millions of rows whose keys are bit fields; a radix sort does it in
 //! a few linear passes where a comparison sort takes log2 N, and it is stable, which keeps equal keys in slot
 //! order and so makes every output order deterministic.
 
-/// Stable LSD radix sort of `rows` by bits `shift .. shift + bits` of the first field, 11 bits a pass. Rows
+/// A row sorted by a 64-bit key: table builds sort packed `u64`s, all-pairs groups `(value, index)` pairs.
+pub(crate) trait Keyed: Copy + Default {
+    fn key(&self) -> u64;
+}
+
+impl Keyed for u64 {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        *self
+    }
+}
+
+impl Keyed for (u64, u32) {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Stable LSD radix sort of `rows` by bits `shift .. shift + bits` of their key, 11 bits a pass. Rows
 /// equal in those bits keep their order, so rows built in slot order stay in slot order among equals.
-pub(crate) fn radix_sort_by_key(
-    rows: &mut Vec<(u64, u32)>,
-    scratch: &mut Vec<(u64, u32)>,
+pub(crate) fn radix_sort_by_key<T: Keyed>(
+    rows: &mut Vec<T>,
+    scratch: &mut Vec<T>,
     shift: u32,
     bits: u32,
 ) {
@@ -17,7 +36,7 @@ pub(crate) fn radix_sort_by_key(
     while done < bits {
         let width = DIGIT.min(bits - done);
         let lo = shift + done;
-        let digit = |r: &(u64, u32)| ((r.0 >> lo) & ((1u64 << width) - 1)) as usize;
+        let digit = |r: &T| ((r.key() >> lo) & ((1u64 << width) - 1)) as usize;
         let mut counts = [0usize; 1 << DIGIT];
         for r in rows.iter() {
             counts[digit(r)] += 1;
@@ -28,8 +47,11 @@ pub(crate) fn radix_sort_by_key(
             *c = sum;
             sum += here;
         }
-        scratch.clear();
-        scratch.resize(rows.len(), (0, 0));
+        // Every slot is written below; only a scratch of the wrong length needs filling first.
+        if scratch.len() != rows.len() {
+            scratch.clear();
+            scratch.resize(rows.len(), T::default());
+        }
         for r in rows.iter() {
             let d = digit(r);
             scratch[counts[d]] = *r;

@@ -122,6 +122,18 @@ pub trait Store {
     fn meta(&self) -> &Meta;
     /// Every fingerprint entry of a Hamming index, for rebuilding the in-memory index.
     fn entries(&self) -> Result<Vec<(String, u64)>, StoreError>;
+    /// Calls `f` with every entry, stopping at its first error: what [`PersistentIndex::open`] uses. The
+    /// default goes through [`Store::entries`]; a store that can stream its entries without an allocation per
+    /// id overrides it.
+    fn for_each_entry(
+        &self,
+        f: &mut dyn FnMut(&str, u64) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        for (id, fp) in self.entries()? {
+            f(&id, fp)?;
+        }
+        Ok(())
+    }
     /// Calls `visit` with every signature entry of an LSH index.
     fn for_each_signature(&self, visit: &mut dyn FnMut(&str, &[u32])) -> Result<(), StoreError>;
     /// Applies a batch of changes atomically and durably: once this returns `Ok`, the whole batch survives a
@@ -301,6 +313,56 @@ impl Store for RedbStore {
         Ok(out)
     }
 
+    fn for_each_entry(
+        &self,
+        f: &mut dyn FnMut(&str, u64) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        /// Entries decoded by the reading thread, in one buffer: no allocation per id.
+        #[derive(Default)]
+        struct Chunk {
+            ids: String,
+            ends: Vec<usize>,
+            fps: Vec<u64>,
+        }
+        const CHUNK: usize = 1 << 16;
+        let txn = self.db.begin_read().map_err(|e| io(&self.path, e))?;
+        let table = txn.open_table(ENTRIES).map_err(|e| io(&self.path, e))?;
+        // Walking redb's B-tree (a second thread) overlaps with the caller's work on each entry (this one).
+        std::thread::scope(|scope| {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Chunk>(4);
+            let reader = scope.spawn(move || -> Result<(), StoreError> {
+                let mut chunk = Chunk::default();
+                for row in table.iter().map_err(|e| io(&self.path, e))? {
+                    let (id, fp) = row.map_err(|e| io(&self.path, e))?;
+                    chunk.ids.push_str(id.value());
+                    chunk.ends.push(chunk.ids.len());
+                    chunk.fps.push(fp.value());
+                    if chunk.fps.len() == CHUNK && send.send(std::mem::take(&mut chunk)).is_err() {
+                        return Ok(()); // the caller stopped on an error of its own
+                    }
+                }
+                let _ = send.send(chunk);
+                Ok(())
+            });
+            let mut result = Ok(());
+            'chunks: for chunk in receive {
+                let mut start = 0;
+                for (&end, &fp) in chunk.ends.iter().zip(&chunk.fps) {
+                    if let Err(e) = f(&chunk.ids[start..end], fp) {
+                        result = Err(e);
+                        break 'chunks;
+                    }
+                    start = end;
+                }
+            }
+            // The receiver is gone by now, so a reader still running stops at its next chunk.
+            let read = reader
+                .join()
+                .unwrap_or_else(|_| Err(io(&self.path, "the thread reading the entries panicked")));
+            result.and(read)
+        })
+    }
+
     fn for_each_signature(&self, visit: &mut dyn FnMut(&str, &[u32])) -> Result<(), StoreError> {
         let txn = self.db.begin_read().map_err(|e| io(&self.path, e))?;
         let table = txn.open_table(SIGNATURES).map_err(|e| io(&self.path, e))?;
@@ -381,7 +443,8 @@ impl<S: Store> PersistentIndex<S> {
             Kind::Hamming(design) => {
                 let mut index = HammingIndex::with_design(design.clone());
                 // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
-                index.extend(store.entries()?)?;
+                store.for_each_entry(&mut |id, fp| Ok(index.insert_without_rebuild(id, fp)?))?;
+                index.rebuild();
                 Memory::Hamming(index)
             }
             Kind::Lsh { banding, .. } => {

@@ -11,6 +11,7 @@
 
 use super::Banding;
 use crate::ids::IdTable;
+use crate::online::MemoryStats;
 use crate::radix::radix_sort_by_key;
 use rayon::prelude::*;
 
@@ -405,16 +406,19 @@ impl LshIndex {
         self.link_range(0, self.live as u32);
     }
 
-    /// Bytes held by the index (ids, signatures, band tables).
-    pub fn memory_bytes(&self) -> usize {
-        self.ids.memory_bytes()
-            + self.signatures.capacity() * 4
-            + self.alive.capacity()
-            + self
-                .bands
-                .iter()
-                .map(|b| b.cells.capacity() * 8 + b.next.capacity() * 4)
-                .sum::<usize>()
+    /// Memory held: the signatures and band tables (as "tables"), and the ids.
+    pub fn memory(&self) -> MemoryStats {
+        let bands: usize = self
+            .bands
+            .iter()
+            .map(|b| b.cells.capacity() * 8 + b.next.capacity() * 4)
+            .sum();
+        MemoryStats {
+            entries: self.live,
+            tables: self.bands.len(),
+            table_bytes: self.signatures.capacity() * 4 + self.alive.capacity() + bands,
+            id_bytes: self.ids.memory_bytes(),
+        }
     }
 }
 
