@@ -1,8 +1,9 @@
-//! `neardup bench`: end-to-end fingerprinting throughput on one thread, text in, fingerprint out.
+//! `neardup bench`: end-to-end sketching throughput on one thread, text in, fingerprint or signature out.
 
+use crate::inputs::MethodArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use neardup::Scheme;
+use neardup::Sketch;
 use std::io::BufRead;
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,7 +16,8 @@ per second). Reading and JSON parsing are not timed.
 
 Examples (the corpus of the evaluation data is JSONL compressed with zstd):
     zstd -dc ../shared/eval/corpus/corpus-00.jsonl.zst | neardup bench --mb 100 -
-    neardup bench --repeat 9 docs.jsonl";
+    neardup bench --repeat 9 docs.jsonl
+    neardup bench --scheme minhash --num-perm 128 docs.jsonl";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -29,15 +31,15 @@ pub struct BenchArgs {
     /// Number of timed passes.
     #[arg(long, default_value_t = 5)]
     repeat: usize,
-    /// The scheme to time.
-    #[arg(long, default_value = "simhash-doc-v1")]
-    scheme: Scheme,
+    #[command(flatten)]
+    method: MethodArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    let method = args.method.method()?;
     let mut out = std::io::stdout().lock();
     let limit = args.mb.map(|mb| (mb * 1e6) as usize).unwrap_or(usize::MAX);
     let mut texts = Vec::new();
@@ -74,12 +76,19 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         let start = Instant::now();
         let mut sum = 0u64;
         for t in &texts {
-            if let Ok(fp) = args.scheme.fingerprint_text(t) {
-                sum = sum.wrapping_add(fp.bits());
+            match method.sketch_text(t) {
+                Ok(Sketch::Fingerprint(fp)) => sum = sum.wrapping_add(fp.bits()),
+                Ok(Sketch::Signature(sig)) => {
+                    sum = sig
+                        .values()
+                        .iter()
+                        .fold(sum, |s, &v| s.rotate_left(5) ^ u64::from(v))
+                }
+                Err(_) => {}
             }
         }
         passes.push(start.elapsed().as_secs_f64());
-        // The sum of all fingerprints of one pass: equal checksums mean equal output.
+        // A checksum of all sketches of one pass: equal checksums mean equal output.
         if pass == 0 {
             checksum = sum;
         }
@@ -90,7 +99,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let mbps = bytes as f64 / 1e6 / median;
     if args.json {
         let report = serde_json::json!({
-            "scheme": args.scheme.name(), "documents": texts.len(), "bytes": bytes,
+            "scheme": method.name(), "documents": texts.len(), "bytes": bytes,
             "non_ascii_fraction": non_ascii as f64 / bytes as f64, "passes_s": passes,
             "median_s": median, "mb_per_s": mbps, "checksum": format!("{checksum:016x}"),
         });
@@ -102,7 +111,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             texts.len(),
             bytes as f64 / 1e6,
             100.0 * non_ascii as f64 / bytes as f64,
-            args.scheme
+            method
         )?;
         let shown: Vec<String> = passes.iter().map(|p| format!("{p:.3}")).collect();
         writeln!(out, "passes (s): {}", shown.join(" "))?;
