@@ -29,6 +29,7 @@ pub mod oph;
 pub mod shingle;
 pub mod signature;
 pub mod simhash;
+pub mod weighted;
 
 #[cfg(test)]
 mod test_stats;
