@@ -23,6 +23,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bbit;
+pub mod bottomk;
 pub mod datasketch;
 pub mod lookup3;
 pub mod oph;
