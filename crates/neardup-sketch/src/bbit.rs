@@ -140,7 +140,7 @@ impl FromStr for BBitSignature {
         for (i, &byte) in bytes.iter().enumerate() {
             words[i / 8] |= (byte as u64) << (8 * (i % 8));
         }
-        if bits % 64 != 0 && words[bits / 64] >> (bits % 64) != 0 {
+        if !bits.is_multiple_of(64) && words[bits / 64] >> (bits % 64) != 0 {
             return Err(ParseSketchError::BadValue {
                 reason: "bits beyond the last value are set".to_string(),
             });
