@@ -83,17 +83,28 @@ def oph(features, k, seed):
     return bins
 
 
-def ln_det(u):
-    m, e = math.frexp(u)  # u = m * 2^e, m in [0.5, 1)
-    m, e = m * 2.0, e - 1
-    if m > math.sqrt(2.0):
-        m, e = m * 0.5, e + 1
+def ln_series(m):
     s = (m - 1.0) / (m + 1.0)
     s2 = s * s
-    p = 1.0 / 23.0
-    for o in range(21, 0, -2):
+    p = 1.0 / 47.0
+    for o in range(45, 0, -2):
         p = p * s2 + 1.0 / o
-    return e * math.log(2.0) + (2.0 * s) * p
+    return (2.0 * s) * p
+
+
+LN_TABLE = []
+for i in range(256):
+    centre = 1.0 + (2 * i + 1) / 512.0
+    LN_TABLE.append((ln_series(centre), 1.0 / centre, centre))
+
+
+def ln_det(u):
+    bits = struct.unpack("<Q", struct.pack("<d", u))[0]
+    e = ((bits >> 52) & 0x7FF) - 1023
+    m = struct.unpack("<d", struct.pack("<Q", (bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000))[0]
+    ln_centre, inverse_centre, centre = LN_TABLE[(bits >> 44) & 0xFF]
+    r = (m - centre) * inverse_centre
+    return e * math.log(2.0) + (ln_centre + r * (1.0 + r * (-0.5 + r * (1.0 / 3.0))))
 
 
 class Stream:
