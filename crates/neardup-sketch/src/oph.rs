@@ -73,7 +73,7 @@ pub struct OphMinHasher {
     /// Bin minima; `EMPTY` (above every 32-bit value) for bins that have seen nothing.
     bins: Vec<u64>,
     non_empty: usize,
-    /// Every mixed feature `x` seen (with repeats): the input of the empty-bin rounds.
+    /// Every mixed feature `x` seen (with repeats) while some bin was empty: the input of the filling rounds.
     mixed: Vec<u64>,
     /// Scratch of `finish_into`: the round that filled each bin.
     filled_in: Vec<u32>,
@@ -113,12 +113,21 @@ impl OphMinHasher {
     #[inline(always)]
     pub fn update(&mut self, feature_hash: u64) {
         let x = mix64(feature_hash ^ self.key);
-        self.mixed.push(x);
         let k = self.bins.len();
+        // The features are kept for the filling rounds only while some bin is empty: once every bin has a
+        // value no round will run, so long documents keep no buffer.
+        if self.non_empty < k {
+            self.mixed.push(x);
+        }
         let bin = &mut self.bins[scale(x, k)];
         let value = x & 0xFFFF_FFFF;
         if value < *bin {
-            self.non_empty += (*bin == EMPTY) as usize;
+            if *bin == EMPTY {
+                self.non_empty += 1;
+                if self.non_empty == k {
+                    self.mixed.clear();
+                }
+            }
             *bin = value;
         }
     }
