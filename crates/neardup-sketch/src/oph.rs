@@ -144,10 +144,15 @@ impl OphMinHasher {
         self.non_empty == 0
     }
 
-    /// Writes the K values into `out`; returns `false` (leaving `out` unspecified) if no feature was added:
-    /// an empty set has no signature. The hasher keeps its features (call [`reset`](Self::reset) before the
-    /// next document).
+    /// Writes the K values into `out` and resets the hasher for the next document; returns `false` (leaving
+    /// `out` unspecified) if no feature was added: an empty set has no signature.
     pub fn finish_into(&mut self, out: &mut [u32]) -> bool {
+        let filled = self.fill(out);
+        self.reset();
+        filled
+    }
+
+    fn fill(&mut self, out: &mut [u32]) -> bool {
         let k = self.bins.len();
         assert_eq!(out.len(), k, "out must have K values");
         if self.non_empty == 0 {
@@ -185,7 +190,7 @@ impl OphMinHasher {
         true
     }
 
-    /// The signature, or `None` if no feature was added.
+    /// The signature, or `None` if no feature was added; resets the hasher for the next document.
     pub fn finish(&mut self) -> Option<MinHashSignature> {
         let mut values = vec![0u32; self.bins.len()];
         self.finish_into(&mut values)
@@ -272,8 +277,8 @@ mod tests {
         let mut h = OphMinHasher::new(16, 1, Features::Hashes);
         h.extend(&[1, 2, 3]);
         let first = h.finish().unwrap();
-        h.reset();
-        assert!(h.is_empty());
+        assert!(h.is_empty(), "finish resets");
+        assert!(h.finish().is_none());
         h.extend(&[1, 2, 3]);
         assert_eq!(h.finish().unwrap(), first);
     }

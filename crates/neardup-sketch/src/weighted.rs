@@ -270,10 +270,13 @@ impl WeightedMinHasher {
         self.unfilled == self.times.len()
     }
 
-    /// The signature, or `None` for an empty set. Every component is filled once one feature was added
-    /// (its stream runs until it has hit all of them).
-    pub fn finish(&self) -> Option<MinHashSignature> {
-        (!self.is_empty()).then(|| MinHashSignature::from_values(self.params, self.values.clone()))
+    /// The signature, or `None` for an empty set; resets the sketch for the next document. Every component is
+    /// filled once one feature was added (its stream runs until it has hit all of them).
+    pub fn finish(&mut self) -> Option<MinHashSignature> {
+        let signature = (!self.is_empty())
+            .then(|| MinHashSignature::from_values(self.params, self.values.clone()));
+        self.reset();
+        signature
     }
 }
 
@@ -456,6 +459,11 @@ mod tests {
         let mut s = WeightedMinHasher::new(Similarity::Weighted, 8, 0, Features::Hashes);
         s.update(1, 0.0);
         assert!(s.finish().is_none());
+        s.update(1, 2.0);
+        let first = s.finish().unwrap();
+        assert!(s.is_empty(), "finish resets");
+        s.update(1, 2.0);
+        assert_eq!(s.finish().unwrap(), first);
     }
 
     #[test]
