@@ -19,8 +19,9 @@
 //! Everything is checked against vectors made by the real datasketch 2.0.0 and NumPy
 //! (`tools/vectors/make_datasketch_vectors.py`).
 //!
-//! The signatures are [`MinHashSignature`]s whose values equal datasketch's `hashvalues`, and
-//! [`to_lean_bytes`] / [`from_lean_bytes`] read and write `LeanMinHash.serialize(buf, byteorder="<")`.
+//! The signatures are [`MinHashSignature`]s whose values equal datasketch's `hashvalues`;
+//! [`from_hashvalues`] takes such a list (as u64, e.g. from JSON), and [`to_lean_bytes`] / [`from_lean_bytes`]
+//! read and write `LeanMinHash.serialize(buf, byteorder="<")`.
 
 use crate::shingle::Features;
 use crate::signature::{MinHashSignature, ParseSketchError, Scheme, SketchParams};
@@ -429,6 +430,35 @@ pub fn from_lean_bytes(
     Ok(MinHashSignature::from_values(params, values))
 }
 
+/// A signature from datasketch's `hashvalues` (e.g. a JSON list of integers, `m.hashvalues.tolist()`), with the
+/// `seed` and scheme of the `MinHash` that made them. Fails if a value does not fit in 32 bits (it was not made
+/// by the legacy or affine32 scheme) or the list is empty.
+pub fn from_hashvalues(
+    variant: Variant,
+    seed: u32,
+    hashvalues: &[u64],
+    features: Features,
+) -> Result<MinHashSignature, ParseSketchError> {
+    if hashvalues.is_empty() {
+        return Err(ParseSketchError::BadValue {
+            reason: "no hash values".to_string(),
+        });
+    }
+    let values = hashvalues
+        .iter()
+        .map(|&v| {
+            u32::try_from(v).map_err(|_| ParseSketchError::BadValue {
+                reason: format!(
+                    "hash value {v} does not fit in 32 bits: not a {} signature",
+                    variant.datasketch_name()
+                ),
+            })
+        })
+        .collect::<Result<Vec<u32>, _>>()?;
+    let params = SketchParams::new(variant.scheme(), values.len() as u32, seed as u64, features);
+    Ok(MinHashSignature::from_values(params, values))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,6 +531,17 @@ mod tests {
             assert!(from_lean_bytes(&bytes[..bytes.len() - 1], Features::Words(5)).is_err());
         }
         assert!(from_lean_bytes(&[0; 5], Features::Hashes).is_err());
+    }
+
+    #[test]
+    fn hashvalues_list_round_trip() {
+        let mut m = DatasketchMinHasher::new(Variant::Affine32, 4, 1, Features::Hashes);
+        m.update(b"a");
+        let list: Vec<u64> = m.hashvalues().iter().map(|&v| v as u64).collect();
+        let sig = from_hashvalues(Variant::Affine32, 1, &list, Features::Hashes).unwrap();
+        assert_eq!(sig, m.signature());
+        assert!(from_hashvalues(Variant::Legacy, 1, &[1 << 40], Features::Hashes).is_err());
+        assert!(from_hashvalues(Variant::Legacy, 1, &[], Features::Hashes).is_err());
     }
 
     #[test]

@@ -101,8 +101,7 @@ impl Features {
 #[derive(Clone, Debug)]
 pub struct WordShingler {
     n: usize,
-    /// The last n token hashes, each written twice (at `i` and `i + n`) so that the window is always the
-    /// contiguous slice `ring[pos..pos + n]`.
+    /// The last n token hashes; `ring[pos]` is the oldest, the one that leaves the window next.
     ring: Vec<u64>,
     pos: usize,
     seen: usize,
@@ -118,7 +117,7 @@ impl WordShingler {
         let lead_weight = (1..n).fold(1u64, |w, _| w.wrapping_mul(SHINGLE_MULTIPLIER));
         WordShingler {
             n,
-            ring: vec![0; 2 * n],
+            ring: vec![0; n],
             pos: 0,
             seen: 0,
             poly: 0,
@@ -133,6 +132,7 @@ impl WordShingler {
 
     /// Forgets every token, ready for the next document (keeps the buffer).
     pub fn reset(&mut self) {
+        self.ring.fill(0);
         self.pos = 0;
         self.seen = 0;
         self.poly = 0;
@@ -148,19 +148,14 @@ impl WordShingler {
     #[inline]
     pub fn push_hash(&mut self, t: u64) -> Option<u64> {
         let n = self.n;
-        if self.seen >= n {
-            let leaving = self.ring[self.pos];
-            self.poly = self
-                .poly
-                .wrapping_sub(leaving.wrapping_mul(self.lead_weight));
-        }
-        self.poly = self.poly.wrapping_mul(SHINGLE_MULTIPLIER).wrapping_add(t);
-        self.ring[self.pos] = t;
-        self.ring[self.pos + n] = t;
-        self.pos += 1;
-        if self.pos == n {
-            self.pos = 0;
-        }
+        // Before the window is full the slot holds 0, and subtracting 0·C^(n−1) changes nothing.
+        let leaving = std::mem::replace(&mut self.ring[self.pos], t);
+        self.poly = self
+            .poly
+            .wrapping_sub(leaving.wrapping_mul(self.lead_weight))
+            .wrapping_mul(SHINGLE_MULTIPLIER)
+            .wrapping_add(t);
+        self.pos = if self.pos + 1 == n { 0 } else { self.pos + 1 };
         self.seen += 1;
         (self.seen >= n).then(|| mix64(self.poly))
     }

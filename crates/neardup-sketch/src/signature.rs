@@ -18,19 +18,22 @@ pub enum Scheme {
     DatasketchAffine32,
     /// `datasketch.MinHash(scheme="legacy")`, the only scheme of datasketch < 2.0 ([`crate::datasketch`]).
     DatasketchLegacy,
-    /// ProbMinHash over weighted features, for the probability Jaccard similarity ([`crate::weighted`]).
-    WeightedProb,
+    /// Weighted MinHash for the weighted Jaccard similarity ([`crate::weighted`]): `wminhash-v1`.
+    WeightedJaccard,
+    /// Weighted MinHash for the probability Jaccard similarity ([`crate::weighted`]): `pminhash-v1`.
+    ProbabilityJaccard,
     /// Bottom-k sample of feature hashes ([`crate::bottomk`]).
     BottomK,
 }
 
 impl Scheme {
     /// Every scheme, in a fixed order.
-    pub const ALL: [Scheme; 5] = [
+    pub const ALL: [Scheme; 6] = [
         Scheme::MinHashOph,
         Scheme::DatasketchAffine32,
         Scheme::DatasketchLegacy,
-        Scheme::WeightedProb,
+        Scheme::WeightedJaccard,
+        Scheme::ProbabilityJaccard,
         Scheme::BottomK,
     ];
 
@@ -40,7 +43,8 @@ impl Scheme {
             Scheme::MinHashOph => "minhash-oph-v1",
             Scheme::DatasketchAffine32 => "minhash-datasketch-affine32",
             Scheme::DatasketchLegacy => "minhash-datasketch-legacy",
-            Scheme::WeightedProb => "wminhash-prob-v1",
+            Scheme::WeightedJaccard => "wminhash-v1",
+            Scheme::ProbabilityJaccard => "pminhash-v1",
             Scheme::BottomK => "bottomk-v1",
         }
     }
@@ -324,7 +328,7 @@ impl MinHashSignature {
     }
 
     /// The similarity estimate: the fraction of agreeing positions (unbiased for the Jaccard similarity of the
-    /// feature sets; for [`Scheme::WeightedProb`], for their probability Jaccard similarity).
+    /// feature sets; for the weighted schemes, of their weighted or probability Jaccard similarity).
     pub fn jaccard(&self, other: &MinHashSignature) -> Result<f64, SketchMismatch> {
         Ok(self.matches(other)? as f64 / self.values.len() as f64)
     }
