@@ -519,12 +519,12 @@ fn read_jsonl(args: &DedupArgs, method: Method) -> Result<(Vec<Read>, usize)> {
             .into_par_iter()
             .map(|(id, text)| {
                 let sketch = text.and_then(|t| {
-                    let sketch = method.sketch_text(&t).map_err(|e| e.to_string())?;
-                    let set = match method {
-                        Method::MinHash(scheme) if keep => Some(scheme.shingle_set(&t)),
-                        _ => None,
-                    };
-                    Ok((sketch, set))
+                    if keep {
+                        method.sketch_text_with_set(&t)
+                    } else {
+                        method.sketch_text(&t).map(|s| (s, None))
+                    }
+                    .map_err(|e| e.to_string())
                 });
                 (id, sketch)
             })

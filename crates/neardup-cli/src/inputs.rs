@@ -138,7 +138,8 @@ pub fn io_message(e: &std::io::Error) -> String {
 pub struct MethodArgs {
     /// The scheme: simhash-doc-v1 (64-bit SimHash fingerprints, the default), minhash-oph-v1 (alias
     /// minhash: fast MinHash signatures), minhash-datasketch-affine32 (alias datasketch: bit-exact with
-    /// datasketch.MinHash) or minhash-datasketch-legacy (datasketch < 2.0).
+    /// datasketch.MinHash), minhash-datasketch-legacy (datasketch < 2.0), wminhash-v1 (weighted Jaccard of
+    /// shingle counts) or pminhash-v1 (probability Jaccard of shingle counts).
     #[arg(long, value_name = "SCHEME")]
     pub scheme: Option<String>,
     /// MinHash: values per signature (K, datasketch's num_perm) [default: 128].
@@ -188,9 +189,12 @@ impl MethodArgs {
                 "minhash" | "minhash-oph-v1" => SketchScheme::MinHashOph,
                 "datasketch" | "minhash-datasketch-affine32" => SketchScheme::DatasketchAffine32,
                 "minhash-datasketch-legacy" => SketchScheme::DatasketchLegacy,
+                "wminhash" | "wminhash-v1" => SketchScheme::WeightedJaccard,
+                "pminhash" | "pminhash-v1" => SketchScheme::ProbabilityJaccard,
                 _ => bail!(
                     "unknown scheme '{}' (known: simhash-doc-v1, minhash-oph-v1 or minhash, \
-                     minhash-datasketch-affine32 or datasketch, minhash-datasketch-legacy)",
+                     minhash-datasketch-affine32 or datasketch, minhash-datasketch-legacy, wminhash-v1, \
+                     pminhash-v1)",
                     name
                 ),
             };
@@ -278,12 +282,16 @@ impl DocArgs {
             Ok(doc) => doc,
             Err(e) => return (bytes.len() as u64, Err(e.to_string()), None),
         };
-        let result = method.analyze_extracted(&doc).map_err(|e| e.to_string());
-        let shingles = match method {
-            Method::MinHash(scheme) if self.keep_shingles && result.is_ok() => {
-                Some(scheme.shingle_set(&doc.text))
+        let (result, shingles) = if self.keep_shingles {
+            match method.analyze_with_set(&doc) {
+                Ok((analysis, set)) => (Ok(analysis), set),
+                Err(e) => (Err(e.to_string()), None),
             }
-            _ => None,
+        } else {
+            (
+                method.analyze_extracted(&doc).map_err(|e| e.to_string()),
+                None,
+            )
         };
         (bytes.len() as u64, result, shingles)
     }

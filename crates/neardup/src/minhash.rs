@@ -10,7 +10,11 @@
 //! * `minhash-oph-v1` (the default): word n-gram hashes (xxh3 of each token, rolled into n-grams) into one
 //!   permutation hashing with K bins;
 //! * `minhash-datasketch-affine32` / `minhash-datasketch-legacy`: bit-exact with `datasketch.MinHash`
-//!   updated with each shingle's UTF-8 bytes, a shingle being its tokens joined by one space (U+0020).
+//!   updated with each shingle's UTF-8 bytes, a shingle being its tokens joined by one space (U+0020);
+//! * `wminhash-v1` / `pminhash-v1`: weighted sketches of the shingle hashes, each weighted by its count in the
+//!   document (term frequency), for the weighted or the probability Jaccard similarity.
+//!
+//! Each thread keeps the hasher of the last scheme it used, so a document costs no allocation.
 //!
 //! Character n-grams (`f=cN`) run over the tokens joined by one space. A document with fewer tokens than n has
 //! one shingle of all of them; a document without tokens has no signature ([`Error::NoTokens`]).
@@ -21,7 +25,9 @@ use neardup_sketch::datasketch::{DatasketchMinHasher, Variant};
 use neardup_sketch::oph::OphMinHasher;
 use neardup_sketch::shingle::{Features, WordShingler, char_shingles};
 use neardup_sketch::signature::{MinHashSignature, Scheme as SketchScheme, SketchParams};
+use neardup_sketch::weighted::{Similarity, TermFrequencies, WeightedMinHasher};
 use neardup_text::profile::doc_v1;
+use std::cell::RefCell;
 use std::fmt;
 
 /// A MinHash-family scheme with all its parameters (K, seed, shingles): two documents' signatures compare only
@@ -54,7 +60,9 @@ impl MinHashScheme {
             what: format!("{params}: {why}"),
         };
         match params.scheme {
-            SketchScheme::MinHashOph => {}
+            SketchScheme::MinHashOph
+            | SketchScheme::WeightedJaccard
+            | SketchScheme::ProbabilityJaccard => {}
             SketchScheme::DatasketchAffine32 | SketchScheme::DatasketchLegacy => {
                 if params.seed > u32::MAX as u64 {
                     return Err(unsupported("datasketch seeds are 32-bit"));
@@ -62,7 +70,8 @@ impl MinHashScheme {
             }
             _ => {
                 return Err(unsupported(
-                    "documents are sketched with minhash-oph-v1 or the datasketch schemes",
+                    "documents are sketched with minhash-oph-v1, the datasketch schemes, wminhash-v1 or \
+                     pminhash-v1 (bottom-k sketches are not signatures of K values)",
                 ));
             }
         }
@@ -97,85 +106,62 @@ impl MinHashScheme {
 
     /// The signature of extracted text, and the number of shingles it summarizes.
     pub fn signature_text(&self, text: &str) -> Result<(MinHashSignature, u64), Error> {
+        self.sign(text, None)
+    }
+
+    /// The signature, and the set of distinct shingle hashes (sorted) in the same pass over the text: what
+    /// exact verification needs.
+    pub fn signature_and_set(&self, text: &str) -> Result<(MinHashSignature, Vec<u64>), Error> {
+        let mut set = Vec::new();
+        let (signature, _) = self.sign(text, Some(&mut set))?;
+        set.sort_unstable();
+        set.dedup();
+        Ok((signature, set))
+    }
+
+    fn sign(
+        &self,
+        text: &str,
+        mut set: Option<&mut Vec<u64>>,
+    ) -> Result<(MinHashSignature, u64), Error> {
         let p = self.params;
         let no_tokens = || Error::NoTokens {
             scheme: p.scheme.name(),
         };
-        let mut shingles = 0u64;
-        let signature = match (p.scheme, p.features) {
-            (SketchScheme::MinHashOph, Features::Words(n)) => {
-                let mut hasher = OphMinHasher::new(p.k as usize, p.seed, p.features);
-                let mut shingler = WordShingler::new(n as usize);
-                doc_v1::tokenize_keeping_numbers(text, |token| {
-                    if let Some(h) = shingler.push_token(token.as_str()) {
-                        hasher.update(h);
-                        shingles += 1;
+        let signature = match p.scheme {
+            SketchScheme::MinHashOph => with_cached(&OPH, p, |hasher: &mut OphMinHasher| {
+                let shingles = for_each_shingle(text, p.features, |h| {
+                    hasher.update(h);
+                    if let Some(set) = set.as_deref_mut() {
+                        set.push(h);
                     }
                 });
-                if let Some(h) = shingler.finish() {
-                    hasher.update(h);
-                    shingles += 1;
-                }
-                hasher.finish()
-            }
-            (SketchScheme::MinHashOph, Features::Chars(n)) => {
-                let mut hasher = OphMinHasher::new(p.k as usize, p.seed, p.features);
-                for h in char_shingles(&joined_tokens(text), n as usize) {
-                    hasher.update(h);
-                    shingles += 1;
-                }
-                hasher.finish()
-            }
-            (SketchScheme::DatasketchAffine32 | SketchScheme::DatasketchLegacy, features) => {
-                let variant = if p.scheme == SketchScheme::DatasketchAffine32 {
-                    Variant::Affine32
-                } else {
-                    Variant::Legacy
-                };
-                let mut hasher =
-                    DatasketchMinHasher::new(variant, p.k as usize, p.seed as u32, features);
-                let mut update = |bytes: &[u8]| {
-                    hasher.update(bytes);
-                    shingles += 1;
-                };
-                match features {
-                    Features::Words(n) => {
-                        let mut tokens = Vec::new();
-                        doc_v1::tokenize_keeping_numbers(text, |t| {
-                            tokens.push(t.as_str().to_owned())
-                        });
-                        let n = n as usize;
-                        if !tokens.is_empty() && tokens.len() < n {
-                            update(tokens.join(" ").as_bytes());
+                (hasher.finish(), shingles)
+            }),
+            SketchScheme::WeightedJaccard | SketchScheme::ProbabilityJaccard => {
+                with_cached(&WEIGHTED, p, |(counts, hasher): &mut Weighted| {
+                    let shingles = for_each_shingle(text, p.features, |h| {
+                        counts.add(h);
+                        if let Some(set) = set.as_deref_mut() {
+                            set.push(h);
                         }
-                        for window in tokens.windows(n) {
-                            update(window.join(" ").as_bytes());
-                        }
+                    });
+                    for (feature, count) in counts.drain() {
+                        hasher.update(feature, count);
                     }
-                    Features::Chars(n) => {
-                        let joined = joined_tokens(text);
-                        let chars: Vec<(usize, char)> = joined.char_indices().collect();
-                        let n = n as usize;
-                        let end = |i: usize| chars.get(i).map_or(joined.len(), |c| c.0);
-                        if !chars.is_empty() && chars.len() < n {
-                            update(joined.as_bytes());
-                        }
-                        for (start, &(offset, _)) in chars
-                            .iter()
-                            .enumerate()
-                            .take((chars.len() + 1).saturating_sub(n))
-                        {
-                            update(&joined.as_bytes()[offset..end(start + n)]);
-                        }
-                    }
-                    Features::Hashes => unreachable!("refused by MinHashScheme::new"),
-                }
-                Some(hasher.signature())
+                    (hasher.finish(), shingles)
+                })
             }
-            _ => unreachable!("refused by MinHashScheme::new"),
+            SketchScheme::DatasketchAffine32 | SketchScheme::DatasketchLegacy => {
+                if let Some(set) = set {
+                    for_each_shingle(text, p.features, |h| set.push(h));
+                }
+                datasketch_signature(text, p)
+            }
+            SketchScheme::BottomK => unreachable!("refused by MinHashScheme::new"),
         };
         match signature {
-            Some(s) if shingles > 0 => Ok((s, shingles)),
+            (Some(s), shingles) if shingles > 0 => Ok((s, shingles)),
             _ => Err(no_tokens()),
         }
     }
@@ -183,19 +169,8 @@ impl MinHashScheme {
     /// The distinct shingle hashes of extracted text, sorted: the set the signature samples (64-bit hashes of
     /// the scheme's n-grams, the same n-grams whatever the MinHash variant).
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
-        let mut set: Vec<u64> = match self.params.features {
-            Features::Words(n) => {
-                let mut shingler = WordShingler::new(n as usize);
-                let mut out = Vec::new();
-                doc_v1::tokenize_keeping_numbers(text, |token| {
-                    out.extend(shingler.push_token(token.as_str()))
-                });
-                out.extend(shingler.finish());
-                out
-            }
-            Features::Chars(n) => char_shingles(&joined_tokens(text), n as usize).collect(),
-            Features::Hashes => unreachable!("refused by MinHashScheme::new"),
-        };
+        let mut set = Vec::new();
+        for_each_shingle(text, self.params.features, |h| set.push(h));
         set.sort_unstable();
         set.dedup();
         set
@@ -205,6 +180,149 @@ impl MinHashScheme {
     pub fn sketch_text(&self, text: &str) -> Result<Sketch, Error> {
         self.signature_text(text).map(|(s, _)| Sketch::Signature(s))
     }
+}
+
+/// A weighted sketch's reusable state: the term-frequency counter and the hasher.
+type Weighted = (TermFrequencies, WeightedMinHasher);
+
+thread_local! {
+    /// Each thread keeps the hasher of the last scheme it used: documents then cost no allocation.
+    static OPH: RefCell<Option<OphMinHasher>> = const { RefCell::new(None) };
+    static WEIGHTED: RefCell<Option<Weighted>> = const { RefCell::new(None) };
+}
+
+/// State that a scheme's parameters determine, reused per thread.
+trait Cached {
+    fn make(params: SketchParams) -> Self;
+    fn params(&self) -> SketchParams;
+    fn reset(&mut self);
+}
+
+impl Cached for OphMinHasher {
+    fn make(p: SketchParams) -> Self {
+        OphMinHasher::new(p.k as usize, p.seed, p.features)
+    }
+    fn params(&self) -> SketchParams {
+        *OphMinHasher::params(self)
+    }
+    fn reset(&mut self) {
+        OphMinHasher::reset(self)
+    }
+}
+
+impl Cached for Weighted {
+    fn make(p: SketchParams) -> Self {
+        let similarity = if p.scheme == SketchScheme::WeightedJaccard {
+            Similarity::Weighted
+        } else {
+            Similarity::Probability
+        };
+        (
+            TermFrequencies::new(),
+            WeightedMinHasher::new(similarity, p.k as usize, p.seed, p.features),
+        )
+    }
+    fn params(&self) -> SketchParams {
+        *self.1.params()
+    }
+    fn reset(&mut self) {
+        // A fresh counter: one kept from a long document would be slow to probe and to drain on short ones.
+        self.0 = TermFrequencies::new();
+        self.1.reset();
+    }
+}
+
+/// Runs `f` with this thread's state for `params` (made anew if the thread last used other parameters),
+/// reset before use.
+fn with_cached<T: Cached, R>(
+    cell: &'static std::thread::LocalKey<RefCell<Option<T>>>,
+    params: SketchParams,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    cell.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let state = match slot.as_mut() {
+            Some(state) if state.params() == params => {
+                state.reset();
+                state
+            }
+            _ => slot.insert(T::make(params)),
+        };
+        f(state)
+    })
+}
+
+/// Calls `f` with the hash of every shingle of the text (word n-grams of its tokens, or character n-grams of
+/// its tokens joined by spaces), in order, repeats included; returns how many there were.
+fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u64 {
+    let mut count = 0u64;
+    let mut emit = |h: u64| {
+        f(h);
+        count += 1;
+    };
+    match features {
+        Features::Words(n) => {
+            let mut shingler = WordShingler::new(n as usize);
+            doc_v1::tokenize_keeping_numbers(text, |token| {
+                if let Some(h) = shingler.push_token(token.as_str()) {
+                    emit(h);
+                }
+            });
+            if let Some(h) = shingler.finish() {
+                emit(h);
+            }
+        }
+        Features::Chars(n) => char_shingles(&joined_tokens(text), n as usize).for_each(emit),
+        Features::Hashes => unreachable!("refused by MinHashScheme::new"),
+    }
+    count
+}
+
+/// The datasketch-compatible signature: each shingle's UTF-8 bytes (tokens joined by one space) into
+/// `datasketch.MinHash.update`.
+fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature>, u64) {
+    let variant = if p.scheme == SketchScheme::DatasketchAffine32 {
+        Variant::Affine32
+    } else {
+        Variant::Legacy
+    };
+    let mut hasher = DatasketchMinHasher::new(variant, p.k as usize, p.seed as u32, p.features);
+    let mut shingles = 0u64;
+    let mut update = |bytes: &[u8]| {
+        hasher.update(bytes);
+        shingles += 1;
+    };
+    match p.features {
+        Features::Words(n) => {
+            let mut tokens = Vec::new();
+            doc_v1::tokenize_keeping_numbers(text, |t| tokens.push(t.as_str().to_owned()));
+            let n = n as usize;
+            if !tokens.is_empty() && tokens.len() < n {
+                update(tokens.join(" ").as_bytes());
+            }
+            for window in tokens.windows(n) {
+                update(window.join(" ").as_bytes());
+            }
+        }
+        Features::Chars(n) => {
+            let joined = joined_tokens(text);
+            let chars: Vec<(usize, char)> = joined.char_indices().collect();
+            let n = n as usize;
+            let end = |i: usize| chars.get(i).map_or(joined.len(), |c| c.0);
+            if !chars.is_empty() && chars.len() < n {
+                update(joined.as_bytes());
+            }
+            for (start, &(offset, _)) in chars
+                .iter()
+                .enumerate()
+                .take((chars.len() + 1).saturating_sub(n))
+            {
+                update(&joined.as_bytes()[offset..end(start + n)]);
+            }
+        }
+        Features::Hashes => unreachable!("refused by MinHashScheme::new"),
+    }
+    (Some(hasher.signature()), shingles)
 }
 
 /// The exact Jaccard similarity |A ∩ B| / |A ∪ B| of two sorted, distinct sets (1 for two empty sets).
@@ -275,6 +393,52 @@ mod tests {
         let (sb, _) = scheme.signature_text(&b).unwrap();
         let j = sa.jaccard(&sb).unwrap();
         assert!(j > 0.7 && j < 0.99, "{j}");
+    }
+
+    #[test]
+    fn one_pass_gives_the_signature_and_the_set_for_every_scheme() {
+        let text = "the cat sat on the mat and the cat sat on the hat again today";
+        for scheme in [
+            SketchScheme::MinHashOph,
+            SketchScheme::DatasketchAffine32,
+            SketchScheme::WeightedJaccard,
+            SketchScheme::ProbabilityJaccard,
+        ] {
+            let m =
+                MinHashScheme::new(SketchParams::new(scheme, 32, 1, Features::Words(3))).unwrap();
+            let (a, n) = m.signature_text(text).unwrap();
+            let (b, set) = m.signature_and_set(text).unwrap();
+            assert_eq!(a, b, "{scheme}");
+            assert_eq!(set, m.shingle_set(text), "{scheme}");
+            assert_eq!(n, 13, "{scheme}"); // 15 tokens, 13 3-grams (repeats counted)
+            assert_eq!(a.params().scheme, scheme);
+            // Another thread, and other parameters in between, give the same signature.
+            let other =
+                MinHashScheme::new(SketchParams::new(scheme, 16, 2, Features::Words(2))).unwrap();
+            other.signature_text(text).unwrap();
+            let (c, _) =
+                std::thread::scope(|s| s.spawn(|| m.signature_text(text).unwrap()).join().unwrap());
+            assert_eq!(m.signature_text(text).unwrap().0, a);
+            assert_eq!(c, a);
+        }
+    }
+
+    #[test]
+    fn weighted_schemes_see_repeats() {
+        let m = MinHashScheme::new(SketchParams::new(
+            SketchScheme::WeightedJaccard,
+            256,
+            0,
+            Features::Words(1),
+        ))
+        .unwrap();
+        let (once, _) = m.signature_text("alpha beta gamma delta").unwrap();
+        let (twice, _) = m
+            .signature_text("alpha beta gamma delta alpha beta gamma delta")
+            .unwrap();
+        // Weighted Jaccard of counts (1,1,1,1) and (2,2,2,2) is 4 / 8.
+        let j = once.jaccard(&twice).unwrap();
+        assert!((j - 0.5).abs() < 0.12, "{j}");
     }
 
     #[test]

@@ -49,6 +49,37 @@ impl Method {
         }
     }
 
+    /// Like [`analyze_extracted`](Self::analyze_extracted), also returning the document's distinct shingle
+    /// hashes (sorted) for a MinHash method, made in the same pass over the text (for exact verification).
+    pub fn analyze_with_set(
+        &self,
+        doc: &neardup_text::Extracted,
+    ) -> Result<(Analysis, Option<Vec<u64>>), Error> {
+        match self {
+            Method::SimHash(_) => Ok((self.analyze_extracted(doc)?, None)),
+            Method::MinHash(scheme) => {
+                let (signature, set) = scheme.signature_and_set(&doc.text)?;
+                let shingles = set.len() as u64;
+                Ok((
+                    Analysis::of(Sketch::Signature(signature), doc, shingles),
+                    Some(set),
+                ))
+            }
+        }
+    }
+
+    /// Like [`sketch_text`](Self::sketch_text), also returning the distinct shingle hashes (sorted) for a
+    /// MinHash method.
+    pub fn sketch_text_with_set(&self, text: &str) -> Result<(Sketch, Option<Vec<u64>>), Error> {
+        match self {
+            Method::SimHash(_) => Ok((self.sketch_text(text)?, None)),
+            Method::MinHash(scheme) => {
+                let (signature, set) = scheme.signature_and_set(text)?;
+                Ok((Sketch::Signature(signature), Some(set)))
+            }
+        }
+    }
+
     /// Sketches text that is already extracted.
     pub fn sketch_text(&self, text: &str) -> Result<Sketch, Error> {
         match self {
