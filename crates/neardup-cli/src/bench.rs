@@ -84,6 +84,12 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
                         .iter()
                         .fold(sum, |s, &v| s.rotate_left(5) ^ u64::from(v))
                 }
+                Ok(Sketch::BottomK(sample)) => {
+                    sum = sample
+                        .hashes()
+                        .iter()
+                        .fold(sum, |s, &v| s.rotate_left(5) ^ v)
+                }
                 Err(_) => {}
             }
         }

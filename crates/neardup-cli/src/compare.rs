@@ -3,7 +3,7 @@
 use crate::inputs::{DocArgs, Source};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use neardup::{Method, Sketch, exact_jaccard};
+use neardup::{Method, SampleEstimate, Sketch, exact_jaccard, set_overlap, shingle_set};
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
@@ -22,10 +22,15 @@ MinHash output (--scheme minhash, or two signature strings): the estimated Jacca
 of the two shingle sets (the fraction of signature values that agree) and, when both operands are
 documents, the exact Jaccard similarity of their shingle sets.
 
+Bottom-k output (--scheme bottomk): estimated resemblance (Jaccard) and containment of each in
+the other (|A ∩ B| / |A|: 'this page is part of that document'), each with the number of sampled
+shingles it rests on, and the exact values when both operands are documents.
+
 Examples:
     neardup compare paper.html paper.txt
     neardup compare --json old/page.html simhash-doc-v1:qikqezyce3ajc
-    neardup compare --scheme minhash --shingle 3 v1/README v2/README";
+    neardup compare --scheme minhash --shingle 3 v1/README v2/README
+    neardup compare --scheme bottomk --num-perm 1024 page.html report.pdf";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -41,20 +46,25 @@ pub struct CompareArgs {
     doc: DocArgs,
 }
 
-/// An operand's sketch, and its shingle set when it is a document sketched with MinHash.
+/// An operand's sketch, and its shingle set when it is a document sketched from shingles.
 fn operand(doc: &DocArgs, operand: &str) -> Result<(Sketch, Option<Vec<u64>>)> {
     let method = doc.method.method()?;
     let is_document = operand == "-" || Path::new(operand).exists();
-    match method {
-        Method::MinHash(scheme) if is_document => {
+    let features = match method {
+        Method::MinHash(scheme) => Some(scheme.params().features),
+        Method::BottomK(params) => Some(params.features),
+        Method::SimHash(_) => None,
+    };
+    match features {
+        Some(features) if is_document => {
             let source = if operand == "-" {
                 Source::Stdin
             } else {
                 Source::File(operand.into())
             };
             let text = doc.extract_text(&source).with_context(|| source.label())?;
-            let sketch = scheme.sketch_text(&text).with_context(|| source.label())?;
-            Ok((sketch, Some(scheme.shingle_set(&text))))
+            let sketch = method.sketch_text(&text).with_context(|| source.label())?;
+            Ok((sketch, Some(shingle_set(&text, features))))
         }
         _ => Ok((doc.sketch_of(operand)?, None)),
     }
@@ -88,6 +98,55 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
                 writeln!(out, "distance\t{distance}")?;
                 writeln!(out, "similarity\t{similarity:.6}")?;
                 writeln!(out, "verdict\t{verdict}")?;
+            }
+        }
+        (Sketch::BottomK(a), Sketch::BottomK(b)) => {
+            let resemblance = a.resemblance(b)?;
+            let a_in_b = a.containment_in(b)?;
+            let b_in_a = b.containment_in(a)?;
+            let exact = match (&shingles_a, &shingles_b) {
+                (Some(x), Some(y)) => {
+                    let (common, union) = set_overlap(x, y);
+                    let ratio = |n: usize, d: usize| n as f64 / d.max(1) as f64;
+                    Some((
+                        ratio(common, union),
+                        ratio(common, x.len()),
+                        ratio(common, y.len()),
+                    ))
+                }
+                _ => None,
+            };
+            if args.json {
+                let est = |e: SampleEstimate| json!({"value": e.value, "sample": e.sample, "exact": e.exact});
+                let report = json!({
+                    "a": {"input": args.a, "sketch": sa.to_string()},
+                    "b": {"input": args.b, "sketch": sb.to_string()},
+                    "scheme": a.params().to_string(),
+                    "resemblance": est(resemblance),
+                    "containment_a_in_b": est(a_in_b),
+                    "containment_b_in_a": est(b_in_a),
+                    "exact": exact.map(|(r, ab, ba)| json!({"resemblance": r, "containment_a_in_b": ab, "containment_b_in_a": ba})),
+                });
+                writeln!(out, "{report}")?;
+            } else {
+                writeln!(out, "scheme\t{}", a.params())?;
+                for (name, e) in [
+                    ("resemblance", resemblance),
+                    ("containment of a in b", a_in_b),
+                    ("containment of b in a", b_in_a),
+                ] {
+                    let how = if e.exact {
+                        "exact".to_owned()
+                    } else {
+                        format!("{} sampled shingles", e.sample)
+                    };
+                    writeln!(out, "{name}\t{:.6}\t({how})", e.value)?;
+                }
+                if let Some((r, ab, ba)) = exact {
+                    writeln!(out, "exact resemblance\t{r:.6}")?;
+                    writeln!(out, "exact containment of a in b\t{ab:.6}")?;
+                    writeln!(out, "exact containment of b in a\t{ba:.6}")?;
+                }
             }
         }
         _ => {

@@ -294,6 +294,12 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     if preset.is_some() && matches!(method, Method::SimHash(_)) {
         bail!("--preset configures MinHash: add --scheme minhash");
     }
+    if let Method::BottomK(params) = method {
+        bail!(
+            "{params} samples are compared pair by pair (neardup compare), not deduplicated: use a SimHash \
+             or MinHash scheme"
+        );
+    }
     args.threads.apply()?;
     let started = Instant::now();
     let (mut read, failed) = if args.jsonl {
@@ -312,6 +318,7 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
         })
         .collect();
     let batch = match method {
+        Method::BottomK(_) => unreachable!("refused above"),
         Method::SimHash(_) => Batch::SimHash(
             docs.iter()
                 .map(|d| d.1.fingerprint().expect("SimHash sketches").bits())
@@ -459,6 +466,7 @@ fn change(id: &str, sketch: &Sketch) -> Change {
     match sketch {
         Sketch::Fingerprint(fp) => Change::Put(id.to_owned(), fp.bits()),
         Sketch::Signature(sig) => Change::PutSignature(id.to_owned(), sig.values().to_vec()),
+        Sketch::BottomK(_) => unreachable!("bottom-k runs are refused"),
     }
 }
 

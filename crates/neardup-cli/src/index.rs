@@ -161,6 +161,7 @@ fn put(id: String, sketch: &Sketch, method: Method) -> Result<Change, String> {
     Ok(match sketch {
         Sketch::Fingerprint(fp) => Change::Put(id, fp.bits()),
         Sketch::Signature(sig) => Change::PutSignature(id, sig.values().to_vec()),
+        Sketch::BottomK(_) => unreachable!("no index holds bottom-k samples"),
     })
 }
 
@@ -185,6 +186,10 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             };
             let method = method.method_with(preset.map(|p| (p.values, p.shingle)))?;
             let kind = match method {
+                Method::BottomK(params) => bail!(
+                    "{params} samples are compared pair by pair (neardup compare), not indexed: use a \
+                     SimHash or MinHash scheme"
+                ),
                 Method::SimHash(_) => {
                     if preset.is_some() {
                         bail!("--preset configures MinHash: add --scheme minhash");

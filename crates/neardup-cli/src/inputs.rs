@@ -142,7 +142,7 @@ pub struct MethodArgs {
     /// shingle counts) or pminhash-v1 (probability Jaccard of shingle counts).
     #[arg(long, value_name = "SCHEME")]
     pub scheme: Option<String>,
-    /// MinHash: values per signature (K, datasketch's num_perm) [default: 128].
+    /// MinHash: values per signature (K, datasketch's num_perm), or the k of a bottom-k sample [default: 128].
     #[arg(long, value_name = "K")]
     pub num_perm: Option<u32>,
     /// MinHash: the seed of the permutations [default: 0; datasketch's default is 1].
@@ -191,15 +191,19 @@ impl MethodArgs {
                 "minhash-datasketch-legacy" => SketchScheme::DatasketchLegacy,
                 "wminhash" | "wminhash-v1" => SketchScheme::WeightedJaccard,
                 "pminhash" | "pminhash-v1" => SketchScheme::ProbabilityJaccard,
+                "bottomk" | "bottomk-v1" => SketchScheme::BottomK,
                 _ => bail!(
                     "unknown scheme '{}' (known: simhash-doc-v1, minhash-oph-v1 or minhash, \
                      minhash-datasketch-affine32 or datasketch, minhash-datasketch-legacy, wminhash-v1, \
-                     pminhash-v1)",
+                     pminhash-v1, bottomk-v1)",
                     name
                 ),
             };
             let (default_k, default_n) = defaults.unwrap_or((128, 5));
-            let datasketch = family != SketchScheme::MinHashOph;
+            let datasketch = matches!(
+                family,
+                SketchScheme::DatasketchAffine32 | SketchScheme::DatasketchLegacy
+            );
             let features = match (self.char_shingle, self.shingle) {
                 (Some(n), _) => neardup::Features::Chars(n),
                 (None, n) => neardup::Features::Words(n.unwrap_or(default_n)),
@@ -210,7 +214,11 @@ impl MethodArgs {
                 self.seed.unwrap_or(u64::from(datasketch)),
                 features,
             );
-            Method::MinHash(MinHashScheme::new(params)?)
+            if family == SketchScheme::BottomK {
+                Method::BottomK(params)
+            } else {
+                Method::MinHash(MinHashScheme::new(params)?)
+            }
         };
         Ok(*self.resolved.get_or_init(|| method))
     }

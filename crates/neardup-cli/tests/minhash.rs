@@ -269,3 +269,42 @@ fn plan_prints_the_banding_and_its_s_curve() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("between 0 and 1"));
 }
+
+#[test]
+fn bottom_k_samples_give_containment_and_are_not_indexed() {
+    let dir = temp_dir("bottomk");
+    let page: Vec<String> = words(7, 60);
+    let mut long = words(8, 300);
+    long.splice(100..100, page.iter().cloned());
+    std::fs::write(dir.join("page.txt"), page.join(" ")).unwrap();
+    std::fs::write(dir.join("report.txt"), long.join(" ")).unwrap();
+    let (p, r) = (
+        dir.join("page.txt").display().to_string(),
+        dir.join("report.txt").display().to_string(),
+    );
+    let out = neardup(&[
+        "compare",
+        "--json",
+        "--scheme",
+        "bottomk",
+        "--num-perm",
+        "512",
+        &p,
+        &r,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The page is wholly inside the report: containment 1, from a sample of the page's 56 shingles.
+    assert_eq!(report["exact"]["containment_a_in_b"], 1.0);
+    assert_eq!(report["containment_a_in_b"]["value"], 1.0);
+    let b_in_a = report["containment_b_in_a"]["value"].as_f64().unwrap();
+    let exact_b_in_a = report["exact"]["containment_b_in_a"].as_f64().unwrap();
+    assert!((b_in_a - exact_b_in_a).abs() < 0.1, "{report}");
+    let out = neardup(&["dedup", "--scheme", "bottomk", &p, &r]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("pair by pair"),
+        "{}",
+        text(&out.stderr)
+    );
+}

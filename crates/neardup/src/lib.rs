@@ -39,7 +39,8 @@ pub mod vectors;
 
 pub use error::{Error, ParseError};
 pub use fingerprint::{Fingerprint, Verdict};
-pub use minhash::{MinHashScheme, exact_jaccard};
+pub use minhash::{MinHashScheme, exact_jaccard, set_overlap, shingle_set};
+pub use neardup_sketch::bottomk::{BottomKSketch, Estimate as SampleEstimate};
 /// The MinHash-family sketches, their parameters and errors, re-exported from `neardup-sketch`.
 pub use neardup_sketch::shingle::Features;
 pub use neardup_sketch::signature::{

@@ -21,6 +21,7 @@
 
 use crate::error::Error;
 use crate::sketch::Sketch;
+use neardup_sketch::bottomk::{BottomKBuilder, BottomKSketch};
 use neardup_sketch::datasketch::{DatasketchMinHasher, Variant};
 use neardup_sketch::oph::OphMinHasher;
 use neardup_sketch::shingle::{Features, WordShingler, char_shingles};
@@ -169,17 +170,50 @@ impl MinHashScheme {
     /// The distinct shingle hashes of extracted text, sorted: the set the signature samples (64-bit hashes of
     /// the scheme's n-grams, the same n-grams whatever the MinHash variant).
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
-        let mut set = Vec::new();
-        for_each_shingle(text, self.params.features, |h| set.push(h));
-        set.sort_unstable();
-        set.dedup();
-        set
+        shingle_set(text, self.params.features)
     }
 
     /// The signature as a [`Sketch`].
     pub fn sketch_text(&self, text: &str) -> Result<Sketch, Error> {
         self.signature_text(text).map(|(s, _)| Sketch::Signature(s))
     }
+}
+
+/// The distinct hashes of the text's shingles (word n-grams of its tokens, or character n-grams of its tokens
+/// joined by spaces), sorted: the set whose Jaccard similarity the MinHash schemes estimate.
+pub fn shingle_set(text: &str, features: Features) -> Vec<u64> {
+    let mut set = Vec::new();
+    for_each_shingle(text, features, |h| set.push(h));
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// Refuses bottom-k parameters that cannot be made from text.
+pub(crate) fn check_bottom_k(params: SketchParams) -> Result<SketchParams, Error> {
+    match params.features {
+        Features::Words(n) | Features::Chars(n)
+            if n > 0 && params.k > 0 && params.b_bits.is_none() =>
+        {
+            Ok(params)
+        }
+        _ => Err(Error::Unsupported {
+            what: format!("{params}: bottom-k samples need k ≥ 1 and word or character n-grams"),
+        }),
+    }
+}
+
+/// The bottom-k sample of the text's shingle hashes, and the number of shingles.
+pub(crate) fn bottom_k(text: &str, params: SketchParams) -> Result<(BottomKSketch, u64), Error> {
+    let params = check_bottom_k(params)?;
+    let mut builder = BottomKBuilder::new(params.k as usize, params.seed, params.features);
+    let shingles = for_each_shingle(text, params.features, |h| builder.add(h));
+    if shingles == 0 {
+        return Err(Error::NoTokens {
+            scheme: params.scheme.name(),
+        });
+    }
+    Ok((builder.finish(), shingles))
 }
 
 /// A weighted sketch's reusable state: the term-frequency counter and the hasher.
@@ -273,7 +307,8 @@ fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u
             }
         }
         Features::Chars(n) => char_shingles(&joined_tokens(text), n as usize).for_each(emit),
-        Features::Hashes => unreachable!("refused by MinHashScheme::new"),
+        // Refused by the schemes' constructors; an empty stream here.
+        Features::Hashes => {}
     }
     count
 }
@@ -325,8 +360,8 @@ fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature
     (Some(hasher.signature()), shingles)
 }
 
-/// The exact Jaccard similarity |A ∩ B| / |A ∪ B| of two sorted, distinct sets (1 for two empty sets).
-pub fn exact_jaccard(a: &[u64], b: &[u64]) -> f64 {
+/// The sizes of the intersection and the union of two sorted, distinct sets.
+pub fn set_overlap(a: &[u64], b: &[u64]) -> (usize, usize) {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -339,11 +374,14 @@ pub fn exact_jaccard(a: &[u64], b: &[u64]) -> f64 {
             }
         }
     }
-    let union = a.len() + b.len() - common;
-    if union == 0 {
-        1.0
-    } else {
-        common as f64 / union as f64
+    (common, a.len() + b.len() - common)
+}
+
+/// The exact Jaccard similarity |A ∩ B| / |A ∪ B| of two sorted, distinct sets (1 for two empty sets).
+pub fn exact_jaccard(a: &[u64], b: &[u64]) -> f64 {
+    match set_overlap(a, b) {
+        (_, 0) => 1.0,
+        (common, union) => common as f64 / union as f64,
     }
 }
 

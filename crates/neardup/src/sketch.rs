@@ -5,7 +5,8 @@ use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::minhash::MinHashScheme;
 use crate::scheme::{Analysis, Scheme};
-use neardup_sketch::signature::MinHashSignature;
+use neardup_sketch::bottomk::BottomKSketch;
+use neardup_sketch::signature::{MinHashSignature, Scheme as SketchScheme, SketchParams};
 use neardup_text::media::MediaHint;
 use std::fmt;
 use std::str::FromStr;
@@ -17,6 +18,9 @@ pub enum Method {
     SimHash(Scheme),
     /// A MinHash-family scheme: near-duplicates have an estimated Jaccard similarity of at least a threshold.
     MinHash(MinHashScheme),
+    /// A bottom-k sample of shingle hashes (`bottomk-v1`): compared pair by pair, for resemblance and for
+    /// containment ("this page is part of that document"); not indexed.
+    BottomK(SketchParams),
 }
 
 impl Method {
@@ -46,6 +50,10 @@ impl Method {
                 let (signature, tokens) = scheme.signature_text(&doc.text)?;
                 Ok(Analysis::of(Sketch::Signature(signature), doc, tokens))
             }
+            Method::BottomK(params) => {
+                let (sample, shingles) = crate::minhash::bottom_k(&doc.text, *params)?;
+                Ok(Analysis::of(Sketch::BottomK(sample), doc, shingles))
+            }
         }
     }
 
@@ -56,7 +64,7 @@ impl Method {
         doc: &neardup_text::Extracted,
     ) -> Result<(Analysis, Option<Vec<u64>>), Error> {
         match self {
-            Method::SimHash(_) => Ok((self.analyze_extracted(doc)?, None)),
+            Method::SimHash(_) | Method::BottomK(_) => Ok((self.analyze_extracted(doc)?, None)),
             Method::MinHash(scheme) => {
                 let (signature, set) = scheme.signature_and_set(&doc.text)?;
                 let shingles = set.len() as u64;
@@ -72,7 +80,7 @@ impl Method {
     /// MinHash method.
     pub fn sketch_text_with_set(&self, text: &str) -> Result<(Sketch, Option<Vec<u64>>), Error> {
         match self {
-            Method::SimHash(_) => Ok((self.sketch_text(text)?, None)),
+            Method::SimHash(_) | Method::BottomK(_) => Ok((self.sketch_text(text)?, None)),
             Method::MinHash(scheme) => {
                 let (signature, set) = scheme.signature_and_set(text)?;
                 Ok((Sketch::Signature(signature), Some(set)))
@@ -85,6 +93,9 @@ impl Method {
         match self {
             Method::SimHash(scheme) => scheme.fingerprint_text(text).map(Sketch::Fingerprint),
             Method::MinHash(scheme) => scheme.sketch_text(text),
+            Method::BottomK(params) => {
+                crate::minhash::bottom_k(text, *params).map(|(s, _)| Sketch::BottomK(s))
+            }
         }
     }
 
@@ -94,6 +105,7 @@ impl Method {
         match self {
             Method::SimHash(scheme) => scheme.name().to_owned(),
             Method::MinHash(scheme) => scheme.to_string(),
+            Method::BottomK(params) => params.to_string(),
         }
     }
 }
@@ -104,7 +116,10 @@ impl FromStr for Method {
     /// Parses [`Method::name`]'s form: `simhash-doc-v1`, or `minhash-oph-v1(k=128,seed=0,f=w5)`.
     fn from_str(s: &str) -> Result<Self, Error> {
         if s.contains('(') {
-            let params: neardup_sketch::signature::SketchParams = s.parse()?;
+            let params: SketchParams = s.parse()?;
+            if params.scheme == SketchScheme::BottomK {
+                return Ok(Method::BottomK(crate::minhash::check_bottom_k(params)?));
+            }
             Ok(Method::MinHash(MinHashScheme::new(params)?))
         } else {
             Ok(Method::SimHash(s.parse()?))
@@ -125,6 +140,8 @@ pub enum Sketch {
     Fingerprint(Fingerprint),
     /// A MinHash-family signature.
     Signature(MinHashSignature),
+    /// A bottom-k sample of shingle hashes.
+    BottomK(BottomKSketch),
 }
 
 impl Sketch {
@@ -133,6 +150,7 @@ impl Sketch {
         match self {
             Sketch::Fingerprint(fp) => Ok(Method::SimHash(fp.scheme())),
             Sketch::Signature(sig) => MinHashScheme::new(*sig.params()).map(Method::MinHash),
+            Sketch::BottomK(sample) => Ok(Method::BottomK(*sample.params())),
         }
     }
 
@@ -140,7 +158,7 @@ impl Sketch {
     pub fn fingerprint(&self) -> Option<Fingerprint> {
         match self {
             Sketch::Fingerprint(fp) => Some(*fp),
-            Sketch::Signature(_) => None,
+            _ => None,
         }
     }
 
@@ -148,16 +166,17 @@ impl Sketch {
     pub fn signature(&self) -> Option<&MinHashSignature> {
         match self {
             Sketch::Signature(sig) => Some(sig),
-            Sketch::Fingerprint(_) => None,
+            _ => None,
         }
     }
 
-    /// Similarity in 0..1: 1 − d/64 for fingerprints, the estimated Jaccard similarity for signatures.
-    /// Refuses sketches of different schemes or parameters.
+    /// Similarity in 0..1: 1 − d/64 for fingerprints, the estimated Jaccard similarity (resemblance) for
+    /// signatures and bottom-k samples. Refuses sketches of different schemes or parameters.
     pub fn similarity(&self, other: &Sketch) -> Result<f64, Error> {
         match (self, other) {
             (Sketch::Fingerprint(a), Sketch::Fingerprint(b)) => a.similarity(b),
             (Sketch::Signature(a), Sketch::Signature(b)) => Ok(a.jaccard(b)?),
+            (Sketch::BottomK(a), Sketch::BottomK(b)) => Ok(a.resemblance(b)?.value),
             _ => Err(Error::MethodMismatch {
                 left: self.kind(),
                 right: other.kind(),
@@ -169,6 +188,7 @@ impl Sketch {
         match self {
             Sketch::Fingerprint(fp) => fp.scheme().name().to_owned(),
             Sketch::Signature(sig) => sig.params().to_string(),
+            Sketch::BottomK(sample) => sample.params().to_string(),
         }
     }
 }
@@ -178,6 +198,7 @@ impl fmt::Display for Sketch {
         match self {
             Sketch::Fingerprint(fp) => fp.fmt(f),
             Sketch::Signature(sig) => sig.fmt(f),
+            Sketch::BottomK(sample) => sample.fmt(f),
         }
     }
 }
@@ -190,7 +211,9 @@ impl FromStr for Sketch {
         let scheme = s.trim().split(':').next().unwrap_or("");
         if scheme.parse::<Scheme>().is_ok() {
             Ok(Sketch::Fingerprint(s.parse()?))
-        } else if neardup_sketch::signature::Scheme::from_name(scheme).is_some() {
+        } else if SketchScheme::from_name(scheme) == Some(SketchScheme::BottomK) {
+            Ok(Sketch::BottomK(s.parse()?))
+        } else if SketchScheme::from_name(scheme).is_some() {
             Ok(Sketch::Signature(s.parse()?))
         } else {
             // Neither family knows the prefix: the fingerprint parser's message lists the schemes.
