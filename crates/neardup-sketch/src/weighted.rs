@@ -368,8 +368,13 @@ impl TermFrequencies {
         self.counts.is_empty()
     }
 
-    /// Yields every `(feature, count)` and empties the counter (keeping its memory).
+    /// Yields every `(feature, count)` and empties the counter. Draining visits the whole table, so a table
+    /// grown by a long document is first shrunk to the current count: one counter can serve documents of
+    /// any length in turn.
     pub fn drain(&mut self) -> impl Iterator<Item = (u64, f64)> + '_ {
+        if self.counts.capacity() > 8 * self.counts.len().max(256) {
+            self.counts.shrink_to(self.counts.len());
+        }
         self.counts.drain().map(|(h, c)| (h, c as f64))
     }
 }
@@ -455,6 +460,12 @@ mod tests {
         drained.sort_by_key(|p| p.0);
         assert_eq!(drained, [(3, 1.0), (5, 3.0), (9, 1.0)]);
         assert!(counter.is_empty());
+        // After a long document, a short one drains only its own entries, from a small table.
+        (0..100_000u64).for_each(|h| counter.add(h));
+        assert_eq!(counter.drain().count(), 100_000);
+        counter.add(7);
+        assert_eq!(counter.drain().collect::<Vec<_>>(), [(7, 1.0)]);
+        assert!(counter.counts.capacity() < 4096);
     }
 
     #[test]
