@@ -181,8 +181,7 @@ fn bench_weighted(c: &mut Criterion) {
         g.bench_function(format!("{}-128", similarity.scheme().name()), |b| {
             let mut w = WeightedMinHasher::new(similarity, 128, 0, Features::Words(1));
             b.iter(|| {
-                w.reset();
-                tf.iter().for_each(|&(f, x)| w.update(black_box(f), x));
+                w.extend(black_box(&tf).iter().copied());
                 w.finish().map(|s| s.values()[0])
             })
         });
@@ -198,10 +197,7 @@ fn bench_weighted(c: &mut Criterion) {
                     .split_ascii_whitespace()
                     .map(|t| token_hash(t.as_bytes())),
             );
-            w.reset();
-            for (f, x) in term_frequencies(&mut hs) {
-                w.update(f, x);
-            }
+            w.extend(term_frequencies(&mut hs));
             w.finish().map(|s| s.values()[0])
         })
     });

@@ -12,7 +12,7 @@ use std::str::FromStr;
 /// The algorithm that made a sketch. [`name`](Self::name) is the stable, versioned scheme name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scheme {
-    /// One permutation hashing with optimal densification ([`crate::oph`]): `minhash-oph-v1`.
+    /// One permutation hashing, empty bins filled by further rounds ([`crate::oph`]): `minhash-oph-v1`.
     MinHashOph,
     /// `datasketch.MinHash(scheme="affine32")`, datasketch ≥ 2.0's default ([`crate::datasketch`]).
     DatasketchAffine32,
