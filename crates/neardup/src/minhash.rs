@@ -147,9 +147,7 @@ impl MinHashScheme {
                             set.push(h);
                         }
                     });
-                    for (feature, count) in counts.drain() {
-                        hasher.update(feature, count);
-                    }
+                    hasher.extend(counts.drain());
                     (hasher.finish(), shingles)
                 })
             }
@@ -260,8 +258,8 @@ impl Cached for Weighted {
         *self.1.params()
     }
     fn reset(&mut self) {
-        // A fresh counter: one kept from a long document would be slow to probe and to drain on short ones.
-        self.0 = TermFrequencies::new();
+        // Draining shrinks a table that a long document grew, so the counter serves documents of any length.
+        self.0.drain().for_each(drop);
         self.1.reset();
     }
 }
