@@ -286,8 +286,9 @@ impl<S: Store> PersistentIndex<S> {
     pub fn open(store: S) -> Result<Self, StoreError> {
         let mut index = HammingIndex::with_design(store.meta().design.clone());
         // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
-        store.for_each_entry(&mut |id, fp| Ok(index.insert_without_rebuild(id, fp)?))?;
-        index.rebuild();
+        let mut loader = index.loader();
+        store.for_each_entry(&mut |id, fp| Ok(loader.push(id, fp)?))?;
+        loader.finish();
         Ok(PersistentIndex { store, index })
     }
 
