@@ -349,6 +349,13 @@ impl HammingIndex {
         Loader { index: self, from }
     }
 
+    /// Stores `fp` under `id` like [`insert`](Self::insert), but never rebuilds the tables; until a
+    /// [`rebuild`](Self::rebuild), queries find the entry by scanning the pending ones. A [`loader`](Self::loader)
+    /// is faster for many entries: it resolves their ids in one batch.
+    pub fn insert_without_rebuild(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
+        self.push(id, fp)
+    }
+
     /// Gives `id` a new slot holding `fp`; a slot the id had before is retired. One hash probe either way.
     fn push(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
         let slot = self.next_slot()?;
