@@ -34,6 +34,10 @@
 //! tables other than table 0 in parallel (rayon); each table's content depends only on the fingerprints, never
 //! on the thread count.
 //!
+//! Bulk loads ([`HammingIndex::extend`], [`HammingIndex::loader`]) store the entries first and then resolve
+//! their ids in one batch, inserting into the id map in the order of its buckets: near-sequential writes
+//! instead of one cache miss per id.
+//!
 //! This is the in-memory structure; [`crate::store`] makes it persistent.
 
 use crate::hamming;
