@@ -1,9 +1,10 @@
 //! Point queries into the online index:
-//! `cargo run --release -p neardup-index --example query_bench -- N [K] [--skewed] [--queries Q]`.
+//! `cargo run --release -p neardup-index --example query_bench -- N [K] [--skewed] [--queries Q] [--id-prefix P]`.
 //!
 //! N synthetic fingerprints (`common/synthetic.rs`, as in `all_pairs_bench`: uniform with 1 % planted
 //! near-copies, or with `--skewed` drawn from 4,096 centres), each under a URL-like id
-//! (`https://example.org/doc/<i>`, 28 to 36 bytes), bulk-loaded with the planner's design for N and K (default
+//! (`https://example.org/doc/<i>`, 25 to 32 bytes; `--id-prefix P` replaces the prefix, e.g. `--id-prefix ''`
+//! for 10^8 ids in less memory), bulk-loaded with the planner's design for N and K (default
 //! 3). Then Q queries (default 200,000): half are stored fingerprints with 0 to K bits flipped, half random.
 //! Prints the bulk-load time (ids are formatted on the fly, into a stack buffer, while loading: the time to
 //! format them alone is printed beside it), the time of a second table build (`rebuild`), the memory of the
@@ -27,10 +28,10 @@ struct Url {
 }
 
 impl Url {
-    fn new(i: usize) -> Url {
+    fn new(prefix: &str, i: usize) -> Url {
         let mut buf = [0u8; 48];
         let mut w = &mut buf[..];
-        write!(w, "https://example.org/doc/{i}").expect("fits");
+        write!(w, "{prefix}{i}").expect("fits");
         let len = 48 - w.len();
         Url { buf, len }
     }
@@ -52,6 +53,13 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(200_000);
+    let prefix: String = args
+        .iter()
+        .position(|a| a == "--id-prefix")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "https://example.org/doc/".to_owned());
+    assert!(prefix.len() <= 28, "--id-prefix: at most 28 bytes");
     let mut rng = synthetic::XorShift::new();
     let fps = if skewed {
         synthetic::skewed(n, k, &mut rng)
@@ -59,12 +67,16 @@ fn main() {
         synthetic::fingerprints(n, k, &mut rng)
     };
     let t = Instant::now();
-    let id_bytes: usize = (0..n).map(|i| black_box(Url::new(i)).len).sum();
+    let id_bytes: usize = (0..n).map(|i| black_box(Url::new(&prefix, i)).len).sum();
     let format = t.elapsed().as_secs_f64();
     let (start, cpu) = (Instant::now(), synthetic::cpu_seconds());
     let mut index = HammingIndex::new(k, n);
     index
-        .extend(fps.iter().enumerate().map(|(i, &fp)| (Url::new(i), fp)))
+        .extend(
+            fps.iter()
+                .enumerate()
+                .map(|(i, &fp)| (Url::new(&prefix, i), fp)),
+        )
         .expect("load");
     let build = start.elapsed().as_secs_f64();
     let build_cpu = synthetic::cpu_seconds() - cpu;

@@ -443,8 +443,9 @@ impl<S: Store> PersistentIndex<S> {
             Kind::Hamming(design) => {
                 let mut index = HammingIndex::with_design(design.clone());
                 // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
-                store.for_each_entry(&mut |id, fp| Ok(index.insert_without_rebuild(id, fp)?))?;
-                index.rebuild();
+                let mut loader = index.loader();
+                store.for_each_entry(&mut |id, fp| Ok(loader.push(id, fp)?))?;
+                loader.finish();
                 Memory::Hamming(index)
             }
             Kind::Lsh { banding, .. } => {
