@@ -78,15 +78,27 @@ fn main() {
         found += index.query(q).expect("query").len();
     }
     let (query_s, query_cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    let flat: Vec<u32> = queries.concat();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
+    let found_many: usize = index
+        .query_many(&flat)
+        .expect("query_many")
+        .iter()
+        .map(Vec::len)
+        .sum();
+    let (many_s, many_cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    assert_eq!(found_many, found, "query_many finds what query finds");
     let q = queries.len() as f64;
     println!(
-        "{n} signatures, {banding}\n  inserts one by one: {:.0}/s wall, {:.0} per CPU-s\n  bulk insert (extend): {:.0}/s wall, {:.0} per CPU-s\n  queries: {:.0}/s wall, {:.0} per CPU-s ({found} candidates)\n  memory: {:.0} bytes per signature",
+        "{n} signatures, {banding}\n  inserts one by one: {:.0}/s wall, {:.0} per CPU-s\n  bulk insert (extend): {:.0}/s wall, {:.0} per CPU-s\n  queries one by one: {:.0}/s wall, {:.0} per CPU-s ({found} candidates)\n  bulk queries (query_many): {:.0}/s wall, {:.0} per CPU-s\n  memory: {:.0} bytes per signature",
         n as f64 / insert_s,
         n as f64 / insert_cpu,
         n as f64 / bulk_s,
         n as f64 / bulk_cpu,
         q / query_s,
         q / query_cpu,
+        q / many_s,
+        q / many_cpu,
         {
             let m = index.memory();
             (m.table_bytes + m.id_bytes) as f64 / n as f64

@@ -347,26 +347,80 @@ impl LshIndex {
     /// similar first, then by id.
     pub fn query(&self, signature: &[u32]) -> Result<Vec<Candidate>, LshError> {
         self.check(signature)?;
-        let mut slots = Vec::new();
         // In groups of bands, all first probes are independent loads: read the heads first, walk chains after.
         const GROUP: usize = 16;
+        let mut heads = vec![END; self.bands.len()];
         for group_start in (0..self.bands.len()).step_by(GROUP) {
-            let group = &self.bands[group_start..(group_start + GROUP).min(self.bands.len())];
-            let mut heads = [END; GROUP];
-            for (g, band) in group.iter().enumerate() {
-                let range = self.banding.band_range((group_start + g) as u32);
-                heads[g] = band.head(band_key(&signature[range]));
+            let end = (group_start + GROUP).min(self.bands.len());
+            for (b, band) in self.bands[group_start..end].iter().enumerate() {
+                let range = self.banding.band_range((group_start + b) as u32);
+                heads[group_start + b] = band.head(band_key(&signature[range]));
             }
-            for (g, band) in group.iter().enumerate() {
-                let range = self.banding.band_range((group_start + g) as u32);
-                let mut at = heads[g];
-                // A chain holds one key's slots (or, after a 32-bit tag collision, two keys'): check the band.
-                while at != END {
-                    if self.signature(at)[range.clone()] == signature[range.clone()] {
-                        slots.push(at);
-                    }
-                    at = band.next[at as usize];
+        }
+        Ok(self.candidates(signature, &heads))
+    }
+
+    /// [`query`](Self::query) for many signatures at once (concatenated, `values` each): one result per
+    /// signature, in order. Each band's probes are sorted by table cell first, so the tables are read in
+    /// memory order, and bands and queries are spread over threads; the results do not depend on threads.
+    pub fn query_many(&self, signatures: &[u32]) -> Result<Vec<Vec<Candidate>>, LshError> {
+        let k = self.banding.values as usize;
+        if signatures.len() % k != 0 {
+            return Err(LshError::Length {
+                expected: k,
+                got: signatures.len() % k,
+            });
+        }
+        let n = signatures.len() / k;
+        // Per band, the head of each query's chain.
+        let heads: Vec<Vec<u32>> = self
+            .bands
+            .par_iter()
+            .enumerate()
+            .map(|(b, band)| {
+                if band.cells.is_empty() {
+                    return vec![END; n];
                 }
+                let range = self.banding.band_range(b as u32);
+                let mut rows: Vec<(u64, u32)> = (0..n)
+                    .map(|q| {
+                        (
+                            band_key(&signatures[q * k + range.start..q * k + range.end]),
+                            q as u32,
+                        )
+                    })
+                    .collect();
+                let home_bits = band.cells.len().trailing_zeros();
+                radix_sort_by_key(&mut rows, &mut Vec::new(), 32, home_bits);
+                let mut heads = vec![END; n];
+                for (key, q) in rows {
+                    heads[q as usize] = band.head(key);
+                }
+                heads
+            })
+            .collect();
+        Ok((0..n)
+            .into_par_iter()
+            .map(|q| {
+                let query_heads: Vec<u32> = heads.iter().map(|h| h[q]).collect();
+                self.candidates(&signatures[q * k..(q + 1) * k], &query_heads)
+            })
+            .collect())
+    }
+
+    /// The live slots on the chains that start at `heads` (one per band) whose band equals the query's, as
+    /// candidates: most similar first, then by id.
+    fn candidates(&self, signature: &[u32], heads: &[u32]) -> Vec<Candidate> {
+        let mut slots = Vec::new();
+        for (b, (band, &head)) in self.bands.iter().zip(heads).enumerate() {
+            let range = self.banding.band_range(b as u32);
+            let mut at = head;
+            // A chain holds one key's slots (or, after a 32-bit tag collision, two keys'): check the band.
+            while at != END {
+                if self.signature(at)[range.clone()] == signature[range.clone()] {
+                    slots.push(at);
+                }
+                at = band.next[at as usize];
             }
         }
         slots.sort_unstable();
@@ -384,7 +438,7 @@ impl LshIndex {
                 .total_cmp(&a.similarity)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        Ok(out)
+        out
     }
 
     /// Rebuilds the band tables from the live slots, dropping retired ones.
@@ -505,7 +559,12 @@ mod tests {
                             .collect();
                         expected.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
                         let got: Vec<(String, f64)> = index.query(&q).unwrap().into_iter().map(|c| (c.id, c.similarity)).collect();
-                        prop_assert_eq!(got, expected);
+                        prop_assert_eq!(&got, &expected);
+                        let twice: Vec<u32> = q.iter().chain(&q).copied().collect();
+                        for many in index.query_many(&twice).unwrap() {
+                            let many: Vec<(String, f64)> = many.into_iter().map(|c| (c.id, c.similarity)).collect();
+                            prop_assert_eq!(&many, &expected);
+                        }
                     }
                     Op::Rebuild => index.rebuild(),
                 }
