@@ -365,7 +365,7 @@ impl LshIndex {
     /// memory order, and bands and queries are spread over threads; the results do not depend on threads.
     pub fn query_many(&self, signatures: &[u32]) -> Result<Vec<Vec<Candidate>>, LshError> {
         let k = self.banding.values as usize;
-        if signatures.len() % k != 0 {
+        if !signatures.len().is_multiple_of(k) {
             return Err(LshError::Length {
                 expected: k,
                 got: signatures.len() % k,
