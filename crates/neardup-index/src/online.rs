@@ -744,24 +744,15 @@ impl IdMap {
     /// Points `id` at `slot` (a slot not yet in `ids`), returning the slot it pointed at before, if any.
     fn upsert(&mut self, ids: &IdArena, id: &str, slot: u32) -> Option<u32> {
         let h = self.hash(id);
-        match self.table.entry(
-            spread(h),
-            |&(s, hs)| hs == h && ids.get(s) == id,
-            |&(_, hs)| spread(hs),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(&mut e.get_mut().0, slot))
-            }
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert((slot, h));
-                None
-            }
-        }
+        self.upsert_with(ids, id, h, slot)
     }
 
     /// [`upsert`](Self::upsert) for a slot already in `ids`, whose hash is known.
     fn upsert_hashed(&mut self, ids: &IdArena, h: u32, slot: u32) -> Option<u32> {
-        let id = ids.get(slot);
+        self.upsert_with(ids, ids.get(slot), h, slot)
+    }
+
+    fn upsert_with(&mut self, ids: &IdArena, id: &str, h: u32, slot: u32) -> Option<u32> {
         match self.table.entry(
             spread(h),
             |&(s, hs)| hs == h && ids.get(s) == id,

@@ -33,6 +33,27 @@ use std::str::FromStr;
 
 const KEY_TAG: u64 = 0x626F_7400_0000_0001;
 
+/// The number of values two ascending, duplicate-free slices share (one merge pass).
+///
+/// ```
+/// assert_eq!(neardup_sketch::bottomk::intersection_size(&[1, 3, 5, 9], &[2, 3, 9, 10]), 2);
+/// ```
+pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common
+}
+
 /// An estimate and the number of sampled features it rests on (its denominator).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Estimate {
@@ -166,20 +187,8 @@ impl BottomKSketch {
         let tau = self.coverage_limit().min(other.coverage_limit());
         let a = &self.hashes[..self.hashes.partition_point(|&x| x <= tau)];
         let b = &other.hashes[..other.hashes.partition_point(|&x| x <= tau)];
-        let (mut i, mut j, mut common) = (0, 0, 0);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    common += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
         Ok((
-            common,
+            intersection_size(a, b),
             a.len(),
             b.len(),
             self.is_complete() && other.is_complete(),

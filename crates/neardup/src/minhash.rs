@@ -360,18 +360,7 @@ fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature
 
 /// The sizes of the intersection and the union of two sorted, distinct sets.
 pub fn set_overlap(a: &[u64], b: &[u64]) -> (usize, usize) {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
+    let common = neardup_sketch::bottomk::intersection_size(a, b);
     (common, a.len() + b.len() - common)
 }
 
