@@ -38,9 +38,10 @@ With --scheme minhash: documents are MinHash signatures of their word 5-grams (-
 minhash`) or from --preset, and a candidate pair is kept when its Jaccard similarity reaches the
 threshold: computed exactly from the shingle sets (--verify exact, the default; entries of a
 persistent index have no text, so the estimate judges them), estimated from the signatures
-(--verify estimate: no shingle sets in memory), or not checked (--verify none). The third column is that similarity (to the
-representative, in clusters). Documents that cannot be fingerprinted
-are reported on stderr and left out; the exit status is then 1.
+(--verify estimate: no shingle sets in memory), or not checked (--verify none). The third column
+is that similarity (to the representative, in clusters).
+
+Documents that cannot be sketched are reported on stderr and left out; the exit status is then 1.
 
 With --index DIR the documents are also checked against a persistent index (`neardup index`) and
 then added to it, so a crawl can be deduplicated day after day; stored ids that match are part of
@@ -63,8 +64,8 @@ pub struct DedupArgs {
     /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to 7.
     #[arg(short, long, default_value_t = 3)]
     k: u32,
-    /// MinHash: the estimated Jaccard similarity at which two documents are near-duplicates [default: 0.8,
-    /// or the index's].
+    /// MinHash: the Jaccard similarity (exact or estimated, see --verify) at which two documents are
+    /// near-duplicates [default: 0.8, or the index's].
     #[arg(long)]
     threshold: Option<f64>,
     /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack): its signature size,

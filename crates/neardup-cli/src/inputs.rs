@@ -139,7 +139,8 @@ pub struct MethodArgs {
     /// The scheme: simhash-doc-v1 (64-bit SimHash fingerprints, the default), minhash-oph-v1 (alias
     /// minhash: fast MinHash signatures), minhash-datasketch-affine32 (alias datasketch: bit-exact with
     /// datasketch.MinHash), minhash-datasketch-legacy (datasketch < 2.0), wminhash-v1 (weighted Jaccard of
-    /// shingle counts) or pminhash-v1 (probability Jaccard of shingle counts).
+    /// shingle counts), pminhash-v1 (probability Jaccard of shingle counts) or bottomk-v1 (a sample of
+    /// shingles for resemblance and containment, with `neardup compare`).
     #[arg(long, value_name = "SCHEME")]
     pub scheme: Option<String>,
     /// MinHash: values per signature (K, datasketch's num_perm), or the k of a bottom-k sample [default: 128].

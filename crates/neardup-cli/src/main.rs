@@ -21,13 +21,17 @@ const LONG_ABOUT: &str = "\
 Find near-duplicate documents with interoperable fingerprints.
 
 neardup reads text and HTML in any encoding, extracts the text, and computes a fingerprint
-under a named, versioned scheme. Today's scheme is simhash-doc-v1: a 64-bit SimHash of the
+under a named, versioned scheme. The default scheme is simhash-doc-v1: a 64-bit SimHash of the
 document's words (Unicode-normalized, case-folded, URLs and DOIs removed), written as
 'simhash-doc-v1:' and 13 base32 characters. The same text gives the same fingerprint from
 any medium and in any implementation of the spec (docs/spec/simhash-doc-v1.md).
 
 Two documents whose fingerprints differ in d bits have similarity 1 - d/64:
-close >= 0.98 (d <= 1), loose >= 0.90 (d <= 6); k = 3 is the default lookup distance.";
+close >= 0.98 (d <= 1), loose >= 0.90 (d <= 6); k = 3 is the default lookup distance.
+
+With --scheme minhash (and the other MinHash-family schemes of docs/spec/minhash-v1.md), every
+command works with MinHash signatures of word n-grams instead: similarity is the Jaccard
+similarity of the shingle sets, found with LSH bands chosen for a threshold.";
 
 #[derive(Parser)]
 #[command(name = "neardup", version, about = ABOUT, long_about = LONG_ABOUT, propagate_version = true)]
@@ -42,7 +46,8 @@ enum Command {
     Hash(hash::HashArgs),
     /// Compare two documents or fingerprints: distance, similarity, verdict.
     Compare(compare::CompareArgs),
-    /// Find near-duplicates: fingerprint everything, print clusters (or pairs) within k bits.
+    /// Find near-duplicates: sketch everything, print clusters (or pairs) within k bits (SimHash) or at a
+    /// Jaccard threshold (MinHash).
     Dedup(dedup::DedupArgs),
     /// A persistent index: create, add, add-fingerprints, query, remove, stats.
     Index(index::IndexArgs),
