@@ -136,7 +136,7 @@ pub fn io_message(e: &std::io::Error) -> String {
 /// How documents are read and fingerprinted: shared by every command that reads documents.
 #[derive(Args, Clone)]
 pub struct DocArgs {
-    /// Treat every input as this medium instead of detecting it: auto, text or html.
+    /// Treat every input as this medium instead of detecting it: auto, text, html, xml, pdf, epub or warc.
     #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
     pub media: MediaChoice,
     /// The fingerprint scheme.
@@ -162,9 +162,44 @@ impl DocArgs {
         (bytes.len() as u64, result)
     }
 
+    /// Reads and fingerprints every document of a file: one, or one per response record of a WARC archive,
+    /// labelled by its `WARC-Target-URI` (an error that ends a damaged archive is labelled by the file).
+    pub fn analyze_all(&self, source: &Source) -> Vec<Outcome> {
+        let bytes = match source.read(self.max_bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                return vec![Outcome {
+                    label: source.label(),
+                    bytes: 0,
+                    result: Err(format!("{e:#}")),
+                }];
+            }
+        };
+        let name = source.name_hint();
+        let docs = self
+            .scheme
+            .analyze_documents(&bytes, self.media.hint(name.as_deref()));
+        let single = docs.len() == 1 && docs[0].0.is_none();
+        docs.into_iter()
+            .map(|(id, result)| {
+                // A record's error also names the archive it came from.
+                let result = result.map_err(|e| match &id {
+                    Some(_) => format!("{e} (record in {})", source.label()),
+                    None => e.to_string(),
+                });
+                Outcome {
+                    label: id.unwrap_or_else(|| source.label()),
+                    bytes: if single { bytes.len() as u64 } else { 0 },
+                    result,
+                }
+            })
+            .collect()
+    }
+
     /// Expands `operands` (files, directories, `-`), reports on stderr the ones that cannot be expanded, and
     /// reads and fingerprints the documents in parallel batches, handing each batch to `on_batch` in input
-    /// order, with the progress bar (to print around). Returns how many operands could not be expanded.
+    /// order, with the progress bar (to print around). A WARC archive gives one outcome per record.
+    /// Returns how many operands could not be expanded.
     pub fn fingerprint_batches(
         &self,
         operands: &[String],
@@ -179,14 +214,10 @@ impl DocArgs {
         for batch in sources.chunks(256) {
             let outcomes: Vec<Outcome> = batch
                 .par_iter()
-                .map(|s| {
-                    let (bytes, result) = self.analyze(s);
-                    Outcome {
-                        label: s.label(),
-                        bytes,
-                        result,
-                    }
-                })
+                .map(|s| self.analyze_all(s))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .flatten()
                 .collect();
             progress.inc(batch.len() as u64);
             on_batch(outcomes, &progress)?;
@@ -288,9 +319,9 @@ pub fn parse_media(s: &str) -> Result<MediaChoice, String> {
     if s.eq_ignore_ascii_case("auto") {
         return Ok(MediaChoice::Auto);
     }
-    Media::from_name(s)
-        .map(MediaChoice::Forced)
-        .ok_or_else(|| format!("unknown medium '{s}' (expected auto, text or html)"))
+    Media::from_name(s).map(MediaChoice::Forced).ok_or_else(|| {
+        format!("unknown medium '{s}' (expected auto, text, html, xml, pdf, epub or warc)")
+    })
 }
 
 impl MediaChoice {

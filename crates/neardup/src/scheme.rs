@@ -76,6 +76,40 @@ impl Scheme {
         })
     }
 
+    /// Fingerprints every document of a file: one for most media, one per response record of a WARC archive,
+    /// each with its id inside the file (`None` for the file itself, and for an error that ends a damaged
+    /// archive).
+    ///
+    /// ```
+    /// use neardup::{Scheme, media::MediaHint};
+    /// let docs = Scheme::SimhashDocV1.analyze_documents(b"<p>one page</p>", MediaHint::Auto);
+    /// assert_eq!(docs.len(), 1);
+    /// assert!(docs[0].0.is_none() && docs[0].1.is_ok());
+    /// ```
+    pub fn analyze_documents(
+        self,
+        bytes: &[u8],
+        hint: MediaHint<'_>,
+    ) -> Vec<(Option<String>, Result<Analysis, Error>)> {
+        neardup_text::extract_documents(bytes, hint)
+            .into_iter()
+            .map(|doc| {
+                let result = doc.result.map_err(Error::from).and_then(|d| {
+                    let (fingerprint, tokens) = self.fingerprint_text_counted(&d.text)?;
+                    Ok(Analysis {
+                        fingerprint,
+                        media: d.media,
+                        encoding: d.encoding,
+                        encoding_source: d.encoding_source,
+                        malformed: d.malformed,
+                        tokens,
+                    })
+                });
+                (doc.id, result)
+            })
+            .collect()
+    }
+
     /// Fingerprints text that is already extracted (steps 1 to 7 of the spec).
     pub fn fingerprint_text(self, text: &str) -> Result<Fingerprint, Error> {
         self.fingerprint_text_counted(text).map(|(fp, _)| fp)
