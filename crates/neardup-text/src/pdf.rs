@@ -3,7 +3,7 @@
 //!
 //! 1. Running headers and footers: when a document has at least 4 pages, a first (or last) non-empty line of
 //!    a page is dropped if the same line, with its digits removed, is the first (or last) line of at least
-//!    half of the pages and of at least 3. A first or last line that is only a page number (digits, or a
+//!    half of the pages and of at least 3, unless it is the page's only line. A first or last line that is only a page number (digits, or a
 //!    roman numeral up to 8 letters) is dropped on every page.
 //! 2. Pages are joined with a line break.
 //! 3. De-hyphenation: a hyphen (`-`, U+2010 or a soft hyphen U+00AD) after a letter at the end of a line,
@@ -102,7 +102,9 @@ fn drop_running_lines(pages: &mut [Vec<&str>]) {
         }
         for page in pages.iter_mut() {
             let line = if first { page.first() } else { page.last() };
-            if let Some(l) = line
+            // A page keeps at least one line: a one-line page is body text, not a header.
+            if page.len() > 1
+                && let Some(l) = line
                 && counts.get(&running_key(l)).is_some_and(|&n| n >= threshold)
             {
                 if first {
@@ -176,7 +178,7 @@ mod tests {
     #[test]
     fn rules() {
         assert_eq!(
-            pages_to_text(&["A het-\nerogeneous mix, not X-\nRay; M¨uller and Angstr˚om".into()]),
+            pages_to_text(&["A het-\nerogeneous mix, not X-\nRay; M¨uller and Angstr¨om".into()]),
             "A heterogeneous mix, not X-\nRay; Müller and Angström"
         );
         let pages: Vec<String> = (1..=5)

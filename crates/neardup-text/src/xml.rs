@@ -547,7 +547,7 @@ mod tests {
 </article>"#;
         assert_eq!(
             xml_to_text(doc).unwrap(),
-            "A Title\nAbs\u{a0}tract \u{2014} text.\nIntro\nSee 1 and site.\nFig cap\nc1\nc2\nKnuth."
+            "A Title\nAbs tract \u{2014} text.\nIntro\nSee 1 and site.\nFig cap\nc1\nc2\nKnuth."
         );
     }
 

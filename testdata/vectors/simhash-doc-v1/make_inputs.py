@@ -158,8 +158,11 @@ case("pdf-text", "pdf-text.pdf",
      pdf([[b"Cross-media near duplicates", b"A het-", b"erogeneous corpus by M\xa8uller and X-", b"Ray.", b"1"],
           [b"The second page keeps its words.", b"2"]]))
 case("pdf-running-header", "pdf-running-header.pdf",
-     "A line repeated at the top of at least half of 4 or more pages (digits aside) is a running header and dropped.",
-     pdf([[b"Journal of Examples, page %d" % i, b"Body text of page %d about fingerprints." % i] for i in range(1, 6)]))
+     "A line repeated at the top (or bottom) of at least half of 4 or more pages, digits aside, is a running header "
+     "(footer) and dropped.",
+     pdf([[b"Journal of Examples, page %d" % i, w.encode() + b" page of the body text about fingerprints.",
+           b"Draft copy %d, do not cite" % i]
+          for i, w in enumerate(["First", "Second", "Third", "Fourth", "Fifth"], 1)]))
 case("pdf-no-text-layer", "pdf-no-text-layer.pdf",
      "A PDF whose pages have no text (a scan) is an error, not an empty fingerprint.",
      pdf([[], []]))
