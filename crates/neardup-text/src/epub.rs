@@ -31,7 +31,7 @@ pub enum EpubError {
 pub(crate) fn epub_to_text(bytes: &[u8]) -> Result<String, ExtractError> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| EpubError::Malformed(format!("not a zip archive: {e}")))?;
-    Ok(read_spine(&mut zip, bytes.len() as u64)?)
+    read_spine(&mut zip, bytes.len() as u64)
 }
 
 fn read_spine(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, size: u64) -> Result<String, ExtractError> {
@@ -83,7 +83,11 @@ fn first_attr(xml: &[u8], element: &str, attr: &str) -> Option<String> {
                     .attributes()
                     .flatten()
                     .find(|a| a.key.local_name().as_ref() == attr)
-                    .and_then(|a| a.normalized_value(XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()));
+                    .and_then(|a| {
+                        a.normalized_value(XmlVersion::Implicit1_0)
+                            .ok()
+                            .map(|v| v.into_owned())
+                    });
             }
             Event::Eof => return None,
             _ => {}
@@ -108,7 +112,11 @@ fn spine_files(opf: &[u8]) -> Result<Vec<(String, String)>, String> {
                     e.attributes()
                         .flatten()
                         .find(|a| a.key.local_name().as_ref() == name)
-                        .and_then(|a| a.normalized_value(XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
+                        .and_then(|a| {
+                            a.normalized_value(XmlVersion::Implicit1_0)
+                                .ok()
+                                .map(|v| v.into_owned())
+                        })
                 };
                 match e.local_name().as_ref() {
                     "item" => {

@@ -23,8 +23,7 @@ pub const MAX_HTML_DEPTH: usize = 10_000;
 pub fn decompressed_budget(compressed: u64) -> u64 {
     compressed
         .saturating_mul(MAX_RATIO)
-        .max(16 << 20)
-        .min(MAX_DECOMPRESSED)
+        .clamp(16 << 20, MAX_DECOMPRESSED)
 }
 
 /// Reads all of `reader`, failing with `Err(budget)` if it gives more than `budget` bytes.

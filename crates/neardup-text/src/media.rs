@@ -260,7 +260,8 @@ pub fn sniff_html(bytes: &[u8]) -> bool {
         .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c))
         .unwrap_or(probe.len());
     let mut p = &probe[start..];
-    // An XML declaration may precede XHTML.
+    // An XML declaration may precede XHTML; after one, only `<html` or an HTML doctype make HTML (an XML
+    // document whose root is `<a>` or `<p>` stays XML).
     if p.starts_with(b"<?xml") {
         match p.windows(2).position(|w| w == b"?>") {
             Some(end) => {
@@ -270,6 +271,12 @@ pub fn sniff_html(bytes: &[u8]) -> bool {
                     .position(|b| !b.is_ascii_whitespace())
                     .unwrap_or(p.len());
                 p = &p[ws..];
+                let opens = |tag: &[u8]| {
+                    p.len() > tag.len()
+                        && p[..tag.len()].eq_ignore_ascii_case(tag)
+                        && matches!(p[tag.len()], b' ' | b'>' | b'\t' | b'\n' | b'\r' | 0x0c)
+                };
+                return opens(b"<html") || opens(b"<!doctype html");
             }
             None => return false,
         }
@@ -348,6 +355,11 @@ mod tests {
         assert_eq!(
             detect(b"<?xml version=\"1.0\"?><article>", MediaHint::Auto),
             Ok(Media::Xml)
+        );
+        assert_eq!(
+            detect(b"<?xml version=\"1.0\"?><a><p>x</p></a>", MediaHint::Auto),
+            Ok(Media::Xml),
+            "after an XML declaration only <html makes HTML"
         );
         assert_eq!(
             detect(

@@ -322,6 +322,8 @@ pub(crate) fn xml_to_text(source: &str) -> Result<String, XmlError> {
     let mut doctype = String::new();
     let mut vocabulary: Option<Vocabulary> = None;
     let mut stack: Vec<Visibility> = Vec::new();
+    // Open element names, to check that every end tag closes the element it should.
+    let mut names: Vec<String> = Vec::new();
     loop {
         let event = reader.read_event().map_err(|e| XmlError::Syntax {
             line: line_at(reader.error_position()),
@@ -363,9 +365,22 @@ pub(crate) fn xml_to_text(source: &str) -> Result<String, XmlError> {
                         });
                     }
                     stack.push(visibility);
+                    names.push(e.name().as_ref().to_owned());
                 }
             }
             Event::End(e) => {
+                let expected = names.pop();
+                if expected.as_deref() != Some(e.name().as_ref()) {
+                    return Err(XmlError::Syntax {
+                        line: line_at(reader.buffer_position()),
+                        message: match expected {
+                            Some(open) => {
+                                format!("end tag </{}> closes <{open}>", e.name().as_ref())
+                            }
+                            None => format!("end tag </{}> without a start tag", e.name().as_ref()),
+                        },
+                    });
+                }
                 let visibility = stack.pop().unwrap_or(Visibility::Hidden);
                 let vocab = vocabulary.unwrap_or(Vocabulary::Other);
                 if visibility == Visibility::Shown && !vocab.is_inline(e.local_name().as_ref()) {
@@ -373,9 +388,7 @@ pub(crate) fn xml_to_text(source: &str) -> Result<String, XmlError> {
                 }
             }
             Event::Text(t) if shown => out.push_collapsing(&t.xml10_content()),
-            Event::CData(t) if shown => {
-                out.push_collapsing(&t.into_inner())
-            }
+            Event::CData(t) if shown => out.push_collapsing(&t.into_inner()),
             Event::GeneralRef(r) if shown => {
                 let name = r.xml10_content();
                 if r.is_char_ref() {
