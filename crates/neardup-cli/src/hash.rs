@@ -16,22 +16,32 @@ whatever the number of threads):
 
     simhash-doc-v1:qikqezyce3ajc<TAB>docs/index.html
 
+A WARC archive (.warc, .warc.gz) gives one line per HTML, XML, PDF or text response record, named
+by its WARC-Target-URI.
+
 With --scheme minhash, each line carries a MinHash signature instead, its parameters in the string:
     minhash-oph-v1:k=128,seed=0,f=w5:BASE32...<TAB>docs/index.html
 
 With --json, one JSON object per line with the medium, the encoding and how it was chosen, and the
-token count. A document that cannot be fingerprinted (unreadable, binary, unsupported medium, or
-with no words at all) is reported on stderr with its path; the others still go on, and the exit
-status is 1 if any failed.
+token count. A document that cannot be fingerprinted (unreadable, binary, unsupported medium, a
+PDF without a text layer, malformed XML, or with no words at all) is reported on stderr with its
+path; the others still go on, and the exit status is 1 if any failed.
 
-The scheme, simhash-doc-v1: text is extracted (HTML without scripts, styles and <head>), Cf
+Media are detected from the content (magic bytes, HTML and XML sniffing), the file extension
+second; --media overrides. Text is extracted per medium: HTML's main content (<main>, role=main,
+a single <article>, itemprop=articleBody; never nav, aside, forms, hidden elements), XML by its
+vocabulary (JATS, TEI, DocBook, else all text), the text layer of a PDF (hyphenation at line ends
+joined, running headers dropped), the spine of an EPUB.
+
+The scheme, simhash-doc-v1: text is extracted as above, Cf
 characters deleted, NFKC-normalized and case-folded; chunks that are URLs, e-mail addresses or DOIs
 are dropped; words are runs of letters, marks, digits and '_' (each Han, kana, Thai, Lao, Khmer or
 Myanmar letter is a word of its own); each word occurrence is hashed with lookup3 and summed into a
 64-bit SimHash. Full definition: docs/spec/simhash-doc-v1.md.
 
 Examples:
-    neardup hash paper.html notes.txt
+    neardup hash paper.pdf paper.html paper.xml
+    neardup hash crawl.warc.gz
     neardup hash --json docs/ > fingerprints.jsonl
     neardup hash --scheme minhash --num-perm 256 --shingle 3 docs/
     curl -s https://example.org/ | neardup hash --media html -

@@ -253,7 +253,7 @@ impl MethodArgs {
 /// How documents are read and sketched: shared by every command that reads documents.
 #[derive(Args, Clone)]
 pub struct DocArgs {
-    /// Treat every input as this medium instead of detecting it: auto, text or html.
+    /// Treat every input as this medium instead of detecting it: auto, text, html, xml, pdf, epub or warc.
     #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
     pub media: MediaChoice,
     #[command(flatten)]
@@ -269,40 +269,19 @@ pub struct DocArgs {
 impl DocArgs {
     /// Reads and sketches one document; the error is a message ready to print after the document's name.
     pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, String>) {
-        let (bytes, result, _) = self.analyze_keeping(source);
-        (bytes, result)
-    }
-
-    /// [`analyze`](Self::analyze), also returning the shingle set when `keep_shingles` is set.
-    fn analyze_keeping(
-        &self,
-        source: &Source,
-    ) -> (u64, Result<Analysis, String>, Option<Vec<u64>>) {
         let method = match self.method.method() {
             Ok(m) => m,
-            Err(e) => return (0, Err(format!("{e:#}")), None),
+            Err(e) => return (0, Err(format!("{e:#}"))),
         };
         let bytes = match source.read(self.max_bytes) {
             Ok(b) => b,
-            Err(e) => return (0, Err(format!("{e:#}")), None),
+            Err(e) => return (0, Err(format!("{e:#}"))),
         };
         let name = source.name_hint();
-        let doc = match neardup::text::extract(&bytes, self.media.hint(name.as_deref())) {
-            Ok(doc) => doc,
-            Err(e) => return (bytes.len() as u64, Err(e.to_string()), None),
-        };
-        let (result, shingles) = if self.keep_shingles {
-            match method.analyze_with_set(&doc) {
-                Ok((analysis, set)) => (Ok(analysis), set),
-                Err(e) => (Err(e.to_string()), None),
-            }
-        } else {
-            (
-                method.analyze_extracted(&doc).map_err(|e| e.to_string()),
-                None,
-            )
-        };
-        (bytes.len() as u64, result, shingles)
+        let result = method
+            .analyze(&bytes, self.media.hint(name.as_deref()))
+            .map_err(|e| e.to_string());
+        (bytes.len() as u64, result)
     }
 
     /// Reads a document and extracts its text.
@@ -312,9 +291,55 @@ impl DocArgs {
         Ok(neardup::text::extract(&bytes, self.media.hint(name.as_deref()))?.text)
     }
 
+    /// Reads and sketches every document of a file: one, or one per response record of a WARC archive,
+    /// labelled by its `WARC-Target-URI` (an error that ends a damaged archive is labelled by the file). With
+    /// `keep_shingles`, MinHash outcomes carry their shingle sets.
+    pub fn analyze_all(&self, source: &Source) -> Vec<Outcome> {
+        let failed = |message: String| {
+            vec![Outcome {
+                label: source.label(),
+                bytes: 0,
+                result: Err(message),
+                shingles: None,
+            }]
+        };
+        let method = match self.method.method() {
+            Ok(m) => m,
+            Err(e) => return failed(format!("{e:#}")),
+        };
+        let bytes = match source.read(self.max_bytes) {
+            Ok(b) => b,
+            Err(e) => return failed(format!("{e:#}")),
+        };
+        let name = source.name_hint();
+        let docs =
+            method.analyze_documents(&bytes, self.media.hint(name.as_deref()), self.keep_shingles);
+        let single = docs.len() == 1 && docs[0].0.is_none();
+        docs.into_iter()
+            .map(|(id, result)| {
+                // A record's error also names the archive it came from.
+                let result = result.map_err(|e| match &id {
+                    Some(_) => format!("{e} (record in {})", source.label()),
+                    None => e.to_string(),
+                });
+                let (result, shingles) = match result {
+                    Ok((analysis, set)) => (Ok(analysis), set),
+                    Err(e) => (Err(e), None),
+                };
+                Outcome {
+                    label: id.unwrap_or_else(|| source.label()),
+                    bytes: if single { bytes.len() as u64 } else { 0 },
+                    result,
+                    shingles,
+                }
+            })
+            .collect()
+    }
+
     /// Expands `operands` (files, directories, `-`), reports on stderr the ones that cannot be expanded, and
     /// reads and sketches the documents in parallel batches, handing each batch to `on_batch` in input
-    /// order, with the progress bar (to print around). Returns how many operands could not be expanded.
+    /// order, with the progress bar (to print around). A WARC archive gives one outcome per record.
+    /// Returns how many operands could not be expanded.
     pub fn fingerprint_batches(
         &self,
         operands: &[String],
@@ -330,15 +355,10 @@ impl DocArgs {
         for batch in sources.chunks(256) {
             let outcomes: Vec<Outcome> = batch
                 .par_iter()
-                .map(|s| {
-                    let (bytes, result, shingles) = self.analyze_keeping(s);
-                    Outcome {
-                        label: s.label(),
-                        bytes,
-                        result,
-                        shingles,
-                    }
-                })
+                .map(|s| self.analyze_all(s))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .flatten()
                 .collect();
             progress.inc(batch.len() as u64);
             on_batch(outcomes, &progress)?;
@@ -442,9 +462,9 @@ pub fn parse_media(s: &str) -> Result<MediaChoice, String> {
     if s.eq_ignore_ascii_case("auto") {
         return Ok(MediaChoice::Auto);
     }
-    Media::from_name(s)
-        .map(MediaChoice::Forced)
-        .ok_or_else(|| format!("unknown medium '{s}' (expected auto, text or html)"))
+    Media::from_name(s).map(MediaChoice::Forced).ok_or_else(|| {
+        format!("unknown medium '{s}' (expected auto, text, html, xml, pdf, epub or warc)")
+    })
 }
 
 impl MediaChoice {

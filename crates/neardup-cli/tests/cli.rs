@@ -58,19 +58,29 @@ fn hash_a_directory_reports_failures_and_keeps_going() {
     assert_eq!(
         out.status.code(),
         Some(1),
-        "empty, numbers-only and PDF inputs fail: {stderr}"
+        "empty, numbers-only, malformed and scanned PDF inputs fail: {stderr}"
     );
     assert!(stderr.contains("empty.txt: no tokens"), "{stderr}");
     assert!(stderr.contains("numbers-only.txt: no tokens"), "{stderr}");
     assert!(
-        stderr.contains("pdf-unsupported.pdf: PDF is not a supported medium"),
+        stderr.contains("pdf-malformed.pdf: cannot open PDF"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("pdf-no-text-layer.pdf: the PDF has no text layer"),
         "{stderr}"
     );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 34, "37 inputs, 3 without a fingerprint");
+    assert_eq!(
+        lines.len(),
+        49,
+        "52 files (one a WARC with 2 documents), 4 without a fingerprint"
+    );
+    // WARC records are named by URI, in archive order, where the archive sorts.
     let paths: Vec<&str> = lines
         .iter()
         .map(|l| l.split('\t').nth(1).unwrap())
+        .filter(|p| !p.starts_with("http://"))
         .collect();
     let mut sorted = paths.clone();
     sorted.sort();
@@ -592,4 +602,123 @@ fn a_closed_pipe_is_not_an_error() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn warc_records_are_documents_named_by_uri() {
+    let warc = repo().join("testdata/vectors/simhash-doc-v1/inputs/crawl.warc.gz");
+    let warc = warc.display().to_string();
+    let out = neardup(&["hash", "--json", &warc]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The request, warcinfo, 404 and image records are not documents.
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["path"], "http://example.org/a");
+    assert_eq!(lines[0]["media"], "html");
+    assert_eq!(lines[0]["encoding"], "windows-1251");
+    assert_eq!(lines[0]["encoding_source"], "external");
+    assert_eq!(lines[1]["path"], "http://example.org/b.txt");
+    assert_eq!(lines[1]["media"], "text");
+
+    // dedup lists records by URI too: a copy of the archive pairs each record with itself.
+    let dir = temp_dir("warc-dedup");
+    std::fs::copy(&warc, dir.join("copy.warc.gz")).unwrap();
+    let out = neardup(&["dedup", "--pairs", &warc, &dir.display().to_string()]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("http://example.org/a\thttp://example.org/a\t0"),
+        "{stdout}"
+    );
+
+    // A damaged archive: the records before the damage, then an error naming the file.
+    let bad = repo().join("testdata/malformed/warc-truncated.warc");
+    let out = neardup(&["hash", &bad.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("\thttp://example.org/a\n"));
+    assert!(text(&out.stderr).contains("warc-truncated.warc: malformed WARC at byte"));
+}
+
+#[test]
+fn media_are_detected_by_content_and_reported() {
+    let inputs = repo().join("testdata/vectors/simhash-doc-v1/inputs");
+    let mut expect = vec![
+        ("pdf-text.pdf", "pdf"),
+        ("jats-article.xml", "xml"),
+        ("book.epub", "epub"),
+        ("html-main-content.html", "html"),
+    ];
+    // Content decides, not the name: the same bytes under a misleading name.
+    let dir = temp_dir("media");
+    std::fs::copy(inputs.join("pdf-text.pdf"), dir.join("paper.txt")).unwrap();
+    std::fs::copy(inputs.join("jats-article.xml"), dir.join("article.html")).unwrap();
+    expect.push(("paper.txt", "pdf"));
+    expect.push(("article.html", "xml"));
+    for (name, media) in expect {
+        let path = if inputs.join(name).exists() {
+            inputs.join(name)
+        } else {
+            dir.join(name)
+        };
+        let out = neardup(&["hash", "--json", &path.display().to_string()]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+        assert_eq!(v["media"], media, "{name}");
+    }
+    // --media overrides detection.
+    let out = neardup(&[
+        "hash",
+        "--json",
+        "--media",
+        "text",
+        &inputs.join("jats-article.xml").display().to_string(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["media"], "text");
+    // A scanned PDF is a clear error.
+    let out = neardup(&[
+        "hash",
+        &inputs.join("pdf-no-text-layer.pdf").display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("pdf-no-text-layer.pdf: the PDF has no text layer"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The same short paper as PDF, HTML and JATS XML (README's example): three fingerprints within k = 3.
+#[test]
+fn one_paper_in_three_media() {
+    let inputs = repo().join("testdata/vectors/simhash-doc-v1/inputs");
+    let paths: Vec<String> = ["paper.pdf", "paper.html", "paper.xml"]
+        .iter()
+        .map(|n| inputs.join(n).display().to_string())
+        .collect();
+    let out = neardup(&["hash", &paths[0], &paths[1], &paths[2]]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let fps: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(fps.len(), 3);
+    for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+        let out = neardup(&["compare", &fps[a], &fps[b]]);
+        let distance: u32 = text(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("distance\t"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            distance <= 3,
+            "{} vs {}: distance {distance}",
+            paths[a],
+            paths[b]
+        );
+    }
 }

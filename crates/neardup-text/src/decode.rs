@@ -13,8 +13,12 @@ use std::fmt;
 pub enum EncodingSource {
     /// A byte order mark.
     Bom,
-    /// A charset declared inside the document (`<meta charset>`).
+    /// A charset declared inside the document (`<meta charset>`, `<?xml encoding=...?>`).
     Declared,
+    /// A charset given from outside the document: an HTTP `Content-Type` header in a WARC record.
+    External,
+    /// The container format defines the encoding of its text (PDF, EPUB).
+    Container,
     /// The whole document is valid UTF-8.
     Utf8,
     /// The zero-byte pattern of BOM-less UTF-16.
@@ -29,6 +33,8 @@ impl EncodingSource {
         match self {
             EncodingSource::Bom => "bom",
             EncodingSource::Declared => "declared",
+            EncodingSource::External => "external",
+            EncodingSource::Container => "container",
             EncodingSource::Utf8 => "utf-8-valid",
             EncodingSource::Utf16Pattern => "utf-16-pattern",
             EncodingSource::Detected => "detected",
@@ -55,9 +61,30 @@ pub struct Decoded {
     pub malformed: bool,
 }
 
+/// Which declaration inside the document names its charset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prescan {
+    /// None (plain text).
+    None,
+    /// HTML's `<meta charset>` prescan.
+    Html,
+    /// The XML declaration's `encoding` pseudo-attribute.
+    Xml,
+}
+
 /// Decodes a document; `html` enables the `<meta charset>` prescan.
 pub fn decode(bytes: &[u8], html: bool) -> Decoded {
-    let (encoding, source) = choose(bytes, html);
+    decode_with(
+        bytes,
+        if html { Prescan::Html } else { Prescan::None },
+        None,
+    )
+}
+
+/// Decodes a document with the given in-document prescan and an optional charset from outside the document
+/// (an HTTP header), which ranks after a BOM and before any declaration inside the document.
+pub fn decode_with(bytes: &[u8], prescan: Prescan, external: Option<&'static Encoding>) -> Decoded {
+    let (encoding, source) = choose(bytes, prescan, external);
     // `decode_with_bom_removal` strips a BOM of the chosen encoding only.
     let (text, malformed) = encoding.decode_with_bom_removal(bytes);
     Decoded {
@@ -68,11 +95,23 @@ pub fn decode(bytes: &[u8], html: bool) -> Decoded {
     }
 }
 
-fn choose(bytes: &[u8], html: bool) -> (&'static Encoding, EncodingSource) {
+fn choose(
+    bytes: &[u8],
+    prescan: Prescan,
+    external: Option<&'static Encoding>,
+) -> (&'static Encoding, EncodingSource) {
     if let Some((enc, _)) = Encoding::for_bom(bytes) {
         return (enc, EncodingSource::Bom);
     }
-    if html && let Some(enc) = prescan_meta_charset(bytes) {
+    if let Some(enc) = external {
+        return (ascii_compatible(enc), EncodingSource::External);
+    }
+    let declared = match prescan {
+        Prescan::None => None,
+        Prescan::Html => prescan_meta_charset(bytes),
+        Prescan::Xml => xml_declared_encoding(bytes),
+    };
+    if let Some(enc) = declared {
         return (enc, EncodingSource::Declared);
     }
     // Before the UTF-8 check: ASCII text in UTF-16 is also valid (if NUL-ridden) UTF-8.
@@ -134,13 +173,7 @@ pub fn prescan_meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
             if let Some(label) = charset_in_meta(&tag)
                 && let Some(enc) = Encoding::for_label(label)
             {
-                return Some(if enc == UTF_16LE || enc == UTF_16BE {
-                    UTF_8
-                } else if enc == encoding_rs::X_USER_DEFINED {
-                    encoding_rs::WINDOWS_1252
-                } else {
-                    enc
-                });
+                return Some(ascii_compatible(enc));
             }
             i = end;
             continue;
@@ -148,6 +181,38 @@ pub fn prescan_meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
         i += 1;
     }
     None
+}
+
+/// A declared UTF-16 means UTF-8 (the declaration was readable as ASCII, so the bytes are not UTF-16), and
+/// x-user-defined means windows-1252, as in browsers.
+fn ascii_compatible(enc: &'static Encoding) -> &'static Encoding {
+    if enc == UTF_16LE || enc == UTF_16BE {
+        UTF_8
+    } else if enc == encoding_rs::X_USER_DEFINED {
+        encoding_rs::WINDOWS_1252
+    } else {
+        enc
+    }
+}
+
+/// The `encoding` of an XML declaration (`<?xml version="1.0" encoding="ISO-8859-1"?>`) at the very start.
+pub fn xml_declared_encoding(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(1024)];
+    if !head.starts_with(b"<?xml") {
+        return None;
+    }
+    let end = find(head, b"?>")?;
+    let decl = head[..end].to_ascii_lowercase();
+    let at = find(&decl, b"encoding")?;
+    let rest = trim_start(&decl[at + 8..]);
+    let rest = trim_start(rest.strip_prefix(b"=")?);
+    let quote = *rest.first()?;
+    if quote != b'"' && quote != b'\'' {
+        return None;
+    }
+    let value = &rest[1..];
+    let close = value.iter().position(|&b| b == quote)?;
+    Encoding::for_label(&value[..close]).map(ascii_compatible)
 }
 
 /// Finds `charset=VALUE` in a lowercased meta tag's attributes (both the `charset` attribute and the
@@ -228,6 +293,29 @@ mod tests {
             (d.text.as_str(), d.source),
             ("plain UTF-16 text", EncodingSource::Utf16Pattern)
         );
+    }
+
+    #[test]
+    fn xml_declaration_and_external_charset() {
+        let d = decode_with(
+            b"<?xml version='1.0' encoding='ISO-8859-1'?><a>caf\xe9</a>",
+            Prescan::Xml,
+            None,
+        );
+        assert_eq!(
+            (d.encoding, d.source, d.text.contains("café")),
+            (encoding_rs::WINDOWS_1252, EncodingSource::Declared, true)
+        );
+        let d = decode_with(
+            b"<meta charset=utf-8><p>caf\xe9",
+            Prescan::Html,
+            Some(encoding_rs::WINDOWS_1252),
+        );
+        assert_eq!(
+            (d.encoding, d.source),
+            (encoding_rs::WINDOWS_1252, EncodingSource::External)
+        );
+        assert_eq!(xml_declared_encoding(b"<?xml version=\"1.0\"?>"), None);
     }
 
     #[test]

@@ -1,16 +1,44 @@
 //! Bytes to extracted text: detection, decoding and per-medium extraction, with typed errors.
 
-use crate::decode::{Decoded, EncodingSource, decode};
+use crate::decode::{Decoded, EncodingSource, Prescan, decode_with};
+use crate::epub::EpubError;
 use crate::html::html_to_text;
 use crate::media::{Media, MediaHint, detect};
 use crate::text_builder::TextBuilder;
+use crate::warc::WarcError;
+use crate::xml::XmlError;
+use encoding_rs::Encoding;
+use neardup_pdf::PdfError;
 
 /// Why a document gave no text.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ExtractError {
     /// A format recognised by its magic bytes that this version cannot read.
-    #[error("{0} is not a supported medium (supported: text, html)")]
+    #[error("{0} is not a supported medium (supported: text, html, xml, pdf, epub, warc)")]
     UnsupportedMedia(&'static str),
+    /// A PDF without text, encrypted, or broken.
+    #[error(transparent)]
+    Pdf(#[from] PdfError),
+    /// XML that is not well-formed or passes a limit.
+    #[error(transparent)]
+    Xml(#[from] XmlError),
+    /// A broken EPUB.
+    #[error(transparent)]
+    Epub(#[from] EpubError),
+    /// A broken WARC archive or record.
+    #[error(transparent)]
+    Warc(#[from] WarcError),
+    /// HTML nesting deeper than the limit.
+    #[error("HTML elements nest deeper than the limit of {limit}")]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
+    /// A WARC archive holds many documents: [`extract_documents`] reads them.
+    #[error(
+        "a WARC archive holds many documents (one per response record), not one: `neardup hash` and `neardup dedup` list each"
+    )]
+    ManyDocuments,
     /// The bytes are not text in any encoding (they hold NUL bytes outside UTF-16).
     #[error(
         "binary content: found a NUL byte at offset {offset}; not text in any encoding (use --media text to force)"
@@ -47,26 +75,114 @@ pub struct Extracted {
 /// ```
 pub fn extract(bytes: &[u8], hint: MediaHint<'_>) -> Result<Extracted, ExtractError> {
     let media = detect(bytes, hint).map_err(|u| ExtractError::UnsupportedMedia(u.0))?;
+    extract_as(bytes, media, None, matches!(hint, MediaHint::Force(_)))
+}
+
+/// One document of a file: most files are one document; a WARC archive is many.
+#[derive(Debug)]
+pub struct Document {
+    /// The document's id inside its file (a WARC record's `WARC-Target-URI`), or `None` for the file itself.
+    pub id: Option<String>,
+    /// Its text, or why it has none.
+    pub result: Result<Extracted, ExtractError>,
+}
+
+/// Detects, decodes and extracts every document of a file: one for most media, one per response record for
+/// a WARC archive (in archive order). A WARC that is damaged part-way gives the documents before the damage
+/// and then one item with `id: None` and the error.
+pub fn extract_documents(bytes: &[u8], hint: MediaHint<'_>) -> Vec<Document> {
+    let media = match detect(bytes, hint) {
+        Ok(m) => m,
+        Err(u) => {
+            return vec![Document {
+                id: None,
+                result: Err(ExtractError::UnsupportedMedia(u.0)),
+            }];
+        }
+    };
+    if media != Media::Warc {
+        return vec![Document {
+            id: None,
+            result: extract_as(bytes, media, None, matches!(hint, MediaHint::Force(_))),
+        }];
+    }
+    let (records, error) = crate::warc::warc_documents(bytes);
+    let mut docs: Vec<Document> = records
+        .into_iter()
+        .map(|r| Document {
+            result: match r.body {
+                Ok(body) => extract_as(&body, r.media, r.charset, false),
+                Err(e) => Err(e.into()),
+            },
+            id: Some(r.uri),
+        })
+        .collect();
+    if let Some(e) = error {
+        docs.push(Document {
+            id: None,
+            result: Err(e.into()),
+        });
+    }
+    docs
+}
+
+/// Extracts a document whose medium is known; `charset` is a charset from outside the document (HTTP).
+fn extract_as(
+    bytes: &[u8],
+    media: Media,
+    charset: Option<&'static Encoding>,
+    forced: bool,
+) -> Result<Extracted, ExtractError> {
+    let binary = |text: String, encoding: &'static str, source: EncodingSource| Extracted {
+        text,
+        media,
+        encoding,
+        encoding_source: source,
+        malformed: false,
+    };
+    match media {
+        Media::Pdf => {
+            let pages = neardup_pdf::extract_pages(bytes, crate::limits::PDF_TIMEOUT)?;
+            return Ok(binary(
+                crate::pdf::pages_to_text(&pages),
+                "binary",
+                EncodingSource::Container,
+            ));
+        }
+        Media::Epub => {
+            return Ok(binary(
+                crate::epub::epub_to_text(bytes)?,
+                "binary",
+                EncodingSource::Container,
+            ));
+        }
+        Media::Warc => return Err(ExtractError::ManyDocuments),
+        Media::Text | Media::Html | Media::Xml => {}
+    }
+    let prescan = match media {
+        Media::Html => Prescan::Html,
+        Media::Xml => Prescan::Xml,
+        _ => Prescan::None,
+    };
     let Decoded {
         text,
         encoding,
         source,
         malformed,
-    } = decode(bytes, media == Media::Html);
-    if !matches!(hint, MediaHint::Force(_))
-        && let Some(offset) = text.find('\0')
-    {
+    } = decode_with(bytes, prescan, charset);
+    if !forced && let Some(offset) = text.find('\0') {
         return Err(ExtractError::Binary {
             offset: byte_offset_hint(bytes, offset),
         });
     }
     let text = match media {
-        Media::Text => {
+        Media::Html => html_to_text(&text)?,
+        Media::Xml => crate::xml::xml_to_text(&text)?,
+        _ => {
             let mut b = TextBuilder::with_capacity(text.len());
             b.push_lines(&text);
             b.finish()
         }
-        Media::Html => html_to_text(&text),
     };
     Ok(Extracted {
         text,
@@ -88,9 +204,17 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert_eq!(
+        assert!(matches!(
             extract(b"%PDF-1.4", MediaHint::Auto).unwrap_err(),
-            ExtractError::UnsupportedMedia("PDF")
+            ExtractError::Pdf(_)
+        ));
+        assert_eq!(
+            extract(b"\x89PNG\r\n\x1a\n", MediaHint::Auto).unwrap_err(),
+            ExtractError::UnsupportedMedia("PNG image")
+        );
+        assert_eq!(
+            extract(b"WARC/1.1\r\n", MediaHint::Auto).unwrap_err(),
+            ExtractError::ManyDocuments
         );
         assert_eq!(
             extract(b"ab\0\x01\x02cd", MediaHint::Auto).unwrap_err(),

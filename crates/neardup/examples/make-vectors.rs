@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         else {
             return Err(format!("bad line in cases.tsv: {line}").into());
         };
-        let bytes = std::fs::read(dir.join(input))?;
+        let bytes = std::fs::read(dir.join(input.split('#').next().unwrap_or(input)))?;
         let rendered = neardup::vectors::render_simhash_doc_v1(name, description, input, &bytes);
         std::fs::write(dir.join(format!("{name}.json")), rendered)?;
         n += 1;

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ParseError};
 use crate::fingerprint::Fingerprint;
-use crate::sketch::Sketch;
+use crate::sketch::{Method, Sketch};
 use neardup_sketch::lookup3::jenkins64_window;
 use neardup_sketch::simhash::SimHash64;
 use neardup_text::decode::EncodingSource;
@@ -87,6 +87,28 @@ impl Scheme {
         let doc = neardup_text::extract(bytes, hint)?;
         let (fingerprint, tokens) = self.fingerprint_text_counted(&doc.text)?;
         Ok(Analysis::of(Sketch::Fingerprint(fingerprint), &doc, tokens))
+    }
+
+    /// Fingerprints every document of a file: one for most media, one per response record of a WARC archive,
+    /// each with its id inside the file (`None` for the file itself, and for an error that ends a damaged
+    /// archive).
+    ///
+    /// ```
+    /// use neardup::{Scheme, media::MediaHint};
+    /// let docs = Scheme::SimhashDocV1.analyze_documents(b"<p>one page</p>", MediaHint::Auto);
+    /// assert_eq!(docs.len(), 1);
+    /// assert!(docs[0].0.is_none() && docs[0].1.is_ok());
+    /// ```
+    pub fn analyze_documents(
+        self,
+        bytes: &[u8],
+        hint: MediaHint<'_>,
+    ) -> Vec<(Option<String>, Result<Analysis, Error>)> {
+        Method::SimHash(self)
+            .analyze_documents(bytes, hint, false)
+            .into_iter()
+            .map(|(id, result)| (id, result.map(|(analysis, _)| analysis)))
+            .collect()
     }
 
     /// Fingerprints text that is already extracted (steps 1 to 7 of the spec).

@@ -39,6 +39,31 @@ impl Method {
         self.analyze_extracted(&neardup_text::extract(bytes, hint)?)
     }
 
+    /// Sketches every document of a file: one for most media, one per response record of a WARC archive,
+    /// each with its id inside the file (`None` for the file itself, and for an error that ends a damaged
+    /// archive). With `keep_sets`, a MinHash method also returns each document's distinct shingle hashes.
+    #[allow(clippy::type_complexity)] // one tuple per document: its id, and its analysis or error
+    pub fn analyze_documents(
+        &self,
+        bytes: &[u8],
+        hint: MediaHint<'_>,
+        keep_sets: bool,
+    ) -> Vec<(Option<String>, Result<(Analysis, Option<Vec<u64>>), Error>)> {
+        neardup_text::extract_documents(bytes, hint)
+            .into_iter()
+            .map(|doc| {
+                let result = doc.result.map_err(Error::from).and_then(|d| {
+                    if keep_sets {
+                        self.analyze_with_set(&d)
+                    } else {
+                        self.analyze_extracted(&d).map(|a| (a, None))
+                    }
+                });
+                (doc.id, result)
+            })
+            .collect()
+    }
+
     /// Sketches a document whose text is already extracted (with [`neardup_text::extract`]).
     pub fn analyze_extracted(&self, doc: &neardup_text::Extracted) -> Result<Analysis, Error> {
         match self {

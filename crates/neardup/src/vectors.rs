@@ -6,13 +6,13 @@
 //! | field | meaning |
 //! |---|---|
 //! | `name`, `description` | what the case covers |
-//! | `input` | the input file, relative to the vector's folder |
+//! | `input` | the input file, relative to the vector's folder; `FILE#ID` names the document `ID` of a file that holds many (a WARC record by its `WARC-Target-URI`) |
 //! | `media`, `encoding`, `encoding_source` | how the input was read (`null` if extraction failed) |
 //! | `text` | the extracted text (canonical white-space form) |
 //! | `tokens` | the tokens in order, after normalization |
 //! | `token_hashes` | each distinct token → its 64-bit lookup3 hash, 16 lowercase hex digits |
 //! | `fingerprint` | the fingerprint string, or `null` |
-//! | `error` | `null`, or `no-tokens` / `unsupported-media` / `binary` |
+//! | `error` | `null`, or `no-tokens` / `unsupported-media` / `binary` / `no-text-layer` / `encrypted` / `malformed` / `limit` |
 //!
 //! The golden-vector test renders every case again from its input and compares the text byte for byte.
 
@@ -27,14 +27,25 @@ use std::collections::BTreeMap;
 /// relative to the vector folder; its file name is the media hint.
 pub fn render_simhash_doc_v1(name: &str, description: &str, input: &str, bytes: &[u8]) -> String {
     let scheme = Scheme::SimhashDocV1;
-    let file_name = input.rsplit('/').next().unwrap_or(input);
+    let (path, id) = match input.split_once('#') {
+        Some((path, id)) => (path, Some(id)),
+        None => (input, None),
+    };
+    let file_name = path.rsplit('/').next().unwrap_or(path);
     let hint = MediaHint::FileName(file_name);
     let mut fields: Vec<(&str, serde_json::Value)> = vec![
         ("name", json!(name)),
         ("description", json!(description)),
         ("input", json!(input)),
     ];
-    match neardup_text::extract(bytes, hint) {
+    let extracted = match id {
+        None => neardup_text::extract(bytes, hint),
+        Some(id) => neardup_text::extract_documents(bytes, hint)
+            .into_iter()
+            .find(|d| d.id.as_deref() == Some(id))
+            .map_or(Err(neardup_text::ExtractError::ManyDocuments), |d| d.result),
+    };
+    match extracted {
         Ok(doc) => {
             let tokens = doc_v1::tokens(&doc.text);
             let hashes: BTreeMap<&str, String> = tokens
@@ -58,10 +69,7 @@ pub fn render_simhash_doc_v1(name: &str, description: &str, input: &str, bytes: 
             ]);
         }
         Err(e) => {
-            let kind = match e {
-                neardup_text::ExtractError::UnsupportedMedia(_) => "unsupported-media",
-                neardup_text::ExtractError::Binary { .. } => "binary",
-            };
+            let kind = error_kind(&e);
             for f in [
                 "media",
                 "encoding",
@@ -83,4 +91,25 @@ pub fn render_simhash_doc_v1(name: &str, description: &str, input: &str, bytes: 
     }
     out.push_str("}\n");
     out
+}
+
+/// The `error` field of a vector whose extraction failed.
+fn error_kind(e: &neardup_text::ExtractError) -> &'static str {
+    use neardup_text::{
+        ExtractError as E, PdfError, epub::EpubError, warc::WarcError, xml::XmlError,
+    };
+    match e {
+        E::UnsupportedMedia(_) => "unsupported-media",
+        E::Binary { .. } => "binary",
+        E::Pdf(PdfError::NoTextLayer { .. }) => "no-text-layer",
+        E::Pdf(PdfError::Encrypted) => "encrypted",
+        E::Pdf(PdfError::Unavailable) => "unsupported-media",
+        E::Pdf(PdfError::TimedOut(_))
+        | E::Xml(XmlError::TooDeep { .. } | XmlError::EntityBomb { .. })
+        | E::Epub(EpubError::TooLarge(_))
+        | E::Warc(WarcError::TooLarge(_))
+        | E::TooDeep { .. } => "limit",
+        E::Pdf(_) | E::Xml(_) | E::Epub(_) | E::Warc(_) => "malformed",
+        E::ManyDocuments => "many-documents",
+    }
 }

@@ -1,0 +1,9 @@
+//! Arbitrary bytes with media detection: whatever medium the content looks like is read as such.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use neardup_text::media::MediaHint;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = neardup_text::extract_documents(data, MediaHint::Auto);
+});

@@ -1,0 +1,9 @@
+//! Arbitrary bytes read as Xml: an error is fine, a panic, a hang or unbounded memory is not.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use neardup_text::media::{Media, MediaHint};
+
+fuzz_target!(|data: &[u8]| {
+    let _ = neardup_text::extract_documents(data, MediaHint::Force(Media::Xml));
+});
