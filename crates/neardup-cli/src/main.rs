@@ -58,6 +58,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A panic inside the PDF extractor is caught and reported as that document's error; the default hook
+    // would also print a panic message and backtrace for it, as if neardup itself had crashed.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() != Some(neardup::text::PDF_THREAD_NAME) {
+            default_hook(info);
+        }
+    }));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Hash(args) => hash::run(args),

@@ -22,6 +22,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// The name of the threads that extract PDFs: a program may silence its panic hook for them (their panics
+/// are caught and returned as [`PdfError::Panic`]).
+pub const THREAD_NAME: &str = "neardup-pdf";
+
 /// Why a PDF gave no text.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum PdfError {
@@ -72,7 +76,7 @@ pub fn extract_pages(bytes: &[u8], timeout: Duration) -> Result<Vec<String>, Pdf
     let data = bytes.to_vec();
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
-        .name("neardup-pdf".into())
+        .name(THREAD_NAME.into())
         .stack_size(256 << 20)
         .spawn(move || {
             let result = catch_unwind(AssertUnwindSafe(|| extract_pages_here(data)))

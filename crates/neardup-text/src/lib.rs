@@ -47,4 +47,4 @@ pub mod warc;
 pub mod xml;
 
 pub use extract::{Document, ExtractError, Extracted, extract, extract_documents};
-pub use neardup_pdf::PdfError;
+pub use neardup_pdf::{PdfError, THREAD_NAME as PDF_THREAD_NAME};
