@@ -7,7 +7,7 @@ use clap::Args;
 use neardup::{Method, Sketch, exact_jaccard};
 use neardup_index::cluster::{UnionFind, clusters};
 use neardup_index::lsh::{
-    Banding, PRESETS, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
+    Banding, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
 };
 use neardup_index::store::{Change, Kind, PersistentIndex, RedbStore};
 use neardup_index::{all_pairs::all_pairs, hamming, plan::recommend};
@@ -70,8 +70,8 @@ pub struct DedupArgs {
     threshold: Option<f64>,
     /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack): its signature size,
     /// shingles, bands and threshold.
-    #[arg(long)]
-    preset: Option<String>,
+    #[arg(long, value_parser = crate::plan::parse_preset)]
+    preset: Option<&'static Preset>,
     /// MinHash: weights of false positives and false negatives when choosing the LSH bands [default:
     /// 0.05,0.95 when candidates are verified, which buys recall with candidates that verification then
     /// drops; 0.5,0.5 with --verify none, as datasketch].
@@ -121,6 +121,23 @@ impl std::fmt::Display for Score {
         match self {
             Score::Distance(d) => write!(f, "{d}"),
             Score::Similarity(s) => write!(f, "{s:.4}"),
+        }
+    }
+}
+
+/// The LSH bands and threshold for signatures of `values` values: a preset's (its threshold unless
+/// `threshold` is given), or the optimizer's for `threshold` (default 0.8) with the given weights.
+pub fn choose_bands(
+    preset: Option<&Preset>,
+    threshold: Option<f64>,
+    values: u32,
+    (fp, fn_): (f64, f64),
+) -> Result<(Banding, f64), neardup_index::lsh::BandingError> {
+    match preset {
+        Some(p) => Ok((p.banding_for(values)?, threshold.unwrap_or(p.threshold))),
+        None => {
+            let t = threshold.unwrap_or(0.8);
+            Ok((optimize(t, values, fp, fn_)?, t))
         }
     }
 }
@@ -263,13 +280,7 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
             args.k
         );
     }
-    let preset = match &args.preset {
-        Some(name) => Some(Preset::named(name).ok_or_else(|| {
-            let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-            anyhow::anyhow!("unknown preset '{name}' (known: {})", known.join(", "))
-        })?),
-        None => None,
-    };
+    let preset = args.preset;
     // With an index, its scheme, parameters and LSH bands decide; flags may only repeat them.
     let index = match &args.index {
         Some(dir) => Some(PersistentIndex::open(RedbStore::open(dir)?)?),
@@ -336,19 +347,9 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
                     (*banding, *threshold)
                 }
                 (Some(Kind::Hamming(_)), _) => unreachable!("a SimHash index has a SimHash method"),
-                (None, Some(p)) if p.values == scheme.values() => {
-                    (p.banding(), args.threshold.unwrap_or(p.threshold))
-                }
-                (None, Some(p)) => bail!(
-                    "--preset {} uses {} values per signature, not --num-perm {}",
-                    p.name,
-                    p.values,
-                    scheme.values()
-                ),
-                (None, None) => {
-                    let t = args.threshold.unwrap_or(0.8);
-                    let (fp, fn_) = args.weights.unwrap_or(default_weights(&args.verify));
-                    (optimize(t, scheme.values(), fp, fn_)?, t)
+                (None, preset) => {
+                    let weights = args.weights.unwrap_or(default_weights(&args.verify));
+                    choose_bands(preset, args.threshold, scheme.values(), weights)?
                 }
             };
             let mut signatures = Vec::with_capacity(docs.len() * banding.values as usize);
@@ -424,7 +425,7 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
         for chunk in docs.chunks(10_000) {
             let changes: Vec<Change> = chunk
                 .iter()
-                .map(|(id, sketch)| change(id, sketch))
+                .map(|(id, sketch)| crate::index::change(id.clone(), sketch))
                 .collect();
             index.apply(&changes)?;
         }
@@ -460,15 +461,6 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
         );
     }
     Ok(inputs::exit_status(failed))
-}
-
-/// The index change that stores a document's sketch.
-fn change(id: &str, sketch: &Sketch) -> Change {
-    match sketch {
-        Sketch::Fingerprint(fp) => Change::Put(id.to_owned(), fp.bits()),
-        Sketch::Signature(sig) => Change::PutSignature(id.to_owned(), sig.values().to_vec()),
-        Sketch::BottomK(_) => unreachable!("bottom-k runs are refused"),
-    }
 }
 
 /// A document's id and sketch.

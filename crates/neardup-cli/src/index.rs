@@ -7,7 +7,8 @@ use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::{Method, Sketch};
-use neardup_index::lsh::{PRESETS, Preset, optimize};
+use crate::dedup::choose_bands;
+use neardup_index::lsh::Preset;
 use neardup_index::plan::recommend;
 use neardup_index::store::{Change, Kind, Memory, Meta, PersistentIndex, RedbStore};
 use serde_json::json;
@@ -59,8 +60,8 @@ enum IndexCommand {
         #[arg(long, default_value_t = 0.8)]
         threshold: f64,
         /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack).
-        #[arg(long)]
-        preset: Option<String>,
+        #[arg(long, value_parser = crate::plan::parse_preset)]
+        preset: Option<&'static Preset>,
         /// MinHash: weights of false positives and false negatives when choosing the LSH bands (queries
         /// verify candidates by their estimated similarity, so recall is bought by default).
         #[arg(long, value_name = "FP,FN", default_value = "0.05,0.95", value_parser = crate::dedup::parse_weights)]
@@ -135,13 +136,6 @@ fn open(dir: &Path) -> Result<PersistentIndex<RedbStore>> {
     Ok(PersistentIndex::open(RedbStore::open(dir)?)?)
 }
 
-fn contains(index: &PersistentIndex<RedbStore>, id: &str) -> bool {
-    match index.memory() {
-        Memory::Hamming(h) => h.get(id).is_some(),
-        Memory::Lsh(l) => l.get(id).is_some(),
-    }
-}
-
 /// The index's method, from its stored scheme name.
 fn method_of(index: &PersistentIndex<RedbStore>, dir: &Path) -> Result<Method> {
     index
@@ -158,11 +152,17 @@ fn put(id: String, sketch: &Sketch, method: Method) -> Result<Change, String> {
         Ok(m) => return Err(format!("a {m} sketch; the index holds {method}")),
         Err(e) => return Err(e.to_string()),
     }
-    Ok(match sketch {
+    Ok(change(id, sketch))
+}
+
+/// The change that stores a sketch under an id (fingerprints and signatures; no index holds bottom-k
+/// samples, which every command that writes an index refuses first).
+pub fn change(id: String, sketch: &Sketch) -> Change {
+    match sketch {
         Sketch::Fingerprint(fp) => Change::Put(id, fp.bits()),
         Sketch::Signature(sig) => Change::PutSignature(id, sig.values().to_vec()),
         Sketch::BottomK(_) => unreachable!("no index holds bottom-k samples"),
-    })
+    }
 }
 
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
@@ -177,13 +177,6 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             weights,
             method,
         } => {
-            let preset = match &preset {
-                Some(name) => Some(Preset::named(name).ok_or_else(|| {
-                    let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-                    anyhow::anyhow!("unknown preset '{name}' (known: {})", known.join(", "))
-                })?),
-                None => None,
-            };
             let method = method.method_with(preset.map(|p| (p.values, p.shingle)))?;
             let kind = match method {
                 Method::BottomK(params) => bail!(
@@ -199,22 +192,13 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
                     }
                     Kind::Hamming(recommend(k, n))
                 }
-                Method::MinHash(scheme) => match preset {
-                    Some(p) if p.values != scheme.values() => bail!(
-                        "--preset {} uses {} values per signature, not --num-perm {}",
-                        p.name,
-                        p.values,
-                        scheme.values()
-                    ),
-                    Some(p) => Kind::Lsh {
-                        banding: p.banding(),
-                        threshold: p.threshold,
-                    },
-                    None => Kind::Lsh {
-                        banding: optimize(threshold, scheme.values(), weights.0, weights.1)?,
-                        threshold,
-                    },
-                },
+                Method::MinHash(scheme) => {
+                    // A preset brings its own threshold.
+                    let threshold = preset.is_none().then_some(threshold);
+                    let (banding, threshold) =
+                        choose_bands(preset, threshold, scheme.values(), weights)?;
+                    Kind::Lsh { banding, threshold }
+                }
             };
             let layout = match &kind {
                 Kind::Hamming(design) => format!("k = {k}, {design}, {} tables", design.tables()),
@@ -405,8 +389,8 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         }
         IndexCommand::Remove { dir, ids } => {
             let mut index = open(&dir)?;
-            let present: Vec<&String> = ids.iter().filter(|id| contains(&index, id)).collect();
-            for id in ids.iter().filter(|id| !contains(&index, id)) {
+            let present: Vec<&String> = ids.iter().filter(|id| index.contains(id)).collect();
+            for id in ids.iter().filter(|id| !index.contains(id)) {
                 eprintln!("neardup: {id}: not in the index");
             }
             let changes: Vec<Change> = present

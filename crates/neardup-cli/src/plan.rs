@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use neardup_index::lsh::{Banding, PRESETS, Preset, optimize};
+use neardup_index::lsh::{Banding, Preset, optimize};
 use neardup_index::plan::{Estimate, plan, query_cost};
 use serde_json::json;
 use std::io::Write;
@@ -53,8 +53,8 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 128)]
     values: u32,
     /// MinHash: a published configuration instead of the optimizer (fineweb, refinedweb, gopher, the-stack).
-    #[arg(long)]
-    preset: Option<String>,
+    #[arg(long, value_parser = parse_preset)]
+    preset: Option<&'static Preset>,
     /// MinHash: weight of false positives in the optimizer.
     #[arg(long, default_value_t = 0.5)]
     fp_weight: f64,
@@ -73,6 +73,11 @@ pub struct PlanArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// `--preset NAME`: one of the published LSH configurations.
+pub fn parse_preset(s: &str) -> Result<&'static Preset, String> {
+    Preset::named(s).map_err(|e| e.to_string())
 }
 
 pub fn parse_count(s: &str) -> Result<f64, String> {
@@ -199,14 +204,8 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
 /// The LSH banding for a threshold (or a preset), with its S-curve.
 fn run_lsh(args: &PlanArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    let (banding, threshold, source) = match &args.preset {
-        Some(name) => {
-            let Some(preset) = Preset::named(name) else {
-                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-                bail!("unknown preset '{name}' (known: {})", known.join(", "));
-            };
-            (preset.banding(), preset.threshold, Some(preset))
-        }
+    let (banding, threshold, source) = match args.preset {
+        Some(preset) => (preset.banding(), preset.threshold, Some(preset)),
         None => (
             optimize(args.threshold, args.values, args.fp_weight, args.fn_weight)?,
             args.threshold,

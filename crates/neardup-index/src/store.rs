@@ -549,6 +549,14 @@ impl<S: Store> PersistentIndex<S> {
         self.len() == 0
     }
 
+    /// Whether an id is stored.
+    pub fn contains(&self, id: &str) -> bool {
+        match &self.memory {
+            Memory::Hamming(index) => index.get(id).is_some(),
+            Memory::Lsh(index) => index.get(id).is_some(),
+        }
+    }
+
     /// The store.
     pub fn store(&self) -> &S {
         &self.store

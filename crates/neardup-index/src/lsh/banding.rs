@@ -42,6 +42,19 @@ pub enum BandingError {
     /// A threshold outside (0, 1).
     #[error("the Jaccard threshold must be between 0 and 1 (exclusive), not {0}")]
     Threshold(f64),
+    /// No preset has this name.
+    #[error("unknown preset '{0}' (known: {known})", known = PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))]
+    UnknownPreset(String),
+    /// A preset used with signatures of another length.
+    #[error("the {preset} preset uses {needs} values per signature, not {values}")]
+    PresetValues {
+        /// The preset's name.
+        preset: &'static str,
+        /// The values it needs.
+        needs: u32,
+        /// The values the signatures have.
+        values: u32,
+    },
 }
 
 impl Banding {
@@ -266,8 +279,24 @@ pub const PRESETS: &[Preset] = &[
 
 impl Preset {
     /// Finds a preset by name (ASCII case ignored).
-    pub fn named(name: &str) -> Option<&'static Preset> {
-        PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    pub fn named(name: &str) -> Result<&'static Preset, BandingError> {
+        PRESETS
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| BandingError::UnknownPreset(name.to_owned()))
+    }
+
+    /// The preset's banding for signatures of `values` values, which must be the preset's.
+    pub fn banding_for(&self, values: u32) -> Result<Banding, BandingError> {
+        if values == self.values {
+            Ok(self.banding())
+        } else {
+            Err(BandingError::PresetValues {
+                preset: self.name,
+                needs: self.values,
+                values,
+            })
+        }
     }
 
     /// The preset's banding (the optimizer's, with equal weights, where the preset has none).
@@ -340,6 +369,16 @@ mod tests {
             Err(BandingError::TooFewValues { .. })
         ));
         assert_eq!(Banding::even(0, 8), Err(BandingError::Empty));
+        assert!(
+            Preset::named("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("known: fineweb")
+        );
+        assert!(matches!(
+            Preset::named("fineweb").unwrap().banding_for(128),
+            Err(BandingError::PresetValues { needs: 112, .. })
+        ));
         assert!(matches!(
             optimize(1.5, 128, 0.5, 0.5),
             Err(BandingError::Threshold(_))

@@ -82,23 +82,11 @@ impl BandTable {
         }
     }
 
-    /// Makes room for one more key.
-    #[inline]
-    fn reserve_one(&mut self) {
-        self.reserve(1);
-    }
-
     /// Makes room for `more` keys.
     fn reserve(&mut self, more: usize) {
         while (self.used + more) * 2 > self.cells.len() {
             self.grow();
         }
-    }
-
-    /// Makes `slot` (the newest slot) the head of `key`'s chain; `first` is the key's home cell, already read.
-    #[inline]
-    fn push(&mut self, key: u64, first: u64, slot: u32) {
-        self.push_at(key, first, slot);
     }
 
     /// Makes `slot` the head of `key`'s chain; `first` is the key's home cell, already read. Slots may come
@@ -220,19 +208,9 @@ impl LshIndex {
 
     /// Stores `signature` under `id`, replacing what the id had.
     pub fn insert(&mut self, id: &str, signature: &[u32]) -> Result<(), LshError> {
-        self.check(signature)?;
-        if self.ids.slots() >= END as usize - 1 {
-            return Err(LshError::Full);
-        }
-        let (slot, old) = self.ids.assign(id);
-        self.signatures.extend_from_slice(signature);
-        self.alive.push(true);
-        self.live += 1;
+        let slot = self.append(id, signature)?;
         self.link(slot);
-        // Retired last: retiring may rebuild, which renumbers every slot.
-        if let Some(old) = old {
-            self.retire(old);
-        }
+        self.compact_if_sparse();
         Ok(())
     }
 
@@ -249,32 +227,30 @@ impl LshIndex {
         self.signatures.reserve(more * self.banding.values as usize);
         self.alive.reserve(more);
         let first = self.ids.slots() as u32;
-        let mut replaced = Vec::new();
-        let mut outcome = Ok(());
-        for (id, signature) in entries {
-            if let Err(e) = self.check(signature) {
-                outcome = Err(e);
-                break;
-            }
-            if self.ids.slots() >= END as usize - 1 {
-                outcome = Err(LshError::Full);
-                break;
-            }
-            let (_, old) = self.ids.assign(id);
-            replaced.extend(old);
-            self.signatures.extend_from_slice(signature);
-            self.alive.push(true);
-            self.live += 1;
-        }
+        let outcome = entries
+            .into_iter()
+            .try_for_each(|(id, signature)| self.append(id, signature).map(drop));
         // Whatever was accepted is linked, even if a later entry was refused.
         self.link_range(first, self.ids.slots() as u32);
-        // Retired last: retiring may rebuild, which renumbers every slot.
-        for old in replaced {
-            if self.alive[old as usize] {
-                self.retire(old);
-            }
-        }
+        self.compact_if_sparse();
         outcome
+    }
+
+    /// Gives `id` a new slot holding `signature`, not yet linked into the bands; the slot the id had before
+    /// is retired.
+    fn append(&mut self, id: &str, signature: &[u32]) -> Result<u32, LshError> {
+        self.check(signature)?;
+        if self.ids.slots() >= END as usize - 1 {
+            return Err(LshError::Full);
+        }
+        let (slot, old) = self.ids.assign(id);
+        self.signatures.extend_from_slice(signature);
+        self.alive.push(true);
+        self.live += 1;
+        if let Some(old) = old {
+            self.retire(old);
+        }
+        Ok(slot)
     }
 
     /// Links slots `first..last` (newer than every linked slot) into every band. Each band's keys are sorted
@@ -313,20 +289,26 @@ impl LshIndex {
         self.scratch.clear();
         for (b, band) in self.bands.iter_mut().enumerate() {
             let key = band_key(&signature[self.banding.band_range(b as u32)]);
-            band.reserve_one();
+            band.reserve(1);
             // Reading each band's home cell here, in a loop with no other dependence, lets the CPU wait for all
             // bands' cache misses at once instead of one after another.
             let first = band.cells[band.home(key >> 32)];
             self.scratch.push((key, first));
         }
         for (band, &(key, first)) in self.bands.iter_mut().zip(&self.scratch) {
-            band.push(key, first, slot);
+            band.push_at(key, first, slot);
         }
     }
 
+    /// Marks a slot dead; queries skip it until a rebuild drops it.
     fn retire(&mut self, slot: u32) {
         self.alive[slot as usize] = false;
         self.live -= 1;
+    }
+
+    /// Rebuilds when retired slots outnumber live ones. Only at the end of a change: a rebuild renumbers
+    /// every slot.
+    fn compact_if_sparse(&mut self) {
         if self.ids.slots() - self.live > self.live.max(4096) {
             self.rebuild();
         }
@@ -337,6 +319,7 @@ impl LshIndex {
         match self.ids.remove(id) {
             Some(slot) => {
                 self.retire(slot);
+                self.compact_if_sparse();
                 true
             }
             None => false,
