@@ -63,8 +63,14 @@ fn operand(doc: &DocArgs, operand: &str) -> Result<(Sketch, Option<Vec<u64>>)> {
                 Source::File(operand.into())
             };
             let text = doc.extract_text(&source).with_context(|| source.label())?;
-            let sketch = method.sketch_text(&text).with_context(|| source.label())?;
-            Ok((sketch, Some(shingle_set(&text, features))))
+            // MinHash makes the set in the same pass as the signature; bottom-k needs a second pass.
+            let (sketch, set) = method
+                .sketch_text_with_set(&text)
+                .with_context(|| source.label())?;
+            Ok((
+                sketch,
+                Some(set.unwrap_or_else(|| shingle_set(&text, features))),
+            ))
         }
         _ => Ok((doc.sketch_of(operand)?, None)),
     }

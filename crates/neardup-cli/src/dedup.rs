@@ -393,7 +393,7 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
             for (n, members) in uf.clusters().iter().enumerate() {
                 cluster_count += 1;
                 in_clusters += members.len();
-                let score = |a: u32, b: u32| nodes[a as usize].1.score(&nodes[b as usize].1);
+                let score = |a: u32, b: u32| score(&nodes[a as usize].1, &nodes[b as usize].1);
                 print_cluster(&mut out, n + 1, members, &nodes, &score, args.json)?;
             }
         }
@@ -467,21 +467,15 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
 type Doc = (String, Sketch);
 
 /// The score between two sketches of the same method.
-trait Scored {
-    fn score(&self, other: &Self) -> Score;
-}
-
-impl Scored for Sketch {
-    fn score(&self, other: &Sketch) -> Score {
-        match (self, other) {
-            (Sketch::Fingerprint(a), Sketch::Fingerprint(b)) => {
-                Score::Distance(hamming(a.bits(), b.bits()))
-            }
-            (Sketch::Signature(a), Sketch::Signature(b)) => {
-                Score::Similarity(similarity(a.values(), b.values()))
-            }
-            _ => unreachable!("one method per run"),
+fn score(a: &Sketch, b: &Sketch) -> Score {
+    match (a, b) {
+        (Sketch::Fingerprint(a), Sketch::Fingerprint(b)) => {
+            Score::Distance(hamming(a.bits(), b.bits()))
         }
+        (Sketch::Signature(a), Sketch::Signature(b)) => {
+            Score::Similarity(similarity(a.values(), b.values()))
+        }
+        _ => unreachable!("one method per run"),
     }
 }
 

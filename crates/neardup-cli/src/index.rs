@@ -2,12 +2,12 @@
 //! permuted tables) or "what has an estimated Jaccard similarity of at least t with this?" (MinHash
 //! signatures in LSH bands).
 
+use crate::dedup::choose_bands;
 use crate::inputs::{self, DocArgs, MethodArgs};
 use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::{Method, Sketch};
-use crate::dedup::choose_bands;
 use neardup_index::lsh::Preset;
 use neardup_index::plan::recommend;
 use neardup_index::store::{Change, Kind, Memory, Meta, PersistentIndex, RedbStore};

@@ -269,19 +269,22 @@ pub struct DocArgs {
 impl DocArgs {
     /// Reads and sketches one document; the error is a message ready to print after the document's name.
     pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, String>) {
-        let method = match self.method.method() {
-            Ok(m) => m,
-            Err(e) => return (0, Err(format!("{e:#}"))),
-        };
-        let bytes = match source.read(self.max_bytes) {
-            Ok(b) => b,
-            Err(e) => return (0, Err(format!("{e:#}"))),
+        let (method, bytes) = match self.method_and_bytes(source) {
+            Ok(read) => read,
+            Err(e) => return (0, Err(e)),
         };
         let name = source.name_hint();
         let result = method
             .analyze(&bytes, self.media.hint(name.as_deref()))
             .map_err(|e| e.to_string());
         (bytes.len() as u64, result)
+    }
+
+    /// The method and the document's bytes, or a message ready to print after the document's name.
+    fn method_and_bytes(&self, source: &Source) -> Result<(Method, Vec<u8>), String> {
+        let method = self.method.method().map_err(|e| format!("{e:#}"))?;
+        let bytes = source.read(self.max_bytes).map_err(|e| format!("{e:#}"))?;
+        Ok((method, bytes))
     }
 
     /// Reads a document and extracts its text.
@@ -303,13 +306,9 @@ impl DocArgs {
                 shingles: None,
             }]
         };
-        let method = match self.method.method() {
-            Ok(m) => m,
-            Err(e) => return failed(format!("{e:#}")),
-        };
-        let bytes = match source.read(self.max_bytes) {
-            Ok(b) => b,
-            Err(e) => return failed(format!("{e:#}")),
+        let (method, bytes) = match self.method_and_bytes(source) {
+            Ok(read) => read,
+            Err(e) => return failed(e),
         };
         let name = source.name_hint();
         let docs =

@@ -84,9 +84,7 @@ impl Scheme {
 
     /// Like [`fingerprint`](Self::fingerprint), also reporting the medium, encoding and token count.
     pub fn analyze(self, bytes: &[u8], hint: MediaHint<'_>) -> Result<Analysis, Error> {
-        let doc = neardup_text::extract(bytes, hint)?;
-        let (fingerprint, tokens) = self.fingerprint_text_counted(&doc.text)?;
-        Ok(Analysis::of(Sketch::Fingerprint(fingerprint), &doc, tokens))
+        Method::SimHash(self).analyze(bytes, hint)
     }
 
     /// Fingerprints every document of a file: one for most media, one per response record of a WARC archive,
