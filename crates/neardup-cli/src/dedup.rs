@@ -1,16 +1,16 @@
-//! `neardup dedup`: sketch everything, find every near-duplicate pair (within k bits for SimHash, at an
-//! estimated Jaccard similarity of at least a threshold for MinHash), print clusters or pairs.
+//! `neardup dedup`: a translation of the library's [`neardup::dedup`] engine: read and sketch the documents,
+//! push them, and write the pairs or clusters it finds.
 
-use crate::inputs::{self, DocArgs, Threads};
+use crate::inputs::{self, DocArgs, Tally, Threads};
+use crate::output::{OutputGuard, escape_tsv};
 use anyhow::{Result, bail};
-use clap::Args;
-use neardup::{Method, Sketch, exact_jaccard};
-use neardup_index::cluster::{UnionFind, clusters};
-use neardup_index::lsh::{
-    Banding, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
+use clap::{Args, ValueEnum};
+use neardup::dedup::{
+    Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Summary,
+    Verification,
 };
-use neardup_index::store::{Change, Kind, PersistentIndex, RedbStore};
-use neardup_index::{all_pairs::all_pairs, hamming, plan::recommend};
+use neardup::index::{Index, Kind};
+use neardup::{Method, Preset};
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
@@ -18,38 +18,52 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const AFTER_HELP: &str = "\
-Every document is fingerprinted (in parallel), then every pair of documents whose fingerprints
-are within k bits is found with block-permuted tables: exactly, with no pair missed. Documents
-are identified by their path as given (or the \"id\" field with --jsonl).
+Every document is sketched (in parallel); documents with identical sketches are grouped; every
+pair within k bits (SimHash) is found with block-permuted tables, exactly, or every pair sharing
+an LSH band (MinHash) is checked against the threshold. Documents are identified by their path
+as given (or the \"id\" field with --jsonl); a file reached by two names is read once.
 
-Output (clusters, the default): the connected components of the \"within k\" graph, one line per
-member, the representative first. The representative is the member whose id is smallest in byte
-order, and clusters are numbered in that order, so the output does not depend on the order of the
-inputs or on the number of threads:
+Output (clusters, the default): one line per member, the representative (the document to keep)
+first, then the members that duplicate it with their score against it:
 
     1<TAB>docs/a.html<TAB>0
     1<TAB>docs/b.html<TAB>2      (cluster, member, distance to the representative)
 
-With --pairs: one line per pair, id_a<TAB>id_b<TAB>distance (id_a < id_b), for scoring and other
-tools. With --json: JSON lines. A summary goes to stderr.
+Clusters are safe to act on: with --clustering centres (the default), documents are taken in the
+--keep order; each joins the closest representative it is within k (or the threshold) of, else
+becomes a representative. Every member is therefore within the threshold of the representative it
+duplicates. --clustering components gives connected components instead: A near B near C puts A
+and C together however far apart they are (chains of small edits can join whole unrelated
+manuals), so do not delete the non-representatives of a component without looking.
+
+--keep chooses the representative: smallest-id (the default; byte order of ids), first (input
+order) or longest (most tokens). With --index, stored documents always come first: what is
+stored is kept, and the fourth column says whether a member is stored or new.
+
+Output does not depend on the input order (except with --keep first) or on the number of threads.
+With --pairs: one line per pair, id_a<TAB>id_b<TAB>score (id_a < id_b). With --json: JSON lines
+with the member's duplicate_of. Ids with tabs, newlines or backslashes are escaped in TSV (\\t, \\n,
+\\r, \\\\). A summary with the cluster-size distribution goes to stderr; clusters larger than
+--warn-cluster-size are named.
 
 With --scheme minhash: documents are MinHash signatures of their word 5-grams (--shingle,
 --num-perm), candidates come from LSH bands chosen for --threshold (see `neardup plan --scheme
-minhash`) or from --preset, and a candidate pair is kept when its Jaccard similarity reaches the
-threshold: computed exactly from the shingle sets (--verify exact, the default; entries of a
-persistent index have no text, so the estimate judges them), estimated from the signatures
-(--verify estimate: no shingle sets in memory), or not checked (--verify none). The third column
-is that similarity (to the representative, in clusters).
+minhash`) or from --preset, and a candidate pair is kept when its similarity reaches the
+threshold: computed exactly (--verify exact, the default: Jaccard of the shingle sets, or the
+weighted / probability Jaccard of shingle counts for wminhash-v1 / pminhash-v1; entries of a
+persistent index keep no text, so the estimate judges them), estimated from the signatures
+(--verify estimate), or not checked (--verify none: no threshold guarantee).
 
 Documents that cannot be sketched are reported on stderr and left out; the exit status is then 1.
+Documents without words are a warning (exit status 0 unless --strict).
 
 With --index DIR the documents are also checked against a persistent index (`neardup index`) and
-then added to it, so a crawl can be deduplicated day after day; stored ids that match are part of
-the clusters or pairs.
+then added to it, so a crawl can be deduplicated day after day. The index is updated even when the
+output is cut short (a closed pipe); the command then exits with status 2 and says so.
 
 Examples:
     neardup dedup docs/
-    neardup dedup --k 5 --pairs old/ new/ > pairs.tsv
+    neardup dedup -k 5 --pairs old/ new/ > pairs.tsv
     zstd -dc corpus.jsonl.zst | neardup dedup --jsonl --json - > clusters.jsonl
     neardup dedup --index crawl-idx today/
     neardup dedup --scheme minhash --threshold 0.8 --pairs corpus/
@@ -61,10 +75,11 @@ pub struct DedupArgs {
     /// Files, directories (recursively), '-' for stdin, or JSON Lines corpora with --jsonl.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<String>,
-    /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to 7.
-    #[arg(short, long, default_value_t = 3)]
-    k: u32,
-    /// MinHash: the Jaccard similarity (exact or estimated, see --verify) at which two documents are
+    /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to
+    /// 7 [default: 3].
+    #[arg(short, long)]
+    k: Option<u32>,
+    /// MinHash: the similarity (exact or estimated, see --verify) at which two documents are
     /// near-duplicates [default: 0.8, or the index's].
     #[arg(long)]
     threshold: Option<f64>,
@@ -77,17 +92,30 @@ pub struct DedupArgs {
     /// drops; 0.5,0.5 with --verify none, as datasketch].
     #[arg(long, value_name = "FP,FN", value_parser = parse_weights)]
     weights: Option<(f64, f64)>,
-    /// MinHash: how candidate pairs are checked against the threshold: exact (Jaccard of the shingle sets,
-    /// kept in memory), estimate (from the signatures) or none (every LSH candidate is a pair).
-    #[arg(long, default_value = "exact", value_parser = ["estimate", "exact", "none"])]
-    verify: String,
+    /// MinHash: how candidate pairs are checked against the threshold [default: exact].
+    #[arg(long, value_enum)]
+    verify: Option<VerifyArg>,
+    /// How pairs become clusters: centres (every member within the threshold of its representative) or
+    /// components (connected components: transitive, members can be far apart).
+    #[arg(long, value_enum, default_value = "centres")]
+    clustering: ClusteringArg,
+    /// Which member of a cluster is kept (its representative).
+    #[arg(long, value_enum, default_value = "smallest-id")]
+    keep: KeepArg,
+    /// Name clusters larger than this in a warning.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    warn_cluster_size: usize,
     /// Print every pair instead of clusters.
     #[arg(long)]
     pairs: bool,
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
-    /// Read the inputs as JSON Lines: "id" and "text" fields, the text taken as already extracted.
+    /// Print a header line naming the TSV columns.
+    #[arg(long)]
+    header: bool,
+    /// Read the inputs as JSON Lines: "id" and "text" fields, the text taken as already extracted (or
+    /// extracted as --media, e.g. html).
     #[arg(long)]
     jsonl: bool,
     #[command(flatten)]
@@ -100,46 +128,30 @@ pub struct DedupArgs {
     threads: Threads,
 }
 
-/// How close a pair is: a Hamming distance (SimHash) or an estimated Jaccard similarity (MinHash).
-#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
-enum Score {
-    Distance(u32),
-    Similarity(f64),
+#[derive(Clone, Copy, ValueEnum)]
+enum VerifyArg {
+    /// The exact measure of the scheme, over the documents' shingles.
+    Exact,
+    /// The similarity estimated from the signatures.
+    Estimate,
+    /// Every LSH candidate is a pair.
+    None,
 }
 
-impl Score {
-    fn json(self) -> serde_json::Value {
-        match self {
-            Score::Distance(d) => json!({ "distance": d }),
-            Score::Similarity(s) => json!({ "similarity": s }),
-        }
-    }
+#[derive(Clone, Copy, ValueEnum)]
+enum ClusteringArg {
+    Centres,
+    Components,
 }
 
-impl std::fmt::Display for Score {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Score::Distance(d) => write!(f, "{d}"),
-            Score::Similarity(s) => write!(f, "{s:.4}"),
-        }
-    }
-}
-
-/// The LSH bands and threshold for signatures of `values` values: a preset's (its threshold unless
-/// `threshold` is given), or the optimizer's for `threshold` (default 0.8) with the given weights.
-pub fn choose_bands(
-    preset: Option<&Preset>,
-    threshold: Option<f64>,
-    values: u32,
-    (fp, fn_): (f64, f64),
-) -> Result<(Banding, f64), neardup_index::lsh::BandingError> {
-    match preset {
-        Some(p) => Ok((p.banding_for(values)?, threshold.unwrap_or(p.threshold))),
-        None => {
-            let t = threshold.unwrap_or(0.8);
-            Ok((optimize(t, values, fp, fn_)?, t))
-        }
-    }
+#[derive(Clone, Copy, ValueEnum)]
+enum KeepArg {
+    /// The smallest id in byte order.
+    SmallestId,
+    /// The first in input order.
+    First,
+    /// The one with the most tokens (shingles for MinHash), then the smallest id.
+    Longest,
 }
 
 /// `--weights FP,FN`.
@@ -157,528 +169,377 @@ pub fn parse_weights(s: &str) -> Result<(f64, f64), String> {
     }
 }
 
-/// The optimizer's weights (false positives, false negatives) by default: when candidates are verified, a
-/// false positive costs one comparison and a false negative a lost pair, so recall is bought.
-pub fn default_weights(verify: &str) -> (f64, f64) {
-    if verify == "none" {
-        (0.5, 0.5)
-    } else {
-        (0.05, 0.95)
-    }
-}
-
-/// How MinHash candidates are checked.
-enum Verify {
-    /// Every candidate is a pair.
-    Nothing,
-    /// The estimated Jaccard similarity reaches the threshold.
-    Estimate(f64),
-    /// The exact Jaccard similarity of the shingle sets (one per document) reaches the threshold.
-    Exact(f64, Vec<Vec<u64>>),
-}
-
-/// The documents, sorted by id, as SimHash fingerprints or as MinHash signatures (`values` per document).
-enum Batch {
-    SimHash(Vec<u64>),
-    MinHash {
-        signatures: Vec<u32>,
-        banding: Banding,
-        verify: Verify,
-    },
-}
-
-impl Batch {
-    /// The score of documents `i` and `j`.
-    fn score(&self, i: usize, j: usize) -> Score {
-        match self {
-            Batch::SimHash(fps) => Score::Distance(hamming(fps[i], fps[j])),
-            Batch::MinHash {
-                verify: Verify::Exact(_, sets),
-                ..
-            } => Score::Similarity(exact_jaccard(&sets[i], &sets[j])),
-            Batch::MinHash {
-                signatures,
-                banding,
-                ..
-            } => {
-                let k = banding.values as usize;
-                Score::Similarity(similarity(
-                    &signatures[i * k..(i + 1) * k],
-                    &signatures[j * k..(j + 1) * k],
-                ))
+impl DedupArgs {
+    /// The engine's options; refuses flags that do not apply to the method.
+    fn options(&self, method: Method) -> Result<Options> {
+        let minhash_flags = [
+            self.threshold.map(|_| "--threshold"),
+            self.preset.map(|_| "--preset"),
+            self.weights.map(|_| "--weights"),
+            self.verify.map(|_| "--verify"),
+        ];
+        match method {
+            Method::SimHash(scheme) => {
+                if let Some(flag) = minhash_flags.into_iter().flatten().next() {
+                    bail!("{flag} applies to MinHash schemes, not {scheme} (add --scheme minhash)");
+                }
+            }
+            _ => {
+                if self.k.is_some() {
+                    bail!(
+                        "-k/--k is a Hamming distance for SimHash; {method} documents are matched at a \
+                         --threshold"
+                    );
+                }
             }
         }
-    }
-
-    /// The similarity threshold of a MinHash batch that verifies.
-    fn threshold(&self) -> Option<f64> {
-        match self {
-            Batch::MinHash {
-                verify: Verify::Estimate(t) | Verify::Exact(t, _),
-                ..
-            } => Some(*t),
-            _ => None,
-        }
-    }
-
-    /// Every pair (i < j) of near-duplicates, streamed.
-    fn pairs(&self, k: u32, mut emit: impl FnMut(u32, u32, Score)) {
-        match self {
-            Batch::SimHash(fps) => {
-                all_pairs(fps, &recommend(k, fps.len().max(1) as f64), |i, j, d| {
-                    emit(i, j, Score::Distance(d))
-                })
-            }
-            Batch::MinHash {
-                signatures,
-                banding,
-                verify,
-            } => lsh_pairs(signatures, banding, |i, j, s| match verify {
-                Verify::Nothing => emit(i, j, Score::Similarity(s)),
-                Verify::Estimate(t) => {
-                    if s >= *t {
-                        emit(i, j, Score::Similarity(s))
-                    }
-                }
-                Verify::Exact(t, sets) => {
-                    let exact = exact_jaccard(&sets[i as usize], &sets[j as usize]);
-                    if exact >= *t {
-                        emit(i, j, Score::Similarity(exact))
-                    }
-                }
-            }),
-        }
-    }
-
-    /// Clusters of two or more, by smallest index.
-    fn clusters(&self, k: u32) -> Vec<Vec<u32>> {
-        match self {
-            Batch::SimHash(fps) => clusters(fps, &recommend(k, fps.len().max(1) as f64)),
-            Batch::MinHash {
-                signatures,
-                banding,
-                verify,
-            } => match verify {
-                Verify::Nothing => lsh_clusters(signatures, banding, None),
-                Verify::Estimate(t) => lsh_clusters(signatures, banding, Some(*t)),
-                Verify::Exact(t, sets) => lsh_clusters_with(
-                    signatures,
-                    banding,
-                    &mut |a, b| exact_jaccard(&sets[a as usize], &sets[b as usize]) >= *t,
-                    &mut |a, b| sets[a as usize] == sets[b as usize],
-                ),
+        Ok(Options {
+            k: self.k.unwrap_or(3),
+            threshold: self.threshold,
+            banding: None,
+            weights: self.weights,
+            verification: match self.verify.unwrap_or(VerifyArg::Exact) {
+                VerifyArg::Exact => Verification::Exact,
+                VerifyArg::Estimate => Verification::Estimate,
+                VerifyArg::None => Verification::None,
             },
-        }
+            clustering: match self.clustering {
+                ClusteringArg::Centres => Clustering::Centres,
+                ClusteringArg::Components => Clustering::Components,
+            },
+            representative: match self.keep {
+                KeepArg::SmallestId => Representative::SmallestId,
+                KeepArg::First => Representative::FirstSeen,
+                KeepArg::Longest => Representative::Longest,
+            },
+            large_cluster: self.warn_cluster_size,
+        })
     }
 }
 
 pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
-    args.doc.keep_shingles = args.verify == "exact";
-    if args.k > 7 {
-        bail!(
-            "--k {} is out of range (0 to 7); similarity 1 - k/64 below 0.89 is not a near-duplicate",
-            args.k
-        );
-    }
-    let preset = args.preset;
     // With an index, its scheme, parameters and LSH bands decide; flags may only repeat them.
     let index = match &args.index {
-        Some(dir) => Some(PersistentIndex::open(RedbStore::open(dir)?)?),
+        Some(dir) => Some(Index::open(dir)?),
         None => None,
     };
-    let method = match (&index, &args.index) {
-        (Some(index), Some(dir)) => {
-            if preset.is_some() {
+    let method = match &index {
+        Some(index) => {
+            if args.preset.is_some() {
                 bail!(
                     "--preset cannot change an existing index's settings ({})",
-                    dir.display()
+                    index.location()
                 );
             }
-            let method: Method = index.meta().scheme.parse()?;
-            args.doc.method.adopt(method, &dir.display().to_string())?;
+            let method = index.method();
+            args.doc.method.adopt(method, index.location())?;
             method
         }
-        _ => args
+        None => args
             .doc
             .method
-            .method_with(preset.map(|p| (p.values, p.shingle)))?,
+            .method_with(args.preset.map(|p| (p.values, p.shingle)))?,
     };
-    if preset.is_some() && matches!(method, Method::SimHash(_)) {
-        bail!("--preset configures MinHash: add --scheme minhash");
+    let mut options = args.options(method)?;
+    if let Some(index) = &index
+        && let Kind::Lsh { banding, threshold } = index.kind()
+    {
+        if args.threshold.is_some_and(|t| t != *threshold) {
+            bail!(
+                "the index's LSH bands were chosen for a similarity ≥ {threshold}; --threshold cannot change them"
+            );
+        }
+        options.banding = Some(*banding);
+        options.threshold = Some(*threshold);
     }
-    if let Method::BottomK(params) = method {
-        bail!(
-            "{params} samples are compared pair by pair (neardup compare), not deduplicated: use a SimHash \
-             or MinHash scheme"
-        );
-    }
+    let mut dedup = Dedup::with_preset(method, options, args.preset)?;
+    args.doc.keep_profiles = dedup.options().verification == Verification::Exact;
     args.threads.apply()?;
     let started = Instant::now();
-    let (mut read, failed) = if args.jsonl {
-        read_jsonl(&args, method)?
+    let tally = if args.jsonl {
+        read_jsonl(&args, &mut dedup)?
     } else {
-        read_files(&args)?
+        read_files(&args, &mut dedup)?
     };
-    // Canonical order: by id, so that indices, pairs and clusters do not depend on the input order.
-    read.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut sets = Vec::new();
-    let docs: Vec<Doc> = read
-        .into_iter()
-        .map(|(id, sketch, shingles)| {
-            sets.extend(shingles);
-            (id, sketch)
-        })
-        .collect();
-    let batch = match method {
-        Method::BottomK(_) => unreachable!("refused above"),
-        Method::SimHash(_) => Batch::SimHash(
-            docs.iter()
-                .map(|d| d.1.fingerprint().expect("SimHash sketches").bits())
-                .collect(),
-        ),
-        Method::MinHash(scheme) => {
-            let (banding, threshold) = match (index.as_ref().map(|i| &i.meta().kind), preset) {
-                (Some(Kind::Lsh { banding, threshold }), _) => {
-                    if args.threshold.is_some_and(|t| t != *threshold) {
-                        bail!(
-                            "the index's LSH bands were chosen for Jaccard ≥ {threshold}; --threshold cannot change them"
-                        );
-                    }
-                    (*banding, *threshold)
-                }
-                (Some(Kind::Hamming(_)), _) => unreachable!("a SimHash index has a SimHash method"),
-                (None, preset) => {
-                    let weights = args.weights.unwrap_or(default_weights(&args.verify));
-                    choose_bands(preset, args.threshold, scheme.values(), weights)?
-                }
-            };
-            let mut signatures = Vec::with_capacity(docs.len() * banding.values as usize);
-            for d in &docs {
-                signatures.extend_from_slice(d.1.signature().expect("MinHash sketches").values());
-            }
-            let verify = match args.verify.as_str() {
-                "none" => Verify::Nothing,
-                "exact" => Verify::Exact(threshold, sets),
-                _ => Verify::Estimate(threshold),
-            };
-            Batch::MinHash {
-                signatures,
-                banding,
-                verify,
-            }
-        }
-    };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut in_clusters, mut cluster_count, mut pair_count) = (0usize, 0usize, 0usize);
-    let mut stored = None;
-    if let (Some(index), Some(dir)) = (index, &args.index) {
-        let (nodes, edges, index) = with_index(dir, index, &docs, &batch, &args)?;
-        if args.pairs {
-            for (i, j, score) in &edges {
-                pair_count += 1;
-                print_pair(
-                    &mut out,
-                    &nodes[*i as usize].0,
-                    &nodes[*j as usize].0,
-                    *score,
-                    args.json,
-                )?;
-            }
-        } else {
-            let mut uf = UnionFind::new(nodes.len());
-            for &(i, j, _) in &edges {
-                uf.union(i, j);
-            }
-            for (n, members) in uf.clusters().iter().enumerate() {
-                cluster_count += 1;
-                in_clusters += members.len();
-                let score = |a: u32, b: u32| score(&nodes[a as usize].1, &nodes[b as usize].1);
-                print_cluster(&mut out, n + 1, members, &nodes, &score, args.json)?;
-            }
-        }
-        stored = Some(index);
-    } else if args.pairs {
-        let mut result = Ok(());
-        batch.pairs(args.k, |i, j, score| {
-            pair_count += 1;
-            if result.is_ok() {
-                result = print_pair(
-                    &mut out,
-                    &docs[i as usize].0,
-                    &docs[j as usize].0,
-                    score,
-                    args.json,
-                );
-            }
-        });
-        result?;
-    } else {
-        let score = |a: u32, b: u32| batch.score(a as usize, b as usize);
-        for (n, members) in batch.clusters(args.k).iter().enumerate() {
-            cluster_count += 1;
-            in_clusters += members.len();
-            print_cluster(&mut out, n + 1, members, &docs, &score, args.json)?;
-        }
+    if let Some(index) = &index {
+        dedup.merge_index(index)?;
     }
-    if let (Some(mut index), Some(dir)) = (stored, &args.index) {
-        for chunk in docs.chunks(10_000) {
-            let changes: Vec<Change> = chunk
-                .iter()
-                .map(|(id, sketch)| crate::index::change(id.clone(), sketch))
-                .collect();
-            index.apply(&changes)?;
-        }
+
+    let stdout = std::io::stdout();
+    let mut sink = CliSink {
+        out: OutputGuard::new(std::io::BufWriter::new(stdout.lock())),
+        json: args.json,
+        with_source: index.is_some(),
+    };
+    if args.header && !args.json {
+        let header = match (args.pairs, index.is_some()) {
+            (true, _) => format!("id_a\tid_b\t{}", dedup.measure().key()),
+            (false, false) => format!("cluster\tid\t{}", dedup.measure().key()),
+            (false, true) => format!("cluster\tid\t{}\tsource", dedup.measure().key()),
+        };
+        sink.out.line(|w| writeln!(w, "{header}"));
+    }
+    let summary = if args.pairs {
+        dedup.pairs(&mut sink)?
+    } else {
+        dedup.clusters(&mut sink)?
+    };
+    sink.out.flush();
+
+    // The index is updated whatever happened to the output: what the user asked to store is stored.
+    if let Some(mut index) = index {
+        let added = index.insert_all(dedup.documents().iter().map(|d| (&d.id, &d.sketch)))?;
         eprintln!(
-            "neardup: added {} documents to {} ({} entries)",
-            docs.len(),
-            dir.display(),
+            "neardup: added {added} documents to {} ({} entries)",
+            index.location(),
             index.len()
         );
+        if let Some(e) = sink.out.error() {
+            eprintln!(
+                "neardup: error: the output was cut short ({e}); the index was updated all the same"
+            );
+            return Ok(ExitCode::from(2));
+        }
     }
-    out.flush()?;
+    print_summary(&dedup, &summary, &tally, args.pairs, started);
+    Ok(tally.exit_status(args.doc.strict))
+}
+
+fn print_summary(dedup: &Dedup, summary: &Summary, tally: &Tally, pairs: bool, started: Instant) {
     let secs = started.elapsed().as_secs_f64();
-    let within = match &batch {
-        Batch::SimHash(_) => format!("within k = {}", args.k),
-        Batch::MinHash {
-            banding, verify, ..
-        } => match verify {
-            Verify::Estimate(t) => format!("at estimated Jaccard ≥ {t} ({method}, {banding})"),
-            Verify::Exact(t, _) => format!("at exact Jaccard ≥ {t} ({method}, {banding})"),
-            Verify::Nothing => format!("sharing an LSH band ({method}, {banding}, unverified)"),
-        },
+    let within = match dedup.bands() {
+        None => format!("within k = {}", dedup.options().k),
+        Some((banding, t)) => {
+            let measure = dedup.measure();
+            match dedup.options().verification {
+                Verification::Estimate => format!("at estimated {measure} ≥ {t} ({banding})"),
+                Verification::Exact => format!("at {measure} ≥ {t} ({banding})"),
+                Verification::None => format!("sharing an LSH band ({banding}, unverified)"),
+            }
+        }
     };
-    if args.pairs {
-        eprintln!(
-            "neardup: {} documents, {pair_count} pairs {within}, {failed} failed, {secs:.2} s",
-            docs.len(),
-        );
+    let stored = if summary.stored > 0 {
+        format!(" and {} stored", summary.stored)
     } else {
+        String::new()
+    };
+    if pairs {
         eprintln!(
-            "neardup: {} documents, {} duplicates in {cluster_count} clusters {within}, {failed} failed, {secs:.2} s",
-            docs.len(),
-            in_clusters - cluster_count,
+            "neardup: {} documents{stored}, {} pairs {within}, {}, {secs:.2} s",
+            summary.documents,
+            summary.pairs,
+            tally.describe()
+        );
+        return;
+    }
+    eprintln!(
+        "neardup: {} documents{stored}, {} duplicates in {} clusters {within}, {}, {secs:.2} s",
+        summary.documents,
+        summary.duplicates,
+        summary.clusters,
+        tally.describe()
+    );
+    if !summary.sizes.is_empty() {
+        let sizes: Vec<String> = summary
+            .sizes
+            .iter()
+            .map(|&(lo, hi, n)| {
+                if lo == hi {
+                    format!("{lo}: {n}")
+                } else {
+                    format!("{lo}-{hi}: {n}")
+                }
+            })
+            .collect();
+        let largest: Vec<String> = summary
+            .largest
+            .iter()
+            .map(|(rep, size)| format!("{size} ({rep})"))
+            .collect();
+        eprintln!(
+            "neardup: cluster sizes {}; largest {}",
+            sizes.join(", "),
+            largest.join(", ")
         );
     }
-    Ok(inputs::exit_status(failed))
-}
-
-/// A document's id and sketch.
-type Doc = (String, Sketch);
-
-/// The score between two sketches of the same method.
-fn score(a: &Sketch, b: &Sketch) -> Score {
-    match (a, b) {
-        (Sketch::Fingerprint(a), Sketch::Fingerprint(b)) => {
-            Score::Distance(hamming(a.bits(), b.bits()))
-        }
-        (Sketch::Signature(a), Sketch::Signature(b)) => {
-            Score::Similarity(similarity(a.values(), b.values()))
-        }
-        _ => unreachable!("one method per run"),
+    for warning in &summary.warnings {
+        eprintln!("neardup: warning: {warning}");
     }
 }
 
-/// A document read: its id, sketch, and shingle set (when kept for exact verification).
-type Read = (String, Sketch, Option<Vec<u64>>);
+/// Writes pairs and clusters as TSV or JSON lines. A write error (a closed pipe) is kept, not returned, so
+/// that the run goes on to update an index.
+struct CliSink<W: Write> {
+    out: OutputGuard<W>,
+    json: bool,
+    with_source: bool,
+}
 
-/// Sketches files and directories in parallel; returns the documents and the number that failed.
-fn read_files(args: &DedupArgs) -> Result<(Vec<Read>, usize)> {
-    let mut docs = Vec::new();
-    let mut failed = 0;
-    let unexpanded = args
+fn score_json(score: Score) -> (&'static str, serde_json::Value) {
+    match score {
+        Score::Distance(d) => ("distance", json!(d)),
+        Score::Similarity(s) => ("similarity", json!(s)),
+    }
+}
+
+impl<W: Write> Sink for CliSink<W> {
+    fn pair(&mut self, a: &str, b: &str, score: Score) -> std::io::Result<()> {
+        let json = self.json;
+        self.out.line(|w| {
+            if json {
+                let (key, value) = score_json(score);
+                let mut line = json!({"a": a, "b": b});
+                line[key] = value;
+                writeln!(w, "{line}")
+            } else {
+                writeln!(w, "{}\t{}\t{score}", escape_tsv(a), escape_tsv(b))
+            }
+        });
+        Ok(())
+    }
+
+    fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
+        let (json, with_source) = (self.json, self.with_source);
+        let number = cluster.number;
+        self.out.line(|w| {
+            if json {
+                let members: Vec<_> = cluster
+                    .members
+                    .iter()
+                    .map(|m| {
+                        let mut member = json!({"id": m.id});
+                        if let (Some(of), Some(score)) = (m.duplicate_of, m.score) {
+                            member["duplicate_of"] = json!(of);
+                            let (key, value) = score_json(score);
+                            member[key] = value;
+                        }
+                        if with_source {
+                            member["stored"] = json!(m.stored);
+                        }
+                        member
+                    })
+                    .collect();
+                writeln!(
+                    w,
+                    "{}",
+                    json!({"cluster": number, "representative": cluster.representative().id,
+                           "size": cluster.members.len(), "members": members})
+                )
+            } else {
+                let identical = match cluster.members.get(1).and_then(|m| m.score) {
+                    Some(Score::Similarity(_)) => Score::Similarity(1.0),
+                    _ => Score::Distance(0),
+                };
+                for m in &cluster.members {
+                    let score = m.score.unwrap_or(identical);
+                    write!(w, "{number}\t{}\t{score}", escape_tsv(m.id))?;
+                    if with_source {
+                        write!(w, "\t{}", if m.stored { "stored" } else { "new" })?;
+                    }
+                    writeln!(w)?;
+                }
+                Ok(())
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Reads and sketches files and directories in parallel, pushing each document; returns the tally.
+///
+/// A file is read once whatever the names it is reached by, so ids are unique, except for WARC records,
+/// named by their target URI: a URI captured in two archives (a re-crawl) or twice in one is named
+/// `URI (in ARCHIVE)`, or `URI (in ARCHIVE, record N)`, everywhere it occurs.
+fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
+    let mut tally = Tally::default();
+    let mut read: Vec<(Option<String>, Document)> = Vec::new();
+    tally.failed += args
         .doc
         .fingerprint_batches(&args.paths, |outcomes, progress| {
             for o in outcomes {
                 match o.result {
-                    Ok(a) => docs.push((o.label, a.sketch, o.shingles)),
-                    Err(e) => {
-                        failed += 1;
-                        inputs::report(progress, &o.label, &e);
-                    }
+                    Ok(a) => read.push((
+                        o.container,
+                        Document {
+                            length: a.tokens,
+                            profile: o.profile,
+                            ..Document::new(o.label, a.sketch)
+                        },
+                    )),
+                    Err(problem) => tally.record(progress, &o.label, &problem),
                 }
             }
             Ok(())
         })?;
-    Ok((docs, failed + unexpanded))
+    let mut count: std::collections::HashMap<(String, Option<String>), usize> = Default::default();
+    let mut by_id: std::collections::HashMap<String, usize> = Default::default();
+    for (container, doc) in &read {
+        *count
+            .entry((doc.id.clone(), container.clone()))
+            .or_default() += 1;
+        *by_id.entry(doc.id.clone()).or_default() += 1;
+    }
+    let mut nth: std::collections::HashMap<(String, Option<String>), usize> = Default::default();
+    for (container, mut doc) in read {
+        if let Some(archive) = container.as_deref()
+            && by_id[&doc.id] > 1
+        {
+            let key = (doc.id.clone(), container.clone());
+            let n = nth.entry(key.clone()).or_default();
+            *n += 1;
+            doc.id = if count[&key] > 1 {
+                format!("{} (in {archive}, record {n})", doc.id)
+            } else {
+                format!("{} (in {archive})", doc.id)
+            };
+        }
+        dedup.push(doc)?;
+    }
+    Ok(tally)
 }
 
 /// Sketches JSON Lines documents in parallel batches.
-fn read_jsonl(args: &DedupArgs, method: Method) -> Result<(Vec<Read>, usize)> {
-    let mut docs = Vec::new();
-    let mut failed = 0;
-    let keep = args.doc.keep_shingles;
+fn read_jsonl(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
+    let method = dedup.method();
+    let keep = args.doc.keep_profiles;
+    let mut tally = Tally::default();
+    let mut seen: std::collections::HashMap<String, String> = Default::default();
+    let hidden = indicatif::ProgressBar::hidden();
     let unopened = inputs::for_each_jsonl_batch(&args.paths, 4096, |batch| {
-        type Sketched = (String, Result<(Sketch, Option<Vec<u64>>), String>);
-        let results: Vec<Sketched> = batch
+        let results: Vec<_> = batch
             .into_par_iter()
-            .map(|(id, text)| {
-                let sketch = text.and_then(|t| {
-                    if keep {
-                        method.sketch_text_with_set(&t)
-                    } else {
-                        method.sketch_text(&t).map(|s| (s, None))
-                    }
-                    .map_err(|e| e.to_string())
-                });
-                (id, sketch)
+            .map(|doc| {
+                let sketch = doc
+                    .text
+                    .map_err(inputs::Problem::failed)
+                    .and_then(|t| args.doc.sketch_text(method, &t, keep));
+                (doc.id, doc.location, sketch)
             })
             .collect();
-        for (id, r) in results {
-            match r {
-                Ok((sketch, set)) => docs.push((id, sketch, set)),
-                Err(e) => {
-                    failed += 1;
-                    eprintln!("neardup: {id}: {e}");
+        for (id, location, result) in results {
+            match result {
+                Ok((sketch, profile, length)) => {
+                    if let Some(first) = seen.get(&id) {
+                        tally.failed += 1;
+                        eprintln!(
+                            "neardup: {location}: duplicate id '{id}' (first at {first}): left out"
+                        );
+                        continue;
+                    }
+                    seen.insert(id.clone(), location);
+                    dedup.push(Document {
+                        length,
+                        profile,
+                        ..Document::new(id, sketch)
+                    })?;
+                }
+                Err(problem) => {
+                    tally.record(&hidden, &inputs::record_label(&location, &id), &problem)
                 }
             }
         }
         Ok(())
     })?;
-    failed += unopened;
-    Ok((docs, failed))
-}
-
-/// One pair line.
-fn print_pair(
-    out: &mut impl Write,
-    a: &str,
-    b: &str,
-    score: Score,
-    json: bool,
-) -> std::io::Result<()> {
-    if json {
-        let mut line = json!({"a": a, "b": b});
-        line.as_object_mut()
-            .expect("an object")
-            .extend(score.json().as_object().expect("an object").clone());
-        writeln!(out, "{line}")
-    } else {
-        writeln!(out, "{a}\t{b}\t{score}")
-    }
-}
-
-/// One cluster: its members (indices into `docs`, smallest first, the representative) with their score
-/// against the representative.
-fn print_cluster(
-    out: &mut impl Write,
-    number: usize,
-    members: &[u32],
-    docs: &[Doc],
-    score: &impl Fn(u32, u32) -> Score,
-    json: bool,
-) -> std::io::Result<()> {
-    let rep = members[0];
-    if json {
-        let list: Vec<_> = members
-            .iter()
-            .map(|&m| {
-                let mut member = json!({"id": docs[m as usize].0});
-                member
-                    .as_object_mut()
-                    .expect("an object")
-                    .extend(score(rep, m).json().as_object().expect("an object").clone());
-                member
-            })
-            .collect();
-        writeln!(
-            out,
-            "{}",
-            json!({"cluster": number, "representative": docs[rep as usize].0, "size": members.len(), "members": list})
-        )
-    } else {
-        for &m in members {
-            writeln!(out, "{number}\t{}\t{}", docs[m as usize].0, score(rep, m))?;
-        }
-        Ok(())
-    }
-}
-
-/// The graph of new documents and the stored entries they match: nodes sorted by id (new documents win over
-/// a stored entry with the same id), and edges (i < j) sorted.
-type Graph = (Vec<Doc>, Vec<(u32, u32, Score)>, PersistentIndex<RedbStore>);
-
-fn with_index(
-    dir: &std::path::Path,
-    index: PersistentIndex<RedbStore>,
-    docs: &[Doc],
-    batch: &Batch,
-    args: &DedupArgs,
-) -> Result<Graph> {
-    if let (Kind::Hamming(design), Batch::SimHash(_)) = (&index.meta().kind, batch)
-        && args.k > design.k
-    {
-        bail!(
-            "--k {} is larger than the index's k = {}: its tables cannot find every match",
-            args.k,
-            design.k
-        );
-    }
-    let new_ids: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
-    // Stored entries that match a new document (the stored version of a new id is superseded, not a match).
-    let mut stored: std::collections::BTreeMap<String, Sketch> = Default::default();
-    let mut cross: Vec<(usize, String, Score)> = Vec::new();
-    for (i, (_, sketch)) in docs.iter().enumerate() {
-        let matches: Vec<(String, Score, Sketch)> = match (sketch, index.hamming(), index.lsh()) {
-            (Sketch::Fingerprint(fp), Some(h), _) => h
-                .query(fp.bits(), args.k)?
-                .into_iter()
-                .map(|m| {
-                    let stored_fp = h.get(&m.id).expect("a matched id is stored");
-                    let sketch =
-                        Sketch::Fingerprint(neardup::Fingerprint::new(fp.scheme(), stored_fp));
-                    (m.id, Score::Distance(m.distance), sketch)
-                })
-                .collect(),
-            (Sketch::Signature(sig), _, Some(l)) => {
-                let threshold = batch.threshold();
-                l.query(sig.values())?
-                    .into_iter()
-                    .filter(|c| threshold.is_none_or(|t| c.similarity >= t))
-                    .map(|c| {
-                        let values = l.get(&c.id).expect("a matched id is stored").to_vec();
-                        let sketch = Sketch::Signature(neardup::MinHashSignature::from_values(
-                            *sig.params(),
-                            values,
-                        ));
-                        (c.id, Score::Similarity(c.similarity), sketch)
-                    })
-                    .collect()
-            }
-            _ => bail!(
-                "{} is a {} index, but the documents were sketched with the other kind of scheme",
-                dir.display(),
-                index.meta().kind.name()
-            ),
-        };
-        for (id, score, sketch) in matches {
-            if !new_ids.contains(id.as_str()) {
-                stored.insert(id.clone(), sketch);
-                cross.push((i, id, score));
-            }
-        }
-    }
-    let mut nodes: Vec<Doc> = docs.to_vec();
-    nodes.extend(stored);
-    nodes.sort_by(|a, b| a.0.cmp(&b.0));
-    let position: std::collections::HashMap<&str, u32> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.0.as_str(), i as u32))
-        .collect();
-    let mut edges = Vec::new();
-    batch.pairs(args.k, |i, j, score| {
-        let (a, b) = (
-            position[docs[i as usize].0.as_str()],
-            position[docs[j as usize].0.as_str()],
-        );
-        edges.push((a.min(b), a.max(b), score));
-    });
-    for (i, id, score) in cross {
-        let (a, b) = (position[docs[i].0.as_str()], position[id.as_str()]);
-        edges.push((a.min(b), a.max(b), score));
-    }
-    edges.sort_by_key(|e| (e.0, e.1));
-    edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
-    Ok((nodes, edges, index))
+    tally.failed += unopened;
+    Ok(tally)
 }

@@ -1,6 +1,6 @@
 //! `neardup hash`: fingerprints for files, directories, stdin and JSONL corpora.
 
-use crate::inputs::{self, DocArgs, Outcome, Threads};
+use crate::inputs::{self, DocArgs, Outcome, Tally, Threads};
 use anyhow::Result;
 use clap::Args;
 use indicatif::ProgressBar;
@@ -77,28 +77,21 @@ pub fn run(args: HashArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut docs, mut total_bytes, mut failed) = (0usize, 0u64, 0usize);
-    let unexpanded = args
+    let (mut docs, mut total_bytes) = (0usize, 0u64);
+    let mut tally = Tally::default();
+    tally.failed += args
         .doc
         .fingerprint_batches(&args.paths, |outcomes, progress| {
             for o in outcomes {
                 docs += 1;
                 total_bytes += o.bytes;
-                if !print_outcome(&mut out, &o, &args, progress)? {
-                    failed += 1;
-                }
+                print_outcome(&mut out, &o, &args, progress, &mut tally)?;
             }
             // Output appears batch by batch, as it is ready.
             out.flush()?;
             Ok(())
         })?;
-    Ok(finish(
-        args.verbose,
-        docs,
-        total_bytes,
-        failed + unexpanded,
-        started,
-    ))
+    Ok(finish(&args, docs, total_bytes, &tally, started))
 }
 
 /// Prints one outcome; returns whether it succeeded.
@@ -107,11 +100,12 @@ fn print_outcome(
     o: &Outcome,
     args: &HashArgs,
     progress: &ProgressBar,
-) -> Result<bool> {
+    tally: &mut Tally,
+) -> Result<()> {
     match &o.result {
         Ok(a) => {
             if args.json {
-                let line = json!({
+                let mut line = json!({
                     "path": o.label,
                     "fingerprint": a.sketch.to_string(),
                     "media": a.media.name(),
@@ -121,9 +115,13 @@ fn print_outcome(
                     "tokens": a.tokens,
                     "bytes": o.bytes,
                 });
+                if let Some(record) = &o.record {
+                    line["warc_record_id"] = json!(record.record_id);
+                    line["warc_date"] = json!(record.date);
+                }
                 writeln!(out, "{line}")?;
             } else {
-                writeln!(out, "{}\t{}", a.sketch, o.label)?;
+                writeln!(out, "{}\t{}", a.sketch, crate::output::escape_tsv(&o.label))?;
             }
             if args.verbose {
                 let malformed = if a.malformed {
@@ -138,14 +136,15 @@ fn print_outcome(
                     )
                 });
             }
-            Ok(true)
+            Ok(())
         }
-        Err(message) => {
+        Err(problem) => {
             if args.json {
-                writeln!(out, "{}", json!({ "path": o.label, "error": message }))?;
+                let kind = if problem.empty { "empty" } else { "error" };
+                writeln!(out, "{}", json!({ "path": o.label, kind: problem.message }))?;
             }
-            inputs::report(progress, &o.label, message);
-            Ok(false)
+            tally.record(progress, &o.label, problem);
+            Ok(())
         }
     }
 }
@@ -153,8 +152,9 @@ fn print_outcome(
 /// One JSONL document's outcome.
 struct JsonlOutcome {
     id: String,
+    location: String,
     bytes: u64,
-    fingerprint: Result<String, String>,
+    fingerprint: Result<String, inputs::Problem>,
 }
 
 fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
@@ -162,24 +162,28 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let started = Instant::now();
-    let (mut docs, mut total_bytes, mut failed) = (0usize, 0u64, 0usize);
+    let (mut docs, mut total_bytes) = (0usize, 0u64);
+    let mut tally = Tally::default();
+    let hidden = ProgressBar::hidden();
     let unopened = inputs::for_each_jsonl_batch(&args.paths, 1024, |batch| {
         // Fingerprint the batch in parallel, print it in order.
         let results: Vec<JsonlOutcome> = batch
             .into_par_iter()
-            .map(|(id, text)| match text {
+            .map(|doc| match doc.text {
                 Ok(text) => JsonlOutcome {
                     bytes: text.len() as u64,
-                    fingerprint: method
-                        .sketch_text(&text)
-                        .map(|sketch| sketch.to_string())
-                        .map_err(|e| e.to_string()),
-                    id,
+                    fingerprint: args
+                        .doc
+                        .sketch_text(method, &text, false)
+                        .map(|(sketch, _, _)| sketch.to_string()),
+                    id: doc.id,
+                    location: doc.location,
                 },
                 Err(e) => JsonlOutcome {
-                    id,
+                    id: doc.id,
+                    location: doc.location,
                     bytes: 0,
-                    fingerprint: Err(e),
+                    fingerprint: Err(inputs::Problem::failed(e)),
                 },
             })
             .collect();
@@ -192,32 +196,33 @@ fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
                     "{}",
                     json!({"id": o.id, "fingerprint": fp, "bytes": o.bytes})
                 )?,
-                Ok(fp) => writeln!(out, "{fp}\t{}", o.id)?,
-                Err(e) => {
-                    failed += 1;
+                Ok(fp) => writeln!(out, "{fp}\t{}", crate::output::escape_tsv(&o.id))?,
+                Err(problem) => {
                     if args.json {
-                        writeln!(out, "{}", json!({"id": o.id, "error": e}))?;
+                        let kind = if problem.empty { "empty" } else { "error" };
+                        writeln!(out, "{}", json!({"id": o.id, kind: problem.message}))?;
                     }
-                    eprintln!("neardup: {}: {e}", o.id);
+                    tally.record(&hidden, &inputs::record_label(&o.location, &o.id), &problem);
                 }
             }
         }
         Ok(())
     })?;
-    failed += unopened;
+    tally.failed += unopened;
     out.flush()?;
-    Ok(finish(args.verbose, docs, total_bytes, failed, started))
+    Ok(finish(args, docs, total_bytes, &tally, started))
 }
 
 /// The end of a run: the summary if asked, and the exit status (1 if any document failed).
-fn finish(verbose: bool, docs: usize, bytes: u64, failed: usize, started: Instant) -> ExitCode {
-    if verbose {
+fn finish(args: &HashArgs, docs: usize, bytes: u64, tally: &Tally, started: Instant) -> ExitCode {
+    if args.verbose {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
-            "neardup: {docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {failed} failed",
+            "neardup: {docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {}",
             bytes as f64 / 1e6,
-            bytes as f64 / 1e6 / secs.max(1e-9)
+            bytes as f64 / 1e6 / secs.max(1e-9),
+            tally.describe()
         );
     }
-    inputs::exit_status(failed)
+    tally.exit_status(args.doc.strict)
 }

@@ -1,16 +1,15 @@
-//! `neardup index`: a persistent index that answers "what is within k bits of this?" (SimHash fingerprints in
-//! permuted tables) or "what has an estimated Jaccard similarity of at least t with this?" (MinHash
-//! signatures in LSH bands).
+//! `neardup index`: a translation of the library's [`neardup::index::Index`]: a persistent index that answers
+//! "what is within k bits of this?" (SimHash fingerprints in permuted tables) or "what has an estimated
+//! Jaccard similarity of at least t with this?" (MinHash signatures in LSH bands).
 
-use crate::dedup::choose_bands;
-use crate::inputs::{self, DocArgs, MethodArgs};
+use crate::inputs::{self, DocArgs, MethodArgs, Tally};
+use crate::output::{OutputGuard, escape_tsv};
 use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use neardup::{Method, Sketch};
-use neardup_index::lsh::Preset;
-use neardup_index::plan::recommend;
-use neardup_index::store::{Change, Kind, Memory, Meta, PersistentIndex, RedbStore};
+use neardup::dedup::{Options, Score, Verification};
+use neardup::index::{Index, IndexSettings, Kind, Radius};
+use neardup::{Method, Preset, Sketch};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -27,12 +26,18 @@ tables for distances up to k, or, with --scheme minhash, MinHash signatures in L
 a Jaccard --threshold (or a --preset). Commands that read documents sketch them with the index's
 scheme; sketches of another scheme or other parameters are refused.
 
+'-' means standard input: for add, one document; for add-fingerprints, lines of id<TAB>sketch; for
+query, lines of sketches (or the sketch<TAB>path lines of `neardup hash`); for remove, one id per
+line. A writer whose output is closed early (a closed pipe) still commits everything it read, then
+exits with status 2 and says so.
+
 Examples:
-    neardup index create idx --k 3 --n 1e7
+    neardup index create idx -k 3 --n 1e7
     neardup index create mh-idx --scheme minhash --threshold 0.8
     neardup index add idx docs/
     neardup hash --jsonl corpus.jsonl | neardup index add-fingerprints idx -
-    neardup index query idx new-page.html simhash-doc-v1:qikqezyce3ajc
+    neardup index query idx new-page.html crawl.warc.gz simhash-doc-v1:qikqezyce3ajc
+    neardup hash today/ | neardup index query idx -
     neardup index add mh-idx corpus/ && neardup index query mh-idx draft.txt
     neardup index remove idx docs/old.html
     neardup index stats idx";
@@ -94,12 +99,14 @@ enum IndexCommand {
         #[arg(long)]
         ack: bool,
     },
-    /// Find the stored ids near documents, fingerprints or signatures: within k bits, or at an estimated
-    /// Jaccard similarity of at least the threshold. Prints item<TAB>id<TAB>distance (or similarity).
+    /// Find the stored ids near documents, fingerprints or signatures (nothing is added): within k bits, or
+    /// at an estimated Jaccard similarity of at least the threshold. Prints item<TAB>id<TAB>distance (or
+    /// similarity), closest first.
     Query {
         /// The index directory.
         dir: PathBuf,
-        /// Files, '-', or fingerprint or signature strings.
+        /// Files, directories, WARC archives, fingerprint or signature strings, or '-' for sketches on stdin,
+        /// one per line.
         #[arg(required = true)]
         items: Vec<String>,
         /// SimHash: distance (default: the index's k; at most the index's k).
@@ -118,7 +125,7 @@ enum IndexCommand {
     Remove {
         /// The index directory.
         dir: PathBuf,
-        /// The ids to remove.
+        /// The ids to remove, or '-' for ids on stdin, one per line.
         #[arg(required = true)]
         ids: Vec<String>,
     },
@@ -132,41 +139,17 @@ enum IndexCommand {
     },
 }
 
-fn open(dir: &Path) -> Result<PersistentIndex<RedbStore>> {
-    Ok(PersistentIndex::open(RedbStore::open(dir)?)?)
-}
-
-/// The index's method, from its stored scheme name.
-fn method_of(index: &PersistentIndex<RedbStore>, dir: &Path) -> Result<Method> {
-    index
-        .meta()
-        .scheme
-        .parse()
-        .with_context(|| format!("{}: the index's scheme", dir.display()))
-}
-
-/// The change that stores `sketch` under `id`, if the sketch is of the index's method.
-fn put(id: String, sketch: &Sketch, method: Method) -> Result<Change, String> {
-    match sketch.method() {
-        Ok(m) if m == method => {}
-        Ok(m) => return Err(format!("a {m} sketch; the index holds {method}")),
-        Err(e) => return Err(e.to_string()),
-    }
-    Ok(change(id, sketch))
-}
-
-/// The change that stores a sketch under an id (fingerprints and signatures; no index holds bottom-k
-/// samples, which every command that writes an index refuses first).
-pub fn change(id: String, sketch: &Sketch) -> Change {
-    match sketch {
-        Sketch::Fingerprint(fp) => Change::Put(id, fp.bits()),
-        Sketch::Signature(sig) => Change::PutSignature(id, sig.values().to_vec()),
-        Sketch::BottomK(_) => unreachable!("no index holds bottom-k samples"),
-    }
+fn open(dir: &Path) -> Result<Index> {
+    Index::open(dir).map_err(|e| match e {
+        neardup::Error::NoIndex { .. } => anyhow::anyhow!(
+            "{e}: create one with `neardup index create {}`",
+            dir.display()
+        ),
+        other => other.into(),
+    })
 }
 
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
     match args.command {
         IndexCommand::Create {
             dir,
@@ -176,132 +159,14 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             preset,
             weights,
             method,
-        } => {
-            let method = method.method_with(preset.map(|p| (p.values, p.shingle)))?;
-            let kind = match method {
-                Method::BottomK(params) => bail!(
-                    "{params} samples are compared pair by pair (neardup compare), not indexed: use a \
-                     SimHash or MinHash scheme"
-                ),
-                Method::SimHash(_) => {
-                    if preset.is_some() {
-                        bail!("--preset configures MinHash: add --scheme minhash");
-                    }
-                    if k > 7 {
-                        bail!("--k {k} is out of range (0 to 7)");
-                    }
-                    Kind::Hamming(recommend(k, n))
-                }
-                Method::MinHash(scheme) => {
-                    // A preset brings its own threshold.
-                    let threshold = preset.is_none().then_some(threshold);
-                    let (banding, threshold) =
-                        choose_bands(preset, threshold, scheme.values(), weights)?;
-                    Kind::Lsh { banding, threshold }
-                }
-            };
-            let layout = match &kind {
-                Kind::Hamming(design) => format!("k = {k}, {design}, {} tables", design.tables()),
-                Kind::Lsh { banding, threshold } => format!("Jaccard ≥ {threshold}, {banding}"),
-            };
-            let store = RedbStore::create(
-                &dir,
-                Meta {
-                    scheme: method.name(),
-                    kind,
-                },
-            )?;
-            eprintln!(
-                "neardup: created {} ({method}, {layout})",
-                store.path().display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        IndexCommand::Add { dir, paths, doc } => {
-            let mut index = open(&dir)?;
-            let method = method_of(&index, &dir)?;
-            doc.method.adopt(method, &dir.display().to_string())?;
-            let (mut added, mut failed) = (0usize, 0usize);
-            let unexpanded = doc.fingerprint_batches(&paths, |outcomes, progress| {
-                let mut changes = Vec::with_capacity(outcomes.len());
-                for o in outcomes {
-                    match o
-                        .result
-                        .and_then(|a| put(o.label.clone(), &a.sketch, method))
-                    {
-                        Ok(change) => changes.push(change),
-                        Err(e) => {
-                            failed += 1;
-                            inputs::report(progress, &o.label, &e);
-                        }
-                    }
-                }
-                index.apply(&changes)?;
-                added += changes.len();
-                Ok(())
-            })?;
-            failed += unexpanded;
-            eprintln!(
-                "neardup: added {added} documents to {} ({} entries), {failed} failed",
-                dir.display(),
-                index.len()
-            );
-            Ok(inputs::exit_status(failed))
-        }
+        } => create(&dir, k, n, threshold, preset, weights, &method),
+        IndexCommand::Add { dir, paths, doc } => add(&dir, &paths, &doc),
         IndexCommand::AddFingerprints {
             dir,
             inputs,
             batch,
             ack,
-        } => {
-            let mut index = open(&dir)?;
-            let method = method_of(&index, &dir)?;
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
-            let (mut committed, mut bad) = (0usize, 0usize);
-            {
-                // One transaction per batch; with --ack, "ok N" only once the batch is durable.
-                let mut commit = |changes: &mut Vec<Change>| -> Result<()> {
-                    if changes.is_empty() {
-                        return Ok(());
-                    }
-                    index.apply(changes)?;
-                    committed += changes.len();
-                    changes.clear();
-                    if ack {
-                        writeln!(out, "ok {committed}")?;
-                        out.flush()?;
-                    }
-                    Ok(())
-                };
-                for input in &inputs {
-                    let reader = inputs::open_lines(input).map_err(anyhow::Error::msg)?;
-                    let mut changes = Vec::with_capacity(batch);
-                    for (n, line) in reader.lines().enumerate() {
-                        let line = line.with_context(|| format!("{input}:{}", n + 1))?;
-                        if line.trim().is_empty() {
-                            continue;
-                        }
-                        match parse_entry(&line, method) {
-                            Ok(change) => changes.push(change),
-                            Err(e) => {
-                                bad += 1;
-                                eprintln!("neardup: {input}:{}: {e}", n + 1);
-                            }
-                        }
-                        if changes.len() >= batch.max(1) {
-                            commit(&mut changes)?;
-                        }
-                    }
-                    commit(&mut changes)?;
-                }
-            }
-            eprintln!(
-                "neardup: added {committed} sketches ({} entries), {bad} lines refused",
-                index.len()
-            );
-            Ok(inputs::exit_status(bad))
-        }
+        } => add_fingerprints(&dir, &inputs, batch, ack),
         IndexCommand::Query {
             dir,
             items,
@@ -309,163 +174,338 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             threshold,
             json,
             doc,
-        } => {
-            let index = open(&dir)?;
-            let method = method_of(&index, &dir)?;
-            doc.method.adopt(method, &dir.display().to_string())?;
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
-            let mut failed = 0;
-            for item in &items {
-                let sketch = match doc.sketch_of(item) {
-                    Ok(sketch) => sketch,
-                    Err(e) => {
-                        failed += 1;
-                        eprintln!("neardup: {e:#}");
-                        continue;
-                    }
-                };
-                if let Err(e) = put(String::new(), &sketch, method) {
-                    bail!("{item} is {e}: schemes and parameters are never mixed");
-                }
-                // (id, score as printed, score as JSON)
-                let matches: Vec<(String, String, serde_json::Value)> =
-                    match (&sketch, index.memory()) {
-                        (Sketch::Fingerprint(fp), Memory::Hamming(h)) => h
-                            .query(fp.bits(), k.unwrap_or(h.k()))?
-                            .into_iter()
-                            .map(|m| {
-                                (
-                                    m.id,
-                                    m.distance.to_string(),
-                                    json!({"distance": m.distance}),
-                                )
-                            })
-                            .collect(),
-                        (Sketch::Signature(sig), Memory::Lsh(l)) => {
-                            let t = match (threshold, &index.meta().kind) {
-                                (Some(t), _) => t,
-                                (None, Kind::Lsh { threshold, .. }) => *threshold,
-                                (None, Kind::Hamming(_)) => 0.0,
-                            };
-                            l.query(sig.values())?
-                                .into_iter()
-                                .filter(|c| c.similarity >= t)
-                                .map(|c| {
-                                    (
-                                        c.id,
-                                        format!("{:.4}", c.similarity),
-                                        json!({"similarity": c.similarity}),
-                                    )
-                                })
-                                .collect()
-                        }
-                        _ => unreachable!("put() checked the method"),
-                    };
-                if json {
-                    let list: Vec<_> = matches
-                        .iter()
-                        .map(|(id, _, score)| {
-                            let mut m = json!({ "id": id });
-                            m.as_object_mut()
-                                .expect("an object")
-                                .extend(score.as_object().expect("an object").clone());
-                            m
-                        })
-                        .collect();
-                    writeln!(
-                        out,
-                        "{}",
-                        json!({"query": item, "fingerprint": sketch.to_string(), "matches": list})
-                    )?;
-                } else {
-                    for (id, score, _) in &matches {
-                        writeln!(out, "{item}\t{id}\t{score}")?;
-                    }
-                }
-            }
-            out.flush()?;
-            Ok(inputs::exit_status(failed))
-        }
-        IndexCommand::Remove { dir, ids } => {
-            let mut index = open(&dir)?;
-            let present: Vec<&String> = ids.iter().filter(|id| index.contains(id)).collect();
-            for id in ids.iter().filter(|id| !index.contains(id)) {
-                eprintln!("neardup: {id}: not in the index");
-            }
-            let changes: Vec<Change> = present
-                .iter()
-                .map(|id| Change::Delete((*id).clone()))
-                .collect();
-            index.apply(&changes)?;
-            eprintln!(
-                "neardup: removed {} ids ({} entries left)",
-                changes.len(),
-                index.len()
-            );
-            Ok(inputs::exit_status(ids.len() - changes.len()))
-        }
-        IndexCommand::Stats { dir, json } => {
-            let index = open(&dir)?;
-            let bytes = std::fs::metadata(index.store().path())
-                .map(|m| m.len())
-                .unwrap_or(0);
-            let meta = index.meta();
-            let memory = match index.memory() {
-                Memory::Hamming(h) => h.memory(),
-                Memory::Lsh(l) => l.memory(),
-            };
-            let (layout, tables, k, threshold) = match &meta.kind {
-                Kind::Hamming(design) => {
-                    (design.to_string(), design.tables(), Some(design.k), None)
-                }
-                Kind::Lsh { banding, threshold } => (
-                    banding.to_string(),
-                    banding.bands as u64,
-                    None,
-                    Some(*threshold),
-                ),
-            };
-            if json {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"entries": index.len(), "scheme": meta.scheme, "kind": meta.kind.name(), "k": k,
-                           "threshold": threshold, "design": layout, "tables": tables, "file_bytes": bytes,
-                           "memory_table_bytes": memory.table_bytes, "memory_id_bytes": memory.id_bytes})
-                )?;
-            } else {
-                writeln!(out, "entries\t{}", index.len())?;
-                writeln!(out, "scheme\t{}", meta.scheme)?;
-                writeln!(out, "kind\t{}", meta.kind.name())?;
-                if let Some(k) = k {
-                    writeln!(out, "k\t{k}")?;
-                }
-                if let Some(t) = threshold {
-                    writeln!(out, "threshold\t{t}")?;
-                }
-                writeln!(out, "design\t{layout} ({tables} tables)")?;
-                writeln!(out, "file bytes\t{bytes}")?;
-                writeln!(
-                    out,
-                    "memory, tables\t{} ({:.1} per entry)",
-                    memory.table_bytes,
-                    memory.table_bytes_per_entry()
-                )?;
-                writeln!(
-                    out,
-                    "memory, ids\t{} ({:.1} per entry)",
-                    memory.id_bytes,
-                    memory.id_bytes_per_entry()
-                )?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => query(&dir, &items, k, threshold, json, &doc),
+        IndexCommand::Remove { dir, ids } => remove(&dir, &ids),
+        IndexCommand::Stats { dir, json } => stats(&dir, json),
     }
 }
 
-/// One input line of add-fingerprints: TSV in either column order, or a JSON object.
-fn parse_entry(line: &str, method: Method) -> Result<Change, String> {
+fn create(
+    dir: &Path,
+    k: u32,
+    n: f64,
+    threshold: f64,
+    preset: Option<&'static Preset>,
+    weights: (f64, f64),
+    method_args: &MethodArgs,
+) -> Result<ExitCode> {
+    let method = method_args.method_with(preset.map(|p| (p.values, p.shingle)))?;
+    if preset.is_some() && matches!(method, Method::SimHash(_)) {
+        bail!("--preset configures MinHash: add --scheme minhash");
+    }
+    let settings = IndexSettings {
+        k,
+        expected: n,
+        dedup: Options {
+            // A preset brings its own threshold.
+            threshold: preset.is_none().then_some(threshold),
+            weights: Some(weights),
+            verification: Verification::Estimate,
+            ..Options::default()
+        },
+        preset,
+    };
+    let index = Index::create(dir, method, &settings)?;
+    let layout = match index.kind() {
+        Kind::Hamming(design) => format!("k = {k}, {design}, {} tables", design.tables()),
+        Kind::Lsh { banding, threshold } => format!("Jaccard ≥ {threshold}, {banding}"),
+    };
+    eprintln!("neardup: created {} ({method}, {layout})", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn add(dir: &Path, paths: &[String], doc: &DocArgs) -> Result<ExitCode> {
+    let mut index = open(dir)?;
+    let method = index.method();
+    doc.method.adopt(method, &dir.display().to_string())?;
+    let mut added = 0usize;
+    let mut tally = Tally::default();
+    tally.failed += doc.fingerprint_batches(paths, |outcomes, progress| {
+        let mut changes = Vec::with_capacity(outcomes.len());
+        for o in outcomes {
+            let change = o.result.and_then(|a| {
+                index
+                    .change(&o.label, &a.sketch)
+                    .map_err(|e| inputs::Problem::failed(e.to_string()))
+            });
+            match change {
+                Ok(change) => changes.push(change),
+                Err(problem) => tally.record(progress, &o.label, &problem),
+            }
+        }
+        added += index.apply(changes)?;
+        Ok(())
+    })?;
+    eprintln!(
+        "neardup: added {added} documents to {} ({} entries), {}",
+        dir.display(),
+        index.len(),
+        tally.describe()
+    );
+    Ok(tally.exit_status(doc.strict))
+}
+
+fn add_fingerprints(dir: &Path, inputs: &[String], batch: usize, ack: bool) -> Result<ExitCode> {
+    let mut index = open(dir)?;
+    let method = index.method();
+    let mut out = OutputGuard::new(std::io::stdout().lock());
+    let (mut committed, mut bad) = (0usize, 0usize);
+    // One transaction per batch; with --ack, "ok N" only once the batch is durable. A closed output stops the
+    // acknowledgements, not the writes: every line read is still committed.
+    let mut commit = |index: &mut Index, changes: &mut Vec<_>| -> Result<()> {
+        committed += index.apply(std::mem::take(changes))?;
+        if ack {
+            out.line(|w| {
+                writeln!(w, "ok {committed}")?;
+                w.flush()
+            });
+        }
+        Ok(())
+    };
+    for input in inputs {
+        let reader = inputs::open_lines(input).map_err(anyhow::Error::msg)?;
+        let mut changes = Vec::with_capacity(batch);
+        for (n, line) in reader.lines().enumerate() {
+            let line = line.with_context(|| format!("{input}:{}", n + 1))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_entry(&line, method).and_then(|(id, sketch)| {
+                index.change(&id, &sketch).map_err(|e| {
+                    let shown: String = sketch.to_string().chars().take(48).collect();
+                    format!("{shown}… is refused: {e}")
+                })
+            }) {
+                Ok(change) => changes.push(change),
+                Err(e) => {
+                    bad += 1;
+                    eprintln!("neardup: {input}:{}: {e}", n + 1);
+                }
+            }
+            if changes.len() >= batch.max(1) {
+                commit(&mut index, &mut changes)?;
+            }
+        }
+        if !changes.is_empty() {
+            commit(&mut index, &mut changes)?;
+        }
+    }
+    eprintln!(
+        "neardup: added {committed} sketches ({} entries), {bad} lines refused",
+        index.len()
+    );
+    if let Some(e) = out.error() {
+        eprintln!(
+            "neardup: error: acknowledgements could not be written ({e}); all {committed} sketches read were committed"
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(inputs::exit_status(bad))
+}
+
+fn query(
+    dir: &Path,
+    items: &[String],
+    k: Option<u32>,
+    threshold: Option<f64>,
+    json: bool,
+    doc: &DocArgs,
+) -> Result<ExitCode> {
+    let index = open(dir)?;
+    let method = index.method();
+    doc.method.adopt(method, &dir.display().to_string())?;
+    let radius = match (method, k, threshold) {
+        (Method::SimHash(_), Some(_), Some(_)) | (Method::SimHash(_), None, Some(_)) => {
+            bail!(
+                "--threshold applies to MinHash indexes; {} holds {method} fingerprints",
+                dir.display()
+            )
+        }
+        (Method::SimHash(_), Some(k), None) => Radius::Distance(k),
+        (_, Some(_), _) => bail!(
+            "-k/--k is a Hamming distance for SimHash indexes; {} holds {method} signatures",
+            dir.display()
+        ),
+        (_, None, Some(t)) => Radius::Similarity(t),
+        (_, None, None) => Radius::Default,
+    };
+    let mut out = OutputGuard::new(std::io::BufWriter::new(std::io::stdout().lock()));
+    let mut tally = Tally::default();
+    let mut answer = |item: &str, sketch: &Sketch| -> Result<()> {
+        let matches = index.query(sketch, radius)?;
+        out.line(|w| {
+            if json {
+                let list: Vec<_> = matches
+                    .iter()
+                    .map(|m| match m.score {
+                        Score::Distance(d) => json!({"id": m.id, "distance": d}),
+                        Score::Similarity(s) => json!({"id": m.id, "similarity": s}),
+                    })
+                    .collect();
+                writeln!(
+                    w,
+                    "{}",
+                    json!({"query": item, "fingerprint": sketch.to_string(), "matches": list})
+                )
+            } else {
+                for m in &matches {
+                    writeln!(
+                        w,
+                        "{}\t{}\t{}",
+                        escape_tsv(item),
+                        escape_tsv(&m.id),
+                        m.score
+                    )?;
+                }
+                Ok(())
+            }
+        });
+        Ok(())
+    };
+    let hidden = indicatif::ProgressBar::hidden();
+    let mut documents = Vec::new();
+    for item in items {
+        if item == "-" {
+            for (n, line) in std::io::stdin().lock().lines().enumerate() {
+                let line = line.with_context(|| format!("stdin:{}", n + 1))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match parse_query_line(&line) {
+                    Ok((label, sketch)) => answer(&label, &sketch)?,
+                    Err(e) => tally.record(
+                        &hidden,
+                        &format!("-:{}", n + 1),
+                        &inputs::Problem::failed(e),
+                    ),
+                }
+            }
+        } else if !Path::new(item).exists() && Sketch::looks_like_sketch(item) {
+            match item.parse::<Sketch>() {
+                Ok(sketch) => answer(item, &sketch)?,
+                Err(e) => tally.record(&hidden, item, &inputs::Problem::failed(e.to_string())),
+            }
+        } else {
+            documents.push(item.clone());
+        }
+    }
+    if !documents.is_empty() {
+        tally.failed += doc.fingerprint_batches(&documents, |outcomes, progress| {
+            for o in outcomes {
+                match o.result {
+                    Ok(a) => answer(&o.label, &a.sketch)?,
+                    Err(problem) => tally.record(progress, &o.label, &problem),
+                }
+            }
+            Ok(())
+        })?;
+    }
+    match out.finish() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok(tally.exit_status(doc.strict)),
+    }
+}
+
+/// A line of sketches on stdin for `query -`: a sketch alone, or `sketch<TAB>label` (the output of
+/// `neardup hash`), or `label<TAB>sketch`.
+fn parse_query_line(line: &str) -> Result<(String, Sketch), String> {
+    let line = line.trim_end_matches(['\r', '\n']);
+    let (label, text) = match line.split_once('\t') {
+        None => (line.trim().to_owned(), line.trim().to_owned()),
+        Some((a, b)) if Sketch::looks_like_sketch(a) => (b.to_owned(), a.to_owned()),
+        Some((a, b)) => (a.to_owned(), b.to_owned()),
+    };
+    let sketch = text.trim().parse::<Sketch>().map_err(|e| e.to_string())?;
+    Ok((label, sketch))
+}
+
+fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
+    let mut index = open(dir)?;
+    let mut wanted: Vec<String> = Vec::new();
+    for id in ids {
+        if id == "-" {
+            for line in std::io::stdin().lock().lines() {
+                let line = line.context("stdin")?;
+                let line = line.trim_end_matches('\r');
+                if !line.is_empty() {
+                    wanted.push(line.to_owned());
+                }
+            }
+        } else {
+            wanted.push(id.clone());
+        }
+    }
+    let absent: Vec<&String> = wanted.iter().filter(|id| !index.contains(id)).collect();
+    for id in &absent {
+        eprintln!("neardup: {id}: not in the index");
+    }
+    let removed = index.remove(wanted.iter().map(String::as_str))?;
+    eprintln!(
+        "neardup: removed {removed} ids ({} entries left)",
+        index.len()
+    );
+    Ok(inputs::exit_status(absent.len()))
+}
+
+fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
+    let index = open(dir)?;
+    let bytes = std::fs::metadata(dir.join("index.redb"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let stats = index.stats();
+    let (layout, tables, k, threshold) = match index.kind() {
+        Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k), None),
+        Kind::Lsh { banding, threshold } => (
+            banding.to_string(),
+            banding.bands as u64,
+            None,
+            Some(*threshold),
+        ),
+    };
+    let scheme = index.method().name();
+    let kind = index.kind().name();
+    let mut out = std::io::stdout().lock();
+    let per_entry = |b: u64| b as f64 / stats.entries.max(1) as f64;
+    if json {
+        writeln!(
+            out,
+            "{}",
+            json!({"entries": stats.entries, "scheme": scheme, "kind": kind, "k": k,
+                   "threshold": threshold, "design": layout, "tables": tables, "file_bytes": bytes,
+                   "memory_table_bytes": stats.table_bytes, "memory_id_bytes": stats.id_bytes})
+        )?;
+    } else {
+        writeln!(out, "entries\t{}", stats.entries)?;
+        writeln!(out, "scheme\t{scheme}")?;
+        writeln!(out, "kind\t{kind}")?;
+        if let Some(k) = k {
+            writeln!(out, "k\t{k}")?;
+        }
+        if let Some(t) = threshold {
+            writeln!(out, "threshold\t{t}")?;
+        }
+        writeln!(out, "design\t{layout} ({tables} tables)")?;
+        writeln!(out, "file bytes\t{bytes}")?;
+        writeln!(
+            out,
+            "memory, tables\t{} ({:.1} per entry)",
+            stats.table_bytes,
+            per_entry(stats.table_bytes)
+        )?;
+        writeln!(
+            out,
+            "memory, ids\t{} ({:.1} per entry)",
+            stats.id_bytes,
+            per_entry(stats.id_bytes)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One input line of add-fingerprints: TSV in either column order, or a JSON object; the sketch must be of
+/// `method`.
+fn parse_entry(line: &str, method: Method) -> Result<(String, Sketch), String> {
     let (id, text) = if line.trim_start().starts_with('{') {
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
@@ -491,8 +531,14 @@ fn parse_entry(line: &str, method: Method) -> Result<Change, String> {
         .trim()
         .parse()
         .map_err(|e: neardup::Error| e.to_string())?;
-    put(id, &sketch, method).map_err(|e| {
-        let shown: String = text.chars().take(48).collect();
-        format!("{shown}… is {e}")
-    })
+    match sketch.method() {
+        Ok(m) if m == method => Ok((id, sketch)),
+        Ok(m) => {
+            let shown: String = text.chars().take(48).collect();
+            Err(format!(
+                "{shown}… is a {m} sketch; the index holds {method}"
+            ))
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }

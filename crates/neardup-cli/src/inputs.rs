@@ -5,7 +5,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::media::{Media, MediaHint};
-use neardup::{Analysis, Method, MinHashScheme, Scheme, Sketch, SketchParams, SketchScheme};
+use neardup::{
+    Analysis, Method, MinHashScheme, Profile, Scheme, Sketch, SketchParams, SketchScheme,
+};
 use rayon::prelude::*;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -77,9 +79,20 @@ pub struct OperandError {
 /// Expands operands into documents. Directories are walked recursively; their files are listed in byte
 /// order of their paths so that output never depends on the file system's order. Hidden files and
 /// directories (names starting with '.') under a directory are skipped; a hidden file named explicitly is read.
-pub fn expand(operands: &[String]) -> (Vec<Source>, Vec<OperandError>) {
+///
+/// Every file is read once, under the first name it is reached by (`dedup site site/v2.0` does not make a
+/// file its own duplicate): files are identified by device and inode. Symbolic links found while walking a
+/// directory are skipped unless `follow` (a link and its target would otherwise be two copies of one file);
+/// a link named on the command line is read.
+pub fn expand(operands: &[String], follow: bool) -> (Vec<Source>, Vec<OperandError>) {
     let mut sources = Vec::new();
     let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut push = |path: PathBuf, sources: &mut Vec<Source>| {
+        if seen.insert(file_identity(&path)) {
+            sources.push(Source::File(path));
+        }
+    };
     for op in operands {
         if op == "-" {
             sources.push(Source::Stdin);
@@ -89,6 +102,7 @@ pub fn expand(operands: &[String]) -> (Vec<Source>, Vec<OperandError>) {
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 let walker = walkdir::WalkDir::new(path)
+                    .follow_links(follow)
                     .sort_by(|a, b| a.file_name().cmp(b.file_name()))
                     .into_iter()
                     .filter_entry(|e| {
@@ -96,15 +110,8 @@ pub fn expand(operands: &[String]) -> (Vec<Source>, Vec<OperandError>) {
                     });
                 for entry in walker {
                     match entry {
-                        Ok(e) if e.file_type().is_file() => {
-                            sources.push(Source::File(e.into_path()))
-                        }
-                        Ok(e) if e.file_type().is_symlink() => {
-                            if e.path().is_file() {
-                                sources.push(Source::File(e.into_path()));
-                            }
-                        }
-                        Ok(_) => {}
+                        Ok(e) if e.file_type().is_file() => push(e.into_path(), &mut sources),
+                        Ok(_) => {} // directories, and links when not following them
                         Err(e) => errors.push(OperandError {
                             label: e
                                 .path()
@@ -114,7 +121,7 @@ pub fn expand(operands: &[String]) -> (Vec<Source>, Vec<OperandError>) {
                     }
                 }
             }
-            Ok(_) => sources.push(Source::File(path.to_path_buf())),
+            Ok(_) => push(path.to_path_buf(), &mut sources),
             Err(e) => errors.push(OperandError {
                 label: op.clone(),
                 message: io_message(&e),
@@ -122,6 +129,25 @@ pub fn expand(operands: &[String]) -> (Vec<Source>, Vec<OperandError>) {
         }
     }
     (sources, errors)
+}
+
+/// What identifies a file whatever the name it is reached by: device and inode on Unix, the canonical path
+/// elsewhere (or the path as given when it cannot be resolved).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum FileIdentity {
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+fn file_identity(path: &Path) -> FileIdentity {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(path) {
+            return FileIdentity::Inode(m.dev(), m.ino());
+        }
+    }
+    FileIdentity::Path(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// An I/O error in words a user can act on.
@@ -258,25 +284,31 @@ pub struct DocArgs {
     pub media: MediaChoice,
     #[command(flatten)]
     pub method: MethodArgs,
-    /// Refuse documents larger than this many bytes.
-    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
+    /// Refuse documents larger than this many bytes (K, M, G suffixes: powers of 1024).
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = crate::plan::parse_size)]
     pub max_bytes: u64,
-    /// Also keep each document's shingle set (MinHash), for exact verification.
+    /// Follow symbolic links while walking directories (a file reached twice is still read once).
+    #[arg(short = 'L', long)]
+    pub follow: bool,
+    /// Treat documents without any words (empty, only markup or numbers) as failures: exit status 1.
+    #[arg(long)]
+    pub strict: bool,
+    /// Also keep each document's exact profile (MinHash), for exact verification.
     #[arg(skip)]
-    pub keep_shingles: bool,
+    pub keep_profiles: bool,
 }
 
 impl DocArgs {
-    /// Reads and sketches one document; the error is a message ready to print after the document's name.
-    pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, String>) {
+    /// Reads and sketches one document.
+    pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, Problem>) {
         let (method, bytes) = match self.method_and_bytes(source) {
             Ok(read) => read,
-            Err(e) => return (0, Err(e)),
+            Err(e) => return (0, Err(Problem::failed(e))),
         };
         let name = source.name_hint();
         let result = method
             .analyze(&bytes, self.media.hint(name.as_deref()))
-            .map_err(|e| e.to_string());
+            .map_err(|e| Problem::of(&e, e.to_string()));
         (bytes.len() as u64, result)
     }
 
@@ -285,6 +317,32 @@ impl DocArgs {
         let method = self.method.method().map_err(|e| format!("{e:#}"))?;
         let bytes = source.read(self.max_bytes).map_err(|e| format!("{e:#}"))?;
         Ok((method, bytes))
+    }
+
+    /// Sketches a JSON Lines document's text: taken as extracted text, or, with `--media` naming another
+    /// medium (HTML in a crawl's JSONL), extracted as that medium first.
+    pub fn sketch_text(
+        &self,
+        method: Method,
+        text: &str,
+        keep_profile: bool,
+    ) -> Result<(Sketch, Option<Profile>, u64), Problem> {
+        let result = match self.media {
+            MediaChoice::Forced(media) if media != Media::Text => method
+                .analyze_documents(text.as_bytes(), MediaHint::Force(media), keep_profile)
+                .into_iter()
+                .next()
+                .map(|d| d.result.map(|(a, p)| (a.sketch, p, a.tokens)))
+                .unwrap_or(Err(neardup::Error::NoTokens {
+                    scheme: "any scheme",
+                })),
+            _ if keep_profile => method.sketch_text_with_profile(text).map(|(s, p)| {
+                let n = p.as_ref().map_or(0, |p| p.len() as u64);
+                (s, p, n)
+            }),
+            _ => method.sketch_text(text).map(|s| (s, None, 0)),
+        };
+        result.map_err(|e| Problem::of(&e, e.to_string()))
     }
 
     /// Reads a document and extracts its text.
@@ -296,14 +354,16 @@ impl DocArgs {
 
     /// Reads and sketches every document of a file: one, or one per response record of a WARC archive,
     /// labelled by its `WARC-Target-URI` (an error that ends a damaged archive is labelled by the file). With
-    /// `keep_shingles`, MinHash outcomes carry their shingle sets.
+    /// `keep_profiles`, MinHash outcomes carry their exact profiles.
     pub fn analyze_all(&self, source: &Source) -> Vec<Outcome> {
         let failed = |message: String| {
             vec![Outcome {
                 label: source.label(),
                 bytes: 0,
-                result: Err(message),
-                shingles: None,
+                record: None,
+                container: None,
+                result: Err(Problem::failed(message)),
+                profile: None,
             }]
         };
         let (method, bytes) = match self.method_and_bytes(source) {
@@ -312,24 +372,25 @@ impl DocArgs {
         };
         let name = source.name_hint();
         let docs =
-            method.analyze_documents(&bytes, self.media.hint(name.as_deref()), self.keep_shingles);
-        let single = docs.len() == 1 && docs[0].0.is_none();
+            method.analyze_documents(&bytes, self.media.hint(name.as_deref()), self.keep_profiles);
         docs.into_iter()
-            .map(|(id, result)| {
+            .map(|doc| {
                 // A record's error also names the archive it came from.
-                let result = result.map_err(|e| match &id {
-                    Some(_) => format!("{e} (record in {})", source.label()),
-                    None => e.to_string(),
+                let result = doc.result.map_err(|e| match &doc.id {
+                    Some(_) => Problem::of(&e, format!("{e} (record in {})", source.label())),
+                    None => Problem::of(&e, e.to_string()),
                 });
-                let (result, shingles) = match result {
-                    Ok((analysis, set)) => (Ok(analysis), set),
+                let (result, profile) = match result {
+                    Ok((analysis, profile)) => (Ok(analysis), profile),
                     Err(e) => (Err(e), None),
                 };
                 Outcome {
-                    label: id.unwrap_or_else(|| source.label()),
-                    bytes: if single { bytes.len() as u64 } else { 0 },
+                    container: doc.id.is_some().then(|| source.label()),
+                    label: doc.id.unwrap_or_else(|| source.label()),
+                    bytes: doc.bytes,
+                    record: doc.record,
                     result,
-                    shingles,
+                    profile,
                 }
             })
             .collect()
@@ -345,7 +406,7 @@ impl DocArgs {
         mut on_batch: impl FnMut(Vec<Outcome>, &ProgressBar) -> Result<()>,
     ) -> Result<usize> {
         self.method.method()?;
-        let (sources, operand_errors) = expand(operands);
+        let (sources, operand_errors) = expand(operands, self.follow);
         for e in &operand_errors {
             eprintln!("neardup: {}: {}", e.label, e.message);
         }
@@ -383,7 +444,7 @@ impl DocArgs {
         let (_, result) = self.analyze(&source);
         result
             .map(|a| a.sketch)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", source.label()))
+            .map_err(|e| anyhow::anyhow!("{}: {}", source.label(), e.message))
     }
 }
 
@@ -391,12 +452,75 @@ impl DocArgs {
 pub struct Outcome {
     /// The document's name: its path as given or found, or `-`.
     pub label: String,
-    /// Its size in bytes (0 if it could not be read).
+    /// Its size in bytes: the file's, or the record's inside a WARC archive (0 if it could not be read).
     pub bytes: u64,
+    /// A WARC record's id and date.
+    pub record: Option<neardup::text::warc::RecordMeta>,
+    /// The archive a record came from (`None` for a whole file).
+    pub container: Option<String>,
     /// What it gave, or why it gave nothing.
-    pub result: Result<Analysis, String>,
-    /// Its shingle set, when [`DocArgs::keep_shingles`] asked for it.
-    pub shingles: Option<Vec<u64>>,
+    pub result: Result<Analysis, Problem>,
+    /// Its exact profile, when [`DocArgs::keep_profiles`] asked for it.
+    pub profile: Option<Profile>,
+}
+
+/// Why a document gave no sketch.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// In words, ready to print after the document's name.
+    pub message: String,
+    /// Whether it is only empty (no words after extraction): a warning, not a failure, unless `--strict`.
+    pub empty: bool,
+}
+
+impl Problem {
+    /// A failure.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Problem {
+            message: message.into(),
+            empty: false,
+        }
+    }
+
+    /// The problem of a library error, with its message.
+    pub fn of(error: &neardup::Error, message: String) -> Self {
+        Problem {
+            message,
+            empty: matches!(error, neardup::Error::NoTokens { .. }),
+        }
+    }
+}
+
+/// Documents that gave no sketch: failures, and empty documents (warnings).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Documents that could not be read or sketched, and operands that could not be expanded.
+    pub failed: usize,
+    /// Documents without words.
+    pub empty: usize,
+}
+
+impl Tally {
+    /// Counts and reports a problem on stderr (without tearing the progress bar).
+    pub fn record(&mut self, progress: &ProgressBar, label: &str, problem: &Problem) {
+        if problem.empty {
+            self.empty += 1;
+            progress.suspend(|| eprintln!("neardup: warning: {label}: {}", problem.message));
+        } else {
+            self.failed += 1;
+            report(progress, label, &problem.message);
+        }
+    }
+
+    /// "2 failed, 1 empty" for summaries.
+    pub fn describe(&self) -> String {
+        format!("{} failed, {} empty", self.failed, self.empty)
+    }
+
+    /// 1 if anything failed (or, with `strict`, was empty), else 0.
+    pub fn exit_status(&self, strict: bool) -> std::process::ExitCode {
+        exit_status(self.failed + if strict { self.empty } else { 0 })
+    }
 }
 
 /// The exit status of a command over many documents: 1 if any of them failed (each was reported), else 0.
@@ -476,27 +600,30 @@ impl MediaChoice {
     }
 }
 
-/// A JSONL line to (id, text); the id falls back to `FILE:LINE`.
-pub fn parse_jsonl_line(
-    line: &str,
-    file: &str,
-    line_no: usize,
-) -> (String, Result<String, String>) {
-    let fallback = format!("{file}:{line_no}");
+/// A JSONL line as a document; the id falls back to `FILE:LINE`.
+pub fn parse_jsonl_line(line: &str, file: &str, line_no: usize) -> JsonlDoc {
+    let location = format!("{file}:{line_no}");
     let value: serde_json::Value = match serde_json::from_str(line) {
         Ok(v) => v,
-        Err(e) => return (fallback, Err(format!("not a JSON object: {e}"))),
+        Err(e) => {
+            return JsonlDoc {
+                id: location.clone(),
+                location,
+                text: Err(format!("not a JSON object: {e}")),
+            };
+        }
     };
     let id = match value.get("id") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Number(n)) => n.to_string(),
-        _ => fallback,
+        _ => location.clone(),
     };
-    match value.get("text") {
-        Some(serde_json::Value::String(t)) => (id, Ok(t.clone())),
-        Some(_) => (id, Err("the \"text\" field is not a string".to_owned())),
-        None => (id, Err("no \"text\" field".to_owned())),
-    }
+    let text = match value.get("text") {
+        Some(serde_json::Value::String(t)) => Ok(t.clone()),
+        Some(_) => Err("the \"text\" field is not a string".to_owned()),
+        None => Err("no \"text\" field".to_owned()),
+    };
+    JsonlDoc { id, location, text }
 }
 
 /// Opens a line-oriented input: a file, or standard input for `-`. The error names the file in words a user
@@ -512,8 +639,22 @@ pub fn open_lines(operand: &str) -> Result<Box<dyn std::io::BufRead>, String> {
         .map_err(|e| format!("{operand}: {}", io_message(&e)))
 }
 
-/// One JSON Lines document: its id and its text, or why the line is not a document.
-pub type JsonlDoc = (String, Result<String, String>);
+/// How a JSON Lines record is named in messages: `FILE:LINE (ID)`, or `FILE:LINE` when it has no id.
+pub fn record_label(location: &str, id: &str) -> String {
+    if location == id {
+        location.to_owned()
+    } else {
+        format!("{location} ({id})")
+    }
+}
+
+/// One JSON Lines document: its id, where it is (`FILE:LINE`), and its text or why the line is not a
+/// document.
+pub struct JsonlDoc {
+    pub id: String,
+    pub location: String,
+    pub text: Result<String, String>,
+}
 
 /// Reads JSON Lines inputs in batches of up to `size` documents (blank lines skipped) and hands each batch to
 /// `on_batch`, in input order. Inputs that cannot be opened are reported on stderr and counted; the count is
@@ -533,23 +674,35 @@ pub fn for_each_jsonl_batch(
                 continue;
             }
         };
+        // A read error (a directory, a damaged disk, invalid UTF-8) ends the file: reported once, never in a
+        // loop (`lines()` would return the same error forever).
         let mut lines = reader.lines().enumerate();
-        loop {
-            let batch: Vec<JsonlDoc> = lines
-                .by_ref()
-                .filter(|(_, l)| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
-                .take(size)
-                .map(|(n, l)| match l {
-                    Ok(l) => parse_jsonl_line(&l, operand, n + 1),
-                    Err(e) => (
-                        format!("{operand}:{}", n + 1),
-                        Err(format!("cannot read: {e}")),
-                    ),
-                })
-                .collect();
+        let mut ended = false;
+        while !ended {
+            let mut batch: Vec<JsonlDoc> = Vec::with_capacity(size.min(4096));
+            for (n, line) in lines.by_ref() {
+                match line {
+                    Ok(l) if l.trim().is_empty() => continue,
+                    Ok(l) => batch.push(parse_jsonl_line(&l, operand, n + 1)),
+                    Err(e) => {
+                        eprintln!(
+                            "neardup: {operand}:{}: cannot read: {}",
+                            n + 1,
+                            io_message(&e)
+                        );
+                        unopened += 1;
+                        ended = true;
+                        break;
+                    }
+                }
+                if batch.len() == size {
+                    break;
+                }
+            }
             if batch.is_empty() {
                 break;
             }
+            ended |= batch.len() < size;
             on_batch(batch)?;
         }
     }

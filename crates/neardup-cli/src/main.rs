@@ -1,5 +1,6 @@
 //! `neardup`: the command-line front door. Each subcommand translates arguments into calls of the `neardup`
-//! library and formats the results; no algorithm lives here.
+//! library (the engine: schemes, [`neardup::dedup`], [`neardup::index`]) and formats the results; no
+//! algorithm lives here, and nothing below the engine is imported.
 
 // Doc comments in this crate are `--help` text, where `<TAB>` means a tab character, not an HTML tag.
 #![allow(rustdoc::invalid_html_tags)]
@@ -10,6 +11,7 @@ mod dedup;
 mod hash;
 mod index;
 mod inputs;
+mod output;
 mod plan;
 
 use clap::{Parser, Subcommand};
@@ -20,8 +22,8 @@ const ABOUT: &str = "Find near-duplicate documents with interoperable fingerprin
 const LONG_ABOUT: &str = "\
 Find near-duplicate documents with interoperable fingerprints.
 
-neardup reads text and HTML in any encoding, extracts the text, and computes a fingerprint
-under a named, versioned scheme. The default scheme is simhash-doc-v1: a 64-bit SimHash of the
+neardup reads text, HTML, XML (JATS, TEI, DocBook), PDF, EPUB and WARC archives in any encoding,
+extracts the text, and computes a fingerprint under a named, versioned scheme. The default scheme is simhash-doc-v1: a 64-bit SimHash of the
 document's words (Unicode-normalized, case-folded, URLs and DOIs removed), written as
 'simhash-doc-v1:' and 13 base32 characters. The same text gives the same fingerprint from
 any medium and in any implementation of the spec (docs/spec/simhash-doc-v1.md).
@@ -77,7 +79,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        // The reader of our output went away (`neardup ... | head`): stop quietly, as other tools do.
+        // The reader of a read-only command's output went away (`neardup hash ... | head`): stop quietly,
+        // as other tools do. Commands that write (an index, files) finish their writes and report a closed
+        // output themselves, with a non-zero status.
         Err(e)
             if e.downcast_ref::<std::io::Error>()
                 .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>

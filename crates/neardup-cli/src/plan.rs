@@ -3,8 +3,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use neardup_index::lsh::{Banding, Preset, optimize};
-use neardup_index::plan::{Estimate, plan, query_cost};
+use neardup::plan::{Banding, Estimate, Preset, optimize, plan, query_cost};
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
@@ -55,11 +54,12 @@ pub struct PlanArgs {
     /// MinHash: a published configuration instead of the optimizer (fineweb, refinedweb, gopher, the-stack).
     #[arg(long, value_parser = parse_preset)]
     preset: Option<&'static Preset>,
-    /// MinHash: weight of false positives in the optimizer.
-    #[arg(long, default_value_t = 0.5)]
+    /// MinHash: weight of false positives in the optimizer [default: 0.05, what `neardup dedup` and
+    /// `neardup index create` use, since they verify candidates; datasketch uses 0.5].
+    #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).0)]
     fp_weight: f64,
-    /// MinHash: weight of false negatives in the optimizer.
-    #[arg(long, default_value_t = 0.5)]
+    /// MinHash: weight of false negatives in the optimizer [default: 0.95; datasketch uses 0.5].
+    #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).1)]
     fn_weight: f64,
     /// Maximum Hamming distance to find (inclusive), 0 to 7.
     #[arg(long, default_value_t = 3)]
@@ -89,7 +89,18 @@ pub fn parse_count(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_bytes(s: &str) -> Result<f64, String> {
+/// A size in bytes as a whole number (`--max-bytes 256M`).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bytes = parse_bytes(s)?;
+    if bytes >= 1.0 && bytes < u64::MAX as f64 {
+        Ok(bytes as u64)
+    } else {
+        Err(format!("'{s}' is not a size of at least one byte"))
+    }
+}
+
+/// A size: bytes, or with a K/M/G/T suffix (powers of 1024; `KB`, `KiB` alike).
+pub fn parse_bytes(s: &str) -> Result<f64, String> {
     let t = s.trim().to_ascii_uppercase();
     let t = t
         .strip_suffix("IB")
@@ -105,8 +116,10 @@ fn parse_bytes(s: &str) -> Result<f64, String> {
     };
     num.trim()
         .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
         .map(|n| n * mult)
-        .map_err(|_| format!("'{s}' is not a size (e.g. 64G, 512M, 1000000)"))
+        .ok_or_else(|| format!("'{s}' is not a size (e.g. 64G, 512M, 1000000)"))
 }
 
 fn human_bytes(b: f64) -> String {
@@ -212,14 +225,14 @@ fn run_lsh(args: &PlanArgs) -> Result<ExitCode> {
             None,
         ),
     };
-    // datasketch's grid (b·r ≤ K), for comparison.
+    // datasketch's grid (b·r ≤ K) and default weights (0.5, 0.5), for comparison.
     let datasketch = (1..=banding.values)
         .flat_map(|b| (1..=banding.values / b).map(move |r| (b, r)))
         .map(|(b, r)| Banding::fixed(b, r, banding.values).expect("b·r ≤ K"))
         .min_by(|x, y| {
             let cost = |z: &Banding| {
                 let (fp, fn_) = z.error_areas(threshold);
-                args.fp_weight * fp + args.fn_weight * fn_
+                0.5 * fp + 0.5 * fn_
             };
             cost(x).total_cmp(&cost(y))
         })
@@ -243,7 +256,8 @@ fn run_lsh(args: &PlanArgs) -> Result<ExitCode> {
         Some(p) => writeln!(out, "preset {}: {}", p.name, p.source)?,
         None => writeln!(
             out,
-            "Jaccard ≥ {threshold} with {} values per signature (weights: false positives {}, false negatives {})",
+            "Jaccard ≥ {threshold} with {} values per signature (weights: false positives {}, false negatives {}; \
+             the bands `neardup dedup` uses with these settings)",
             banding.values, args.fp_weight, args.fn_weight
         )?,
     }

@@ -207,7 +207,8 @@ fn jsonl_corpora() {
     );
     assert_eq!(lines[0].split('\t').next(), lines[1].split('\t').next());
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("7: no tokens"), "{stderr}");
+    // A document without words is a warning, named by its line and id.
+    assert!(stderr.contains("warning: -:2 (7): no tokens"), "{stderr}");
     assert!(stderr.contains("-:3: not a JSON object"), "{stderr}");
 }
 
@@ -585,14 +586,20 @@ fn warc_records_are_documents_named_by_uri() {
     assert_eq!(lines[1]["path"], "http://example.org/b.txt");
     assert_eq!(lines[1]["media"], "text");
 
-    // dedup lists records by URI too: a copy of the archive pairs each record with itself.
+    // dedup lists records by URI too: a copy of the archive pairs each record with its copy, the two
+    // named by their archives (ids are unique in a run).
     let dir = temp_dir("warc-dedup");
     std::fs::copy(&warc, dir.join("copy.warc.gz")).unwrap();
     let out = neardup(&["dedup", "--pairs", &warc, &dir.display().to_string()]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    let copy = dir.join("copy.warc.gz").display().to_string();
     assert!(
-        stdout.contains("http://example.org/a\thttp://example.org/a\t0"),
+        stdout.contains(&format!(
+            "http://example.org/a (in {copy})\thttp://example.org/a (in {warc})\t0"
+        )) || stdout.contains(&format!(
+            "http://example.org/a (in {warc})\thttp://example.org/a (in {copy})\t0"
+        )),
         "{stdout}"
     );
 

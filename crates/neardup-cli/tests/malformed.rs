@@ -1,5 +1,6 @@
 //! The real binary over `testdata/malformed/`: every broken or hostile file gives a clear error that names it,
-//! a non-zero exit status, and neither a panic nor a hang.
+//! a non-zero exit status (with --strict, so that a file left without words by a refused entity or bomb counts
+//! too), and neither a panic nor a hang.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -26,7 +27,7 @@ fn every_malformed_file_gives_a_clear_error() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let started = Instant::now();
         let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-            .args(["hash", &file.display().to_string()])
+            .args(["hash", "--strict", &file.display().to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

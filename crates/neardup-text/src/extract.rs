@@ -83,6 +83,10 @@ pub fn extract(bytes: &[u8], hint: MediaHint<'_>) -> Result<Extracted, ExtractEr
 pub struct Document {
     /// The document's id inside its file (a WARC record's `WARC-Target-URI`), or `None` for the file itself.
     pub id: Option<String>,
+    /// Its size in bytes: the file's, or the record's payload (after transfer and content decoding).
+    pub bytes: u64,
+    /// A WARC record's id and date.
+    pub record: Option<crate::warc::RecordMeta>,
     /// Its text, or why it has none.
     pub result: Result<Extracted, ExtractError>,
 }
@@ -96,6 +100,8 @@ pub fn extract_documents(bytes: &[u8], hint: MediaHint<'_>) -> Vec<Document> {
         Err(u) => {
             return vec![Document {
                 id: None,
+                bytes: bytes.len() as u64,
+                record: None,
                 result: Err(ExtractError::UnsupportedMedia(u.0)),
             }];
         }
@@ -103,6 +109,8 @@ pub fn extract_documents(bytes: &[u8], hint: MediaHint<'_>) -> Vec<Document> {
     if media != Media::Warc {
         return vec![Document {
             id: None,
+            bytes: bytes.len() as u64,
+            record: None,
             result: extract_as(bytes, media, None, matches!(hint, MediaHint::Force(_))),
         }];
     }
@@ -110,16 +118,20 @@ pub fn extract_documents(bytes: &[u8], hint: MediaHint<'_>) -> Vec<Document> {
     let mut docs: Vec<Document> = records
         .into_iter()
         .map(|r| Document {
+            bytes: r.body.as_ref().map_or(0, |b| b.len() as u64),
             result: match r.body {
                 Ok(body) => extract_as(&body, r.media, r.charset, false),
                 Err(e) => Err(e.into()),
             },
             id: Some(r.uri),
+            record: Some(r.record),
         })
         .collect();
     if let Some(e) = error {
         docs.push(Document {
             id: None,
+            bytes: 0,
+            record: None,
             result: Err(e.into()),
         });
     }

@@ -39,12 +39,23 @@ pub enum WarcError {
 pub struct WarcDocument {
     /// `WARC-Target-URI`.
     pub uri: String,
+    /// `WARC-Record-ID` and `WARC-Date`, as written in the record.
+    pub record: RecordMeta,
     /// The medium given by the HTTP `Content-Type`.
     pub media: Media,
     /// The charset given by the HTTP `Content-Type`, if any and known.
     pub charset: Option<&'static Encoding>,
     /// The payload, de-chunked and decompressed; or why it could not be.
     pub body: Result<Vec<u8>, WarcError>,
+}
+
+/// What identifies a WARC record besides its target URI.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordMeta {
+    /// `WARC-Record-ID` (`<urn:uuid:…>`), if present.
+    pub record_id: Option<String>,
+    /// `WARC-Date`, if present.
+    pub date: Option<String>,
 }
 
 /// Reads the documents of a WARC archive (plain or gzip-compressed). A structural error ends the list: the
@@ -211,8 +222,13 @@ fn document_of(record: &Record<'_>) -> Option<WarcDocument> {
         let enc = enc.trim().to_ascii_lowercase();
         body = body.and_then(|b| decompress(&enc, b));
     }
+    let record_meta = RecordMeta {
+        record_id: record.header("WARC-Record-ID").map(|v| v.trim().to_owned()),
+        date: record.header("WARC-Date").map(|v| v.trim().to_owned()),
+    };
     Some(WarcDocument {
         uri,
+        record: record_meta,
         media,
         charset,
         body,

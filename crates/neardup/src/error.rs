@@ -45,6 +45,32 @@ pub enum Error {
     /// A signature string could not be parsed.
     #[error(transparent)]
     ParseSketch(#[from] neardup_sketch::signature::ParseSketchError),
+    /// Two documents of one run share an id: their pairs and clusters could not be told apart.
+    #[error("the id '{id}' is used by two documents: ids must be unique")]
+    DuplicateId {
+        /// The id.
+        id: String,
+    },
+    /// There is no index at a location.
+    #[error("no index at {location}")]
+    NoIndex {
+        /// The location.
+        location: String,
+    },
+    /// An index could not be opened, read or written.
+    #[error("{reason}")]
+    Index {
+        /// The index's location.
+        location: String,
+        /// What went wrong (naming the file).
+        reason: String,
+    },
+    /// Results could not be written to their sink.
+    #[error("cannot write the results: {reason}")]
+    Output {
+        /// Why.
+        reason: String,
+    },
     /// A scheme or parameter that this version cannot make documents' sketches with.
     #[error("unsupported: {what}")]
     Unsupported {

@@ -30,15 +30,20 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod dedup;
 mod error;
 mod fingerprint;
+pub mod index;
 mod minhash;
+pub mod plan;
+mod profile;
 mod scheme;
 mod sketch;
 pub mod vectors;
 
 pub use error::{Error, ParseError};
 pub use fingerprint::{Fingerprint, Verdict};
+pub use index::Preset;
 pub use minhash::{MinHashScheme, exact_jaccard, set_overlap, shingle_set};
 pub use neardup_sketch::bottomk::{BottomKSketch, Estimate as SampleEstimate};
 /// The MinHash-family sketches, their parameters and errors, re-exported from `neardup-sketch`.
@@ -46,8 +51,9 @@ pub use neardup_sketch::shingle::Features;
 pub use neardup_sketch::signature::{
     MinHashSignature, Scheme as SketchScheme, SketchMismatch, SketchParams,
 };
+pub use profile::{Measure, Profile};
 pub use scheme::{Analysis, SCHEMES, Scheme};
-pub use sketch::{Method, Sketch};
+pub use sketch::{DocumentAnalysis, Method, Sketch};
 
 /// Text extraction and tokenization, re-exported for callers that need the steps (golden vectors, tools).
 pub use neardup_text as text;

@@ -20,6 +20,7 @@
 //! one shingle of all of them; a document without tokens has no signature ([`Error::NoTokens`]).
 
 use crate::error::Error;
+use crate::profile::{Measure, Profile};
 use crate::sketch::Sketch;
 use neardup_sketch::bottomk::{BottomKBuilder, BottomKSketch};
 use neardup_sketch::datasketch::{DatasketchMinHasher, Variant};
@@ -110,14 +111,18 @@ impl MinHashScheme {
         self.sign(text, None)
     }
 
-    /// The signature, and the set of distinct shingle hashes (sorted) in the same pass over the text: what
-    /// exact verification needs.
-    pub fn signature_and_set(&self, text: &str) -> Result<(MinHashSignature, Vec<u64>), Error> {
-        let mut set = Vec::new();
-        let (signature, _) = self.sign(text, Some(&mut set))?;
-        set.sort_unstable();
-        set.dedup();
-        Ok((signature, set))
+    /// The signature, and the document's exact [`Profile`] made in the same pass over the text: the distinct
+    /// shingle hashes for the unweighted schemes, shingle counts for `wminhash-v1` and `pminhash-v1`. What exact
+    /// verification needs.
+    pub fn signature_and_profile(&self, text: &str) -> Result<(MinHashSignature, Profile), Error> {
+        let mut hashes = Vec::new();
+        let (signature, _) = self.sign(text, Some(&mut hashes))?;
+        Ok((signature, Profile::from_hashes(hashes, self.measure())))
+    }
+
+    /// The exact similarity the scheme's signatures estimate.
+    pub fn measure(&self) -> Measure {
+        Measure::of_sketch_scheme(self.params.scheme)
     }
 
     fn sign(
@@ -432,9 +437,14 @@ mod tests {
             let m =
                 MinHashScheme::new(SketchParams::new(scheme, 32, 1, Features::Words(3))).unwrap();
             let (a, n) = m.signature_text(text).unwrap();
-            let (b, set) = m.signature_and_set(text).unwrap();
+            let (b, profile) = m.signature_and_profile(text).unwrap();
             assert_eq!(a, b, "{scheme}");
-            assert_eq!(set, m.shingle_set(text), "{scheme}");
+            assert_eq!(profile.hashes(), m.shingle_set(text), "{scheme}");
+            let weighted = matches!(
+                scheme,
+                SketchScheme::WeightedJaccard | SketchScheme::ProbabilityJaccard
+            );
+            assert_eq!(matches!(profile, Profile::Counts(_)), weighted, "{scheme}");
             assert_eq!(n, 13, "{scheme}"); // 15 tokens, 13 3-grams (repeats counted)
             assert_eq!(a.params().scheme, scheme);
             // Another thread, and other parameters in between, give the same signature.

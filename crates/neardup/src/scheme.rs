@@ -105,7 +105,7 @@ impl Scheme {
         Method::SimHash(self)
             .analyze_documents(bytes, hint, false)
             .into_iter()
-            .map(|(id, result)| (id, result.map(|(analysis, _)| analysis)))
+            .map(|d| (d.id, d.result.map(|(analysis, _)| analysis)))
             .collect()
     }
 

@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::minhash::MinHashScheme;
+use crate::profile::{Measure, Profile};
 use crate::scheme::{Analysis, Scheme};
 use neardup_sketch::bottomk::BottomKSketch;
 use neardup_sketch::signature::{MinHashSignature, Scheme as SketchScheme, SketchParams};
@@ -39,27 +40,31 @@ impl Method {
         self.analyze_extracted(&neardup_text::extract(bytes, hint)?)
     }
 
-    /// Sketches every document of a file: one for most media, one per response record of a WARC archive,
-    /// each with its id inside the file (`None` for the file itself, and for an error that ends a damaged
-    /// archive). With `keep_sets`, a MinHash method also returns each document's distinct shingle hashes.
-    #[allow(clippy::type_complexity)] // one tuple per document: its id, and its analysis or error
+    /// Sketches every document of a file: one for most media, one per response record of a WARC archive
+    /// (`id` is `None` for the file itself, and for an error that ends a damaged archive). With
+    /// `keep_profiles`, a MinHash method also returns each document's exact [`Profile`].
     pub fn analyze_documents(
         &self,
         bytes: &[u8],
         hint: MediaHint<'_>,
-        keep_sets: bool,
-    ) -> Vec<(Option<String>, Result<(Analysis, Option<Vec<u64>>), Error>)> {
+        keep_profiles: bool,
+    ) -> Vec<DocumentAnalysis> {
         neardup_text::extract_documents(bytes, hint)
             .into_iter()
             .map(|doc| {
                 let result = doc.result.map_err(Error::from).and_then(|d| {
-                    if keep_sets {
-                        self.analyze_with_set(&d)
+                    if keep_profiles {
+                        self.analyze_with_profile(&d)
                     } else {
                         self.analyze_extracted(&d).map(|a| (a, None))
                     }
                 });
-                (doc.id, result)
+                DocumentAnalysis {
+                    id: doc.id,
+                    bytes: doc.bytes,
+                    record: doc.record,
+                    result,
+                }
             })
             .collect()
     }
@@ -82,34 +87,43 @@ impl Method {
         }
     }
 
-    /// Like [`analyze_extracted`](Self::analyze_extracted), also returning the document's distinct shingle
-    /// hashes (sorted) for a MinHash method, made in the same pass over the text (for exact verification).
-    pub fn analyze_with_set(
+    /// Like [`analyze_extracted`](Self::analyze_extracted), also returning the document's exact [`Profile`]
+    /// for a MinHash method, made in the same pass over the text (for exact verification).
+    pub fn analyze_with_profile(
         &self,
         doc: &neardup_text::Extracted,
-    ) -> Result<(Analysis, Option<Vec<u64>>), Error> {
+    ) -> Result<(Analysis, Option<Profile>), Error> {
         match self {
             Method::SimHash(_) | Method::BottomK(_) => Ok((self.analyze_extracted(doc)?, None)),
             Method::MinHash(scheme) => {
-                let (signature, set) = scheme.signature_and_set(&doc.text)?;
-                let shingles = set.len() as u64;
+                let (signature, profile) = scheme.signature_and_profile(&doc.text)?;
+                let shingles = profile.len() as u64;
                 Ok((
                     Analysis::of(Sketch::Signature(signature), doc, shingles),
-                    Some(set),
+                    Some(profile),
                 ))
             }
         }
     }
 
-    /// Like [`sketch_text`](Self::sketch_text), also returning the distinct shingle hashes (sorted) for a
-    /// MinHash method.
-    pub fn sketch_text_with_set(&self, text: &str) -> Result<(Sketch, Option<Vec<u64>>), Error> {
+    /// Like [`sketch_text`](Self::sketch_text), also returning the exact [`Profile`] for a MinHash method.
+    pub fn sketch_text_with_profile(&self, text: &str) -> Result<(Sketch, Option<Profile>), Error> {
         match self {
             Method::SimHash(_) | Method::BottomK(_) => Ok((self.sketch_text(text)?, None)),
             Method::MinHash(scheme) => {
-                let (signature, set) = scheme.signature_and_set(text)?;
-                Ok((Sketch::Signature(signature), Some(set)))
+                let (signature, profile) = scheme.signature_and_profile(text)?;
+                Ok((Sketch::Signature(signature), Some(profile)))
             }
+        }
+    }
+
+    /// The exact measure candidates are verified with: the Hamming distance for SimHash, the Jaccard
+    /// similarity of shingle sets (or its weighted or probability form, for the weighted schemes) otherwise.
+    pub fn measure(&self) -> Measure {
+        match self {
+            Method::SimHash(_) => Measure::Hamming,
+            Method::MinHash(scheme) => scheme.measure(),
+            Method::BottomK(_) => Measure::Jaccard,
         }
     }
 
@@ -156,6 +170,19 @@ impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
     }
+}
+
+/// One document of a file, sketched: see [`Method::analyze_documents`].
+#[derive(Clone, Debug)]
+pub struct DocumentAnalysis {
+    /// Its id inside the file (a WARC record's target URI), or `None` for the file itself.
+    pub id: Option<String>,
+    /// Its size in bytes (the file's, or the record's payload).
+    pub bytes: u64,
+    /// A WARC record's id and date.
+    pub record: Option<neardup_text::warc::RecordMeta>,
+    /// Its analysis and (when asked) its exact profile, or why it has none.
+    pub result: Result<(Analysis, Option<Profile>), Error>,
 }
 
 /// A document's sketch under some method.

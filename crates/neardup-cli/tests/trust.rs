@@ -1,0 +1,336 @@
+//! Regression tests for the CLI's trust bugs: each failed before its fix (a hang, lost writes, a file that
+//! was its own duplicate, silently wrong results), running the real binary on real files.
+
+mod common;
+
+use common::{neardup, neardup_stdin, temp_dir, text};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PAGE: &str =
+    "The quick brown fox jumps over the lazy dog near the river bank every single morning";
+
+/// Runs neardup with a time limit: a hang fails the test instead of the suite.
+fn neardup_within(args: &[&str], limit: Duration) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("neardup {args:?} ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn jsonl_on_a_directory_reports_once_and_ends() {
+    let dir = temp_dir("jsonl-dir");
+    let out = neardup_within(
+        &["dedup", "--jsonl", dir.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.lines().count() < 5, "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
+
+#[test]
+fn a_file_reached_twice_is_read_once_and_links_are_not_followed() {
+    let dir = temp_dir("identity");
+    std::fs::create_dir_all(dir.join("site/v2.0")).unwrap();
+    std::fs::write(dir.join("site/v2.0/page.txt"), PAGE).unwrap();
+    std::fs::write(dir.join("site/other.txt"), PAGE).unwrap();
+    std::os::unix::fs::symlink("other.txt", dir.join("site/a-link.txt")).unwrap();
+    let site = dir.join("site");
+    let inner = dir.join("site/v2.0");
+    let out = neardup(&["dedup", site.to_str().unwrap(), inner.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(!stdout.contains("a-link"), "{stdout}");
+    // With --follow, the link is read instead of its target (it comes first), never both.
+    let out = neardup(&["dedup", "--follow", site.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        stdout.contains("a-link.txt") && !stdout.contains("other.txt"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn duplicate_jsonl_ids_are_refused_with_both_lines() {
+    let input = format!(
+        "{{\"id\":\"a\",\"text\":\"{PAGE}\"}}\n{{\"id\":\"b\",\"text\":\"{PAGE}\"}}\n{{\"id\":\"a\",\"text\":\"other words entirely here\"}}\n"
+    );
+    let out = neardup_stdin(&["dedup", "--jsonl", "-"], input.as_bytes());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("-:3") && stderr.contains("duplicate id 'a'") && stderr.contains("-:1"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout).matches("\ta\t").count(), 1);
+}
+
+#[test]
+fn jsonl_html_is_extracted_when_asked() {
+    let html = "<html><body><nav>menu home about contact</nav><main><p>The same article text, with enough words to be a document of its own.</p></main></body></html>";
+    let plain = "The same article text, with enough words to be a document of its own.";
+    let input = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "html", "text": html}),
+        serde_json::json!({"id": "plain", "text": plain})
+    );
+    let out = neardup_stdin(
+        &["hash", "--jsonl", "--media", "html", "-"],
+        input.as_bytes(),
+    );
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    let fp = |l: &String| l.split('\t').next().unwrap().to_owned();
+    let plain_fp = text(&neardup_stdin(&["hash", "-"], plain.as_bytes()).stdout);
+    assert_eq!(fp(&lines[0]), plain_fp.split('\t').next().unwrap());
+}
+
+#[test]
+fn flags_of_the_other_method_are_errors() {
+    let dir = temp_dir("flags");
+    std::fs::write(dir.join("a.txt"), PAGE).unwrap();
+    let path = dir.to_str().unwrap();
+    for args in [
+        vec!["dedup", "--threshold", "0.8", path],
+        vec!["dedup", "--verify", "estimate", path],
+        vec!["dedup", "--scheme", "minhash", "-k", "3", path],
+    ] {
+        let out = neardup(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains("applies to") || text(&out.stderr).contains("Hamming"));
+    }
+}
+
+#[test]
+fn plan_shows_the_bands_dedup_uses() {
+    let dir = temp_dir("plan-bands");
+    std::fs::write(dir.join("a.txt"), PAGE).unwrap();
+    let plan = text(&neardup(&["plan", "--scheme", "minhash", "--threshold", "0.8"]).stdout);
+    let banding = plan
+        .lines()
+        .find_map(|l| l.strip_prefix("banding: "))
+        .expect("a banding line")
+        .to_owned();
+    let dedup = neardup(&[
+        "dedup",
+        "--scheme",
+        "minhash",
+        "--threshold",
+        "0.8",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&dedup.stderr).contains(&banding),
+        "{banding} / {}",
+        text(&dedup.stderr)
+    );
+}
+
+#[test]
+fn empty_documents_are_warnings_unless_strict() {
+    let dir = temp_dir("empty");
+    std::fs::write(dir.join("a.txt"), PAGE).unwrap();
+    std::fs::write(dir.join("empty.txt"), "").unwrap();
+    std::fs::write(dir.join("numbers.html"), "<p>1 2 3</p>").unwrap();
+    let out = neardup(&["hash", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("warning"));
+    let strict = neardup(&["hash", "--strict", dir.to_str().unwrap()]);
+    assert_eq!(strict.status.code(), Some(1));
+    let dedup = neardup(&["dedup", dir.to_str().unwrap()]);
+    assert_eq!(dedup.status.code(), Some(0));
+    assert!(
+        text(&dedup.stderr).contains("2 empty"),
+        "{}",
+        text(&dedup.stderr)
+    );
+}
+
+#[test]
+fn hash_json_reports_each_warc_record_size() {
+    let body = format!("<html><body><p>{PAGE}</p></body></html>");
+    let http = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let record = format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:1234>\r\nWARC-Date: 2026-01-02T03:04:05Z\r\nWARC-Target-URI: http://example.org/a\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+        http.len()
+    );
+    let dir = temp_dir("warc-bytes");
+    let path = dir.join("crawl.warc");
+    std::fs::write(&path, record).unwrap();
+    let out = neardup(&["hash", "--json", path.to_str().unwrap()]);
+    let line: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(line["bytes"], body.len());
+    assert_eq!(line["warc_record_id"], "<urn:uuid:1234>");
+    assert_eq!(line["warc_date"], "2026-01-02T03:04:05Z");
+}
+
+#[test]
+fn compare_exit_code_says_the_verdict() {
+    let dir = temp_dir("exit-code");
+    std::fs::write(dir.join("a.txt"), PAGE).unwrap();
+    std::fs::write(dir.join("b.txt"), format!("{PAGE}!")).unwrap();
+    std::fs::write(
+        dir.join("c.txt"),
+        "a different document about other things entirely today",
+    )
+    .unwrap();
+    let f = |n: &str| dir.join(n).to_str().unwrap().to_owned();
+    let same = neardup(&["compare", "--exit-code", &f("a.txt"), &f("b.txt")]);
+    assert_eq!(same.status.code(), Some(0));
+    let different = neardup(&["compare", "--exit-code", &f("a.txt"), &f("c.txt")]);
+    assert_eq!(different.status.code(), Some(1));
+    let plain = neardup(&["compare", &f("a.txt"), &f("c.txt")]);
+    assert_eq!(plain.status.code(), Some(0));
+}
+
+fn fingerprints(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            let fp = neardup::Fingerprint::new(
+                neardup::Scheme::SimhashDocV1,
+                (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            );
+            format!("id{i}\t{fp}\n")
+        })
+        .collect()
+}
+
+#[test]
+fn a_closed_ack_pipe_loses_no_write() {
+    let dir = temp_dir("ack-pipe");
+    let idx = dir.join("idx");
+    assert!(
+        neardup(&["index", "create", idx.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "index",
+            "add-fingerprints",
+            "--ack",
+            "--batch",
+            "100",
+            idx.to_str().unwrap(),
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let input = fingerprints(5000);
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    // Read one acknowledgement, then close the pipe (as `| head -1` does).
+    let mut first = String::new();
+    BufReader::new(stdout).read_line(&mut first).unwrap();
+    assert!(first.starts_with("ok "), "{first}");
+    writer.join().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("committed"),
+        "{}",
+        text(&out.stderr)
+    );
+    let stats = text(&neardup(&["index", "stats", idx.to_str().unwrap()]).stdout);
+    assert!(stats.contains("entries\t5000"), "{stats}");
+}
+
+#[test]
+fn dedup_updates_its_index_even_when_the_output_closes() {
+    let dir = temp_dir("dedup-pipe");
+    let idx = dir.join("idx");
+    let docs = dir.join("day2");
+    std::fs::create_dir_all(&docs).unwrap();
+    for i in 0..300 {
+        std::fs::write(docs.join(format!("{i:04}.txt")), format!("{PAGE} {i}")).unwrap();
+    }
+    assert!(
+        neardup(&["index", "create", idx.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "dedup",
+            "--index",
+            idx.to_str().unwrap(),
+            docs.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before anything is written
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stats = text(&neardup(&["index", "stats", idx.to_str().unwrap()]).stdout);
+    assert!(stats.contains("entries\t300"), "{stats}");
+}
+
+#[test]
+fn index_query_and_remove_read_stdin_lines() {
+    let dir = temp_dir("query-stdin");
+    let idx = dir.join("idx");
+    let i = idx.to_str().unwrap();
+    assert!(neardup(&["index", "create", i]).status.success());
+    let input = fingerprints(10);
+    assert!(
+        neardup_stdin(&["index", "add-fingerprints", i, "-"], input.as_bytes())
+            .status
+            .success()
+    );
+    // The `hash` form: sketch<TAB>label.
+    let lines: String = input
+        .lines()
+        .take(3)
+        .map(|l| {
+            let (id, fp) = l.split_once('\t').unwrap();
+            format!("{fp}\tq-{id}\n")
+        })
+        .collect();
+    let out = neardup_stdin(&["index", "query", i, "-"], lines.as_bytes());
+    let stdout = text(&out.stdout);
+    for n in 0..3 {
+        assert!(stdout.contains(&format!("q-id{n}\tid{n}\t0")), "{stdout}");
+    }
+    let out = neardup_stdin(&["index", "remove", i, "-"], b"id0\nid1\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stats = text(&neardup(&["index", "stats", i]).stdout);
+    assert!(stats.contains("entries\t8"), "{stats}");
+}
+
+#[test]
+fn ids_with_tabs_and_newlines_are_escaped_in_tsv() {
+    let input = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "a\tb", "text": PAGE}),
+        serde_json::json!({"id": "c\nd", "text": PAGE})
+    );
+    let out = neardup_stdin(&["dedup", "--jsonl", "--pairs", "-"], input.as_bytes());
+    assert_eq!(text(&out.stdout), "a\\tb\tc\\nd\t0\n");
+}

@@ -1,0 +1,142 @@
+//! From the pair graph to clusters: centres (every member within the threshold of its representative) or
+//! connected components, then the clusters written in the order of their representatives.
+
+use super::graph::{Graph, output};
+use super::{Cluster, Dedup, Member, Score, Sink, Summary};
+use crate::error::Error;
+use neardup_index::cluster::UnionFind;
+
+/// Each node's assignment: `None` for a representative (or a document near nothing), else the
+/// representative it joined and its score against it.
+pub(super) type Assignment = Vec<Option<(u32, Score)>>;
+
+/// Centre clustering: nodes in rank order; each joins the closest representative it shares an edge with
+/// (ties: the earlier representative), else becomes one. A group of identical documents is represented by
+/// its first member if that member becomes a representative.
+///
+/// `best[g]` holds the closest representative among group g's neighbours so far; a new representative
+/// updates its neighbours' entries once, so the whole pass is O(nodes + edges).
+pub(super) fn centres(graph: &Graph, identical: Score) -> Assignment {
+    let nodes = graph.rank.len();
+    let mut assignment: Assignment = vec![None; nodes];
+    let mut group_rep: Vec<Option<u32>> = vec![None; graph.groups.len()];
+    let mut best: Vec<Option<(u32, Score)>> = vec![None; graph.groups.len()];
+    for &node in &graph.by_rank {
+        let g = graph.group_of[node as usize] as usize;
+        if let Some(rep) = group_rep[g] {
+            assignment[node as usize] = Some((rep, identical));
+        } else if let Some(joined) = best[g] {
+            assignment[node as usize] = Some(joined);
+        } else {
+            group_rep[g] = Some(node);
+            for &(h, score) in &graph.adjacent[g] {
+                let slot = &mut best[h as usize];
+                if slot.is_none_or(|(_, current)| score.closer_than(current)) {
+                    *slot = Some((node, score));
+                }
+            }
+        }
+    }
+    assignment
+}
+
+/// Connected components of the pair graph; the best-ranked member represents each, and every other member
+/// is scored against it directly (it may be farther than the threshold: components chain).
+pub(super) fn components(graph: &Graph, run: &Dedup) -> Assignment {
+    let mut uf = UnionFind::new(graph.groups.len());
+    for &(a, b, _) in &graph.edges {
+        uf.union(a, b);
+    }
+    // The representative of a component: its best-ranked node.
+    let mut rep_of_root: Vec<Option<u32>> = vec![None; graph.groups.len()];
+    let mut assignment: Assignment = vec![None; graph.rank.len()];
+    for &node in &graph.by_rank {
+        let root = uf.find(graph.group_of[node as usize]) as usize;
+        match rep_of_root[root] {
+            None => rep_of_root[root] = Some(node),
+            Some(rep) => assignment[node as usize] = Some((rep, graph.score(run, rep, node))),
+        }
+    }
+    assignment
+}
+
+fn member<'a>(
+    run: &'a Dedup,
+    graph: &Graph,
+    node: u32,
+    of: Option<(&'a str, Score)>,
+) -> Member<'a> {
+    Member {
+        id: graph.id(run, node),
+        ordinal: ((node as usize) < graph.documents).then_some(node as u64),
+        stored: node as usize >= graph.documents,
+        duplicate_of: of.map(|o| o.0),
+        score: of.map(|o| o.1),
+    }
+}
+
+/// Writes the clusters of two or more in the order of their representatives and returns the summary.
+pub(super) fn write(
+    run: &Dedup,
+    graph: &Graph,
+    assignment: Assignment,
+    sink: &mut dyn Sink,
+) -> Result<Summary, Error> {
+    // Members of each representative, in rank order (by_rank is that order).
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); graph.rank.len()];
+    for &node in &graph.by_rank {
+        if let Some((rep, _)) = assignment[node as usize] {
+            members[rep as usize].push(node);
+        }
+    }
+    let mut summary = graph.summary(run);
+    let mut sizes: std::collections::BTreeMap<u32, usize> = Default::default();
+    let mut largest: Vec<(usize, u32)> = Vec::new();
+    for &rep in &graph.by_rank {
+        let others = &members[rep as usize];
+        if others.is_empty() {
+            continue;
+        }
+        summary.clusters += 1;
+        summary.duplicates += others.len();
+        let size = others.len() + 1;
+        // Buckets 2, 3–4, 5–8, …: the bucket of a size is the bit length of size − 1.
+        *sizes
+            .entry(usize::BITS - (size - 1).leading_zeros())
+            .or_default() += 1;
+        largest.push((size, rep));
+        let rep_id = graph.id(run, rep);
+        let mut list = Vec::with_capacity(size);
+        list.push(member(run, graph, rep, None));
+        for &m in others {
+            let score = assignment[m as usize].expect("a member").1;
+            list.push(member(run, graph, m, Some((rep_id, score))));
+        }
+        if size > run.options.large_cluster {
+            summary.warnings.push(format!(
+                "cluster {} has {size} members (representative {rep_id}): check it before acting on it",
+                summary.clusters
+            ));
+        }
+        sink.cluster(&Cluster {
+            number: summary.clusters,
+            members: list,
+        })
+        .map_err(output)?;
+    }
+    summary.sizes = sizes
+        .into_iter()
+        .map(|(bits, n)| {
+            let high = 1usize << bits;
+            ((high >> 1) + 1, high, n)
+        })
+        .map(|(lo, hi, n)| (lo.max(2), hi, n))
+        .collect();
+    largest.sort_by_key(|&(size, rep)| (std::cmp::Reverse(size), graph.rank[rep as usize]));
+    summary.largest = largest
+        .into_iter()
+        .take(5)
+        .map(|(size, rep)| (graph.id(run, rep).to_owned(), size))
+        .collect();
+    Ok(summary)
+}

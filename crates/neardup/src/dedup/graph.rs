@@ -1,0 +1,311 @@
+//! The pair graph of a run: documents ranked by the representative policy, identical sketches grouped, and
+//! verified edges between groups, sorted so that nothing depends on input order or thread count.
+
+use super::{Dedup, Representative, Score, Sink, Summary, Verification};
+use crate::error::Error;
+use crate::profile::Profile;
+use crate::sketch::Sketch;
+use neardup_index::all_pairs::all_pairs;
+use neardup_index::lsh::{lsh_pairs, similarity};
+use neardup_index::plan::recommend;
+use std::cmp::Ordering;
+
+/// Nodes are the run's documents (`0..documents`) then the stored entries that matched them.
+pub(super) struct Graph {
+    /// How many nodes are documents.
+    pub documents: usize,
+    /// Each node's rank in the policy's order (stored entries first).
+    pub rank: Vec<u32>,
+    /// Nodes in rank order.
+    pub by_rank: Vec<u32>,
+    /// Each node's group.
+    pub group_of: Vec<u32>,
+    /// Each group's nodes, in rank order.
+    pub groups: Vec<Vec<u32>>,
+    /// Each group's neighbours with the verified score, by group.
+    pub adjacent: Vec<Vec<(u32, Score)>>,
+    /// Edges between groups (a < b), sorted.
+    pub edges: Vec<(u32, u32, Score)>,
+    /// How many groups are groups of documents (the rest are stored entries, one each).
+    pub document_groups: usize,
+}
+
+impl Graph {
+    pub fn build(run: &Dedup) -> Result<Graph, Error> {
+        let docs = &run.docs;
+        let stored = &run.stored.nodes;
+        let documents = docs.len();
+        let nodes = documents + stored.len();
+        if nodes >= u32::MAX as usize {
+            return Err(Error::Unsupported {
+                what: "at most 2^32 - 2 documents in one run".to_owned(),
+            });
+        }
+        check_unique_ids(docs.iter().map(|d| d.id.as_str()))?;
+        let id = |n: u32| -> &str {
+            let n = n as usize;
+            if n < documents {
+                &docs[n].id
+            } else {
+                &stored[n - documents].0
+            }
+        };
+        // Rank: stored entries first (already kept), then the policy; ids break ties.
+        let mut by_rank: Vec<u32> = (0..nodes as u32).collect();
+        let policy = run.options.representative;
+        by_rank.sort_by(|&a, &b| {
+            let stored_first = (a as usize >= documents)
+                .cmp(&(b as usize >= documents))
+                .reverse();
+            let by_policy = || match policy {
+                Representative::SmallestId => Ordering::Equal,
+                Representative::FirstSeen => a.cmp(&b),
+                Representative::Longest => {
+                    let len = |n: u32| docs.get(n as usize).map_or(0, |d| d.length);
+                    len(b).cmp(&len(a))
+                }
+            };
+            stored_first
+                .then_with(by_policy)
+                .then_with(|| id(a).cmp(id(b)))
+        });
+        let mut rank = vec![0u32; nodes];
+        for (r, &n) in by_rank.iter().enumerate() {
+            rank[n as usize] = r as u32;
+        }
+
+        // Groups of documents with identical sketches (and identical profiles, when those judge pairs).
+        let by_profile = run.options.verification == Verification::Exact;
+        let mut order: Vec<u32> = (0..documents as u32).collect();
+        order.sort_by(|&a, &b| {
+            let (da, db) = (&docs[a as usize], &docs[b as usize]);
+            compare_sketches(&da.sketch, &db.sketch)
+                .then_with(|| {
+                    if by_profile {
+                        compare_profiles(da.profile.as_ref(), db.profile.as_ref())
+                    } else {
+                        Ordering::Equal
+                    }
+                })
+                .then(rank[a as usize].cmp(&rank[b as usize]))
+        });
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for (w, &n) in order.iter().enumerate() {
+            let same = w > 0 && {
+                let (prev, cur) = (&docs[order[w - 1] as usize], &docs[n as usize]);
+                compare_sketches(&prev.sketch, &cur.sketch).is_eq()
+                    && (!by_profile
+                        || compare_profiles(prev.profile.as_ref(), cur.profile.as_ref()).is_eq())
+            };
+            if same {
+                groups.last_mut().expect("a group").push(n);
+            } else {
+                groups.push(vec![n]);
+            }
+        }
+        // Groups in the order of their leaders (their best-ranked member).
+        groups.sort_by_key(|g| rank[g[0] as usize]);
+        let document_groups = groups.len();
+        groups.extend((documents..nodes).map(|n| vec![n as u32]));
+        let mut group_of = vec![0u32; nodes];
+        for (g, members) in groups.iter().enumerate() {
+            for &n in members {
+                group_of[n as usize] = g as u32;
+            }
+        }
+
+        // Verified edges between groups of documents, then between documents and stored entries.
+        let leader = |g: usize| &docs[groups[g][0] as usize];
+        let mut edges: Vec<(u32, u32, Score)> = Vec::new();
+        match run.bands {
+            None => {
+                let fps: Vec<u64> = (0..document_groups)
+                    .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
+                    .collect();
+                let design = recommend(run.options.k, fps.len().max(1) as f64);
+                all_pairs(&fps, &design, |a, b, d| {
+                    edges.push((a, b, Score::Distance(d)))
+                });
+            }
+            Some((banding, threshold)) => {
+                let k = banding.values as usize;
+                let mut signatures = Vec::with_capacity(document_groups * k);
+                for g in 0..document_groups {
+                    match leader(g).sketch.signature() {
+                        Some(s) if s.values().len() == k => {
+                            signatures.extend_from_slice(s.values())
+                        }
+                        _ => {
+                            return Err(Error::Unsupported {
+                                what: format!(
+                                    "document '{}' has no signature of {k} values",
+                                    leader(g).id
+                                ),
+                            });
+                        }
+                    }
+                }
+                let measure = run.measure();
+                lsh_pairs(&signatures, &banding, |a, b, estimate| {
+                    let score = match run.options.verification {
+                        Verification::None => Some(estimate),
+                        Verification::Estimate => (estimate >= threshold).then_some(estimate),
+                        Verification::Exact => {
+                            match (&leader(a as usize).profile, &leader(b as usize).profile) {
+                                (Some(pa), Some(pb)) => {
+                                    let exact = pa.similarity(pb, measure);
+                                    (exact >= threshold).then_some(exact)
+                                }
+                                _ => (estimate >= threshold).then_some(estimate),
+                            }
+                        }
+                    };
+                    if let Some(s) = score {
+                        edges.push((a, b, Score::Similarity(s)));
+                    }
+                });
+            }
+        }
+        for &(doc, entry, score) in &run.stored.edges {
+            let (a, b) = (group_of[doc as usize], group_of[documents + entry as usize]);
+            edges.push((a.min(b), a.max(b), score));
+        }
+        edges.sort_by_key(|e| (e.0, e.1));
+        edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+        let mut adjacent = vec![Vec::new(); groups.len()];
+        for &(a, b, s) in &edges {
+            adjacent[a as usize].push((b, s));
+            adjacent[b as usize].push((a, s));
+        }
+        Ok(Graph {
+            documents,
+            rank,
+            by_rank,
+            group_of,
+            groups,
+            adjacent,
+            edges,
+            document_groups,
+        })
+    }
+
+    /// The id of a node.
+    pub fn id<'a>(&self, run: &'a Dedup, node: u32) -> &'a str {
+        let n = node as usize;
+        if n < self.documents {
+            &run.docs[n].id
+        } else {
+            &run.stored.nodes[n - self.documents].0
+        }
+    }
+
+    fn sketch<'a>(&self, run: &'a Dedup, node: u32) -> &'a Sketch {
+        let n = node as usize;
+        if n < self.documents {
+            &run.docs[n].sketch
+        } else {
+            &run.stored.nodes[n - self.documents].1
+        }
+    }
+
+    /// The score of two nodes measured directly (for connected components, whose members need not share an
+    /// edge with their representative).
+    pub fn score(&self, run: &Dedup, a: u32, b: u32) -> Score {
+        if self.group_of[a as usize] == self.group_of[b as usize] {
+            return Score::identical(run.measure());
+        }
+        let profile = |n: u32| {
+            run.docs
+                .get(n as usize)
+                .and_then(|d| d.profile.as_ref())
+                .filter(|_| run.options.verification == Verification::Exact)
+        };
+        match (self.sketch(run, a), self.sketch(run, b)) {
+            (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) => {
+                Score::Distance(neardup_index::hamming(x.bits(), y.bits()))
+            }
+            (Sketch::Signature(x), Sketch::Signature(y)) => match (profile(a), profile(b)) {
+                (Some(pa), Some(pb)) => Score::Similarity(pa.similarity(pb, run.measure())),
+                _ => Score::Similarity(similarity(x.values(), y.values())),
+            },
+            _ => Score::Similarity(0.0),
+        }
+    }
+
+    /// Writes every pair: within groups of identical documents, then across each edge. Returns the count.
+    pub fn write_pairs(&self, run: &Dedup, sink: &mut dyn Sink) -> Result<usize, Error> {
+        let mut count = 0;
+        let mut emit = |a: u32, b: u32, score: Score| -> Result<(), Error> {
+            let (x, y) = (self.id(run, a), self.id(run, b));
+            let (x, y) = if x <= y { (x, y) } else { (y, x) };
+            count += 1;
+            sink.pair(x, y, score).map_err(output)
+        };
+        let identical = Score::identical(run.measure());
+        for members in &self.groups[..self.document_groups] {
+            for (i, &a) in members.iter().enumerate() {
+                for &b in &members[i + 1..] {
+                    emit(a, b, identical)?;
+                }
+            }
+        }
+        for &(ga, gb, score) in &self.edges {
+            for &a in &self.groups[ga as usize] {
+                for &b in &self.groups[gb as usize] {
+                    emit(a, b, score)?;
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    /// The counts every summary has.
+    pub fn summary(&self, run: &Dedup) -> Summary {
+        Summary {
+            documents: self.documents,
+            stored: run.stored.nodes.len(),
+            distinct: self.document_groups,
+            edges: self.edges.len(),
+            ..Summary::default()
+        }
+    }
+}
+
+pub(super) fn output(e: std::io::Error) -> Error {
+    Error::Output {
+        reason: e.to_string(),
+    }
+}
+
+/// Refuses a run in which two documents share an id: their pairs and clusters could not be told apart.
+fn check_unique_ids<'a>(ids: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+    let mut sorted: Vec<&str> = ids.collect();
+    sorted.sort_unstable();
+    match sorted.windows(2).find(|w| w[0] == w[1]) {
+        Some(w) => Err(Error::DuplicateId {
+            id: w[0].to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn compare_sketches(a: &Sketch, b: &Sketch) -> Ordering {
+    match (a, b) {
+        (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) => x.bits().cmp(&y.bits()),
+        (Sketch::Signature(x), Sketch::Signature(y)) => x.values().cmp(y.values()),
+        _ => Ordering::Equal,
+    }
+}
+
+fn compare_profiles(a: Option<&Profile>, b: Option<&Profile>) -> Ordering {
+    match (a, b) {
+        (Some(Profile::Set(x)), Some(Profile::Set(y))) => x.cmp(y),
+        (Some(Profile::Counts(x)), Some(Profile::Counts(y))) => {
+            let key = |p: &(u64, f64)| (p.0, p.1.to_bits());
+            x.iter().map(key).cmp(y.iter().map(key))
+        }
+        (Some(Profile::Set(_)), Some(Profile::Counts(_))) => Ordering::Less,
+        (Some(Profile::Counts(_)), Some(Profile::Set(_))) => Ordering::Greater,
+        (x, y) => x.is_some().cmp(&y.is_some()),
+    }
+}

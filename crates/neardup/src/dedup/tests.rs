@@ -1,0 +1,308 @@
+use super::*;
+use crate::{Fingerprint, MinHashScheme, Scheme};
+use neardup_sketch::signature::{Scheme as SketchScheme, SketchParams};
+use proptest::prelude::*;
+
+fn simhash() -> Method {
+    Method::SimHash(Scheme::SimhashDocV1)
+}
+
+fn fp(bits: u64) -> Sketch {
+    Sketch::Fingerprint(Fingerprint::new(Scheme::SimhashDocV1, bits))
+}
+
+fn run_fps(fps: &[(&str, u64)], options: Options) -> VecSink {
+    let mut dedup = Dedup::new(simhash(), options).unwrap();
+    for &(id, bits) in fps {
+        dedup.push(Document::new(id, fp(bits))).unwrap();
+    }
+    let mut sink = VecSink::default();
+    dedup.clusters(&mut sink).unwrap();
+    sink
+}
+
+fn of(rep: &str) -> Option<String> {
+    Some(rep.to_owned())
+}
+
+#[test]
+fn centres_do_not_chain_and_components_do() {
+    // a–b within 3 bits, b–c within 3 bits, a–c 6 bits apart.
+    let docs = [("a", 0u64), ("b", 0b111), ("c", 0b111_111)];
+    let centres = run_fps(&docs, Options::default());
+    assert_eq!(
+        centres.clusters,
+        vec![vec![("a".into(), None), ("b".into(), of("a"))]]
+    );
+    let components = run_fps(
+        &docs,
+        Options {
+            clustering: Clustering::Components,
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        components.clusters,
+        vec![vec![
+            ("a".into(), None),
+            ("b".into(), of("a")),
+            ("c".into(), of("a"))
+        ]]
+    );
+}
+
+#[test]
+fn a_member_joins_the_closest_representative() {
+    // a and c are representatives (4 bits apart); z is 3 bits from a and 1 bit from c.
+    let docs = [("a", 0u64), ("c", 0b1111), ("z", 0b0111)];
+    let sink = run_fps(&docs, Options::default());
+    assert_eq!(
+        sink.clusters,
+        vec![vec![("c".into(), None), ("z".into(), of("c"))]]
+    );
+}
+
+#[test]
+fn representative_policies() {
+    let lengths = [("a", 0u64, 10u64), ("b", 1, 50), ("c", 3, 50)];
+    let run = |representative| {
+        let mut dedup = Dedup::new(
+            simhash(),
+            Options {
+                representative,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        // Pushed in the order c, a, b.
+        for i in [2, 0, 1] {
+            let (id, bits, length) = lengths[i];
+            dedup
+                .push(Document {
+                    length,
+                    ..Document::new(id, fp(bits))
+                })
+                .unwrap();
+        }
+        let mut sink = VecSink::default();
+        dedup.clusters(&mut sink).unwrap();
+        sink.clusters[0][0].0.clone()
+    };
+    assert_eq!(run(Representative::SmallestId), "a");
+    assert_eq!(run(Representative::FirstSeen), "c");
+    assert_eq!(run(Representative::Longest), "b"); // longest, then smallest id
+}
+
+#[test]
+fn identical_documents_are_grouped_and_every_pair_is_listed() {
+    let mut dedup = Dedup::new(simhash(), Options::default()).unwrap();
+    for id in ["x", "y", "z"] {
+        dedup.push(Document::new(id, fp(42))).unwrap();
+    }
+    dedup.push(Document::new("w", fp(43))).unwrap();
+    let mut sink = VecSink::default();
+    let summary = dedup.pairs(&mut sink).unwrap();
+    assert_eq!(summary.distinct, 2);
+    assert_eq!(summary.pairs, 6);
+    let mut clusters = VecSink::default();
+    let summary = dedup.clusters(&mut clusters).unwrap();
+    assert_eq!(clusters.clusters[0][0], ("w".into(), None));
+    assert_eq!(summary.duplicates, 3);
+    assert_eq!(summary.sizes, vec![(3, 4, 1)]);
+}
+
+#[test]
+fn duplicate_ids_and_other_methods_are_refused() {
+    let mut dedup = Dedup::new(simhash(), Options::default()).unwrap();
+    dedup.push(Document::new("a", fp(1))).unwrap();
+    dedup.push(Document::new("a", fp(2))).unwrap();
+    assert!(matches!(
+        dedup.clusters(&mut VecSink::default()),
+        Err(Error::DuplicateId { .. })
+    ));
+    let sig = Method::MinHash(MinHashScheme::default_oph())
+        .sketch_text("some words here")
+        .unwrap();
+    assert!(dedup.push(Document::new("m", sig)).is_err());
+    assert!(
+        Dedup::new(
+            simhash(),
+            Options {
+                k: 8,
+                ..Options::default()
+            }
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn large_clusters_are_reported() {
+    let docs: Vec<(String, u64)> = (0..5).map(|i| (format!("d{i}"), i as u64 & 1)).collect();
+    let mut dedup = Dedup::new(
+        simhash(),
+        Options {
+            large_cluster: 4,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for (id, bits) in &docs {
+        dedup.push(Document::new(id.clone(), fp(*bits))).unwrap();
+    }
+    let summary = dedup.clusters(&mut VecSink::default()).unwrap();
+    assert_eq!(summary.largest, vec![("d0".to_owned(), 5)]);
+    assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
+}
+
+/// Two texts whose weighted Jaccard over word counts is high but whose word sets barely overlap.
+fn weighted_texts() -> (String, String) {
+    let mut a = "alpha ".repeat(300);
+    let mut b = "alpha ".repeat(300);
+    for i in 0..3 {
+        a.push_str(&format!("onlya{i} "));
+        b.push_str(&format!("onlyb{i} "));
+    }
+    (a, b)
+}
+
+#[test]
+fn weighted_schemes_are_verified_by_their_own_measure() {
+    let (a, b) = weighted_texts();
+    for (scheme, measure) in [
+        (SketchScheme::WeightedJaccard, Measure::WeightedJaccard),
+        (
+            SketchScheme::ProbabilityJaccard,
+            Measure::ProbabilityJaccard,
+        ),
+    ] {
+        let method = Method::MinHash(
+            MinHashScheme::new(SketchParams::new(scheme, 128, 0, crate::Features::Words(1)))
+                .unwrap(),
+        );
+        assert_eq!(method.measure(), measure);
+        let (sa, pa) = method.sketch_text_with_profile(&a).unwrap();
+        let (sb, pb) = method.sketch_text_with_profile(&b).unwrap();
+        let (pa, pb) = (pa.unwrap(), pb.unwrap());
+        // Brute force over the counts: 300 shared, 3 + 3 unique.
+        let brute = match measure {
+            Measure::WeightedJaccard => 300.0 / 306.0,
+            _ => {
+                let (Profile::Counts(x), Profile::Counts(y)) = (&pa, &pb) else {
+                    panic!("counts")
+                };
+                neardup_sketch::weighted::probability_jaccard(x, y)
+            }
+        };
+        assert!((pa.similarity(&pb, measure) - brute).abs() < 1e-9);
+        assert!(pa.similarity(&pb, Measure::Jaccard) < 0.2);
+        let mut dedup = Dedup::new(method, Options::default()).unwrap();
+        for (id, sketch, profile) in [("a", sa, pa), ("b", sb, pb)] {
+            dedup
+                .push(Document {
+                    profile: Some(profile),
+                    ..Document::new(id, sketch)
+                })
+                .unwrap();
+        }
+        let mut sink = VecSink::default();
+        dedup.pairs(&mut sink).unwrap();
+        assert_eq!(sink.pairs.len(), 1, "{scheme}");
+        assert!((sink.pairs[0].2.value() - brute).abs() < 1e-9, "{scheme}");
+    }
+}
+
+#[test]
+fn minhash_clusters_keep_members_above_the_threshold() {
+    let method = Method::MinHash(MinHashScheme::oph(128, 0, 1).unwrap());
+    let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    // Each document drops a different window of 4 words: neighbours are close, far ones are not.
+    let mut dedup = Dedup::new(
+        method,
+        Options {
+            threshold: Some(0.8),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let mut profiles = std::collections::HashMap::new();
+    for d in 0..10 {
+        let text: Vec<&str> = words
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(d * 3..d * 3 + 4).contains(i))
+            .map(|(_, w)| w.as_str())
+            .collect();
+        let (sketch, profile) = method.sketch_text_with_profile(&text.join(" ")).unwrap();
+        let id = format!("doc{d}");
+        profiles.insert(id.clone(), profile.clone().unwrap());
+        dedup
+            .push(Document {
+                profile,
+                ..Document::new(id, sketch)
+            })
+            .unwrap();
+    }
+    let mut sink = VecSink::default();
+    dedup.clusters(&mut sink).unwrap();
+    assert!(!sink.clusters.is_empty());
+    for cluster in &sink.clusters {
+        let rep = &profiles[&cluster[0].0];
+        for (id, _) in &cluster[1..] {
+            assert!(
+                profiles[id].similarity(rep, Measure::Jaccard) >= 0.8,
+                "{id}"
+            );
+        }
+    }
+}
+
+proptest! {
+    /// Centres: every member within k of its representative, every pair within k found, and the same
+    /// clusters whatever the input order.
+    #[test]
+    fn centres_are_within_k_and_independent_of_order(
+        fps in proptest::collection::vec(prop_oneof![0u64..64, any::<u64>()], 1..40),
+        k in 0u32..5,
+        seed in any::<u64>(),
+    ) {
+        let docs: Vec<(String, u64)> = fps.iter().enumerate().map(|(i, &f)| (format!("{i:03}"), f)).collect();
+        let options = Options { k, ..Options::default() };
+        let run = |order: &[usize]| {
+            let mut dedup = Dedup::new(simhash(), options.clone()).unwrap();
+            for &i in order {
+                dedup.push(Document::new(docs[i].0.clone(), fp(docs[i].1))).unwrap();
+            }
+            let mut clusters = VecSink::default();
+            dedup.clusters(&mut clusters).unwrap();
+            let mut pairs = VecSink::default();
+            dedup.pairs(&mut pairs).unwrap();
+            let mut pairs = pairs.pairs;
+            pairs.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            (clusters.clusters, pairs)
+        };
+        let forward: Vec<usize> = (0..docs.len()).collect();
+        let mut shuffled = forward.clone();
+        let mut state = seed | 1;
+        for i in (1..shuffled.len()).rev() {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+            shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        let (clusters, pairs) = run(&forward);
+        prop_assert_eq!(run(&shuffled), (clusters.clone(), pairs.clone()));
+        let bits: std::collections::HashMap<&str, u64> = docs.iter().map(|(id, f)| (id.as_str(), *f)).collect();
+        for cluster in &clusters {
+            for (id, of) in &cluster[1..] {
+                prop_assert_eq!(of.as_deref(), Some(cluster[0].0.as_str()));
+                prop_assert!((bits[id.as_str()] ^ bits[cluster[0].0.as_str()]).count_ones() <= k);
+            }
+        }
+        let mut brute = 0;
+        for i in 0..docs.len() {
+            for j in i + 1..docs.len() {
+                if (docs[i].1 ^ docs[j].1).count_ones() <= k { brute += 1; }
+            }
+        }
+        prop_assert_eq!(pairs.len(), brute);
+    }
+}

@@ -1,0 +1,373 @@
+//! Indexes as a library: create or open an index over any [`Store`], insert, replace, remove and query
+//! documents by their sketches, and get matches scored by the scheme's measure.
+//!
+//! The conversion of sketches into stored entries and the dispatch on the kind of index (permuted Hamming
+//! tables for SimHash fingerprints, LSH bands for MinHash signatures) live here, once, for every front door.
+//! An index holds one method with fixed parameters; sketches of any other are refused before anything is
+//! written.
+//!
+//! ```
+//! use neardup::index::{Index, IndexSettings, Radius};
+//! use neardup::{Method, Scheme};
+//!
+//! let dir = std::env::temp_dir().join(format!("neardup-doc-index-{}", std::process::id()));
+//! # let _ = std::fs::remove_dir_all(&dir);
+//! let method = Method::SimHash(Scheme::SimhashDocV1);
+//! let mut index = Index::create(&dir, method, &IndexSettings::default())?;
+//! index.insert("a", &method.sketch_text("the quick brown fox jumps over the lazy dog")?)?;
+//! let query = method.sketch_text("The quick brown fox jumps over the lazy dog!")?;
+//! let matches = index.query(&query, Radius::Default)?;
+//! assert_eq!(matches[0].id, "a");
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), neardup::Error>(())
+//! ```
+
+use crate::dedup::Score;
+use crate::error::Error;
+use crate::fingerprint::Fingerprint;
+use crate::sketch::{Method, Sketch};
+pub use neardup_index::lsh::{Banding, Preset};
+pub use neardup_index::plan::Design;
+use neardup_index::plan::recommend;
+use neardup_index::store::{Change, Memory, Meta, PersistentIndex, RedbStore, StoreError};
+pub use neardup_index::store::{Kind, Store};
+use std::path::Path;
+
+/// How an index is laid out, chosen at creation.
+#[derive(Clone, Debug)]
+pub struct IndexSettings {
+    /// SimHash: the largest distance queries may ask for (0 to 7).
+    pub k: u32,
+    /// SimHash: the expected number of entries (chooses the table design).
+    pub expected: f64,
+    /// MinHash: the similarity matches must reach, the bands, and how they are chosen.
+    pub dedup: crate::dedup::Options,
+    /// MinHash: a published configuration's bands and threshold.
+    pub preset: Option<&'static Preset>,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings {
+            k: 3,
+            expected: 1e6,
+            // Queries verify candidates by the estimate, so recall is bought when choosing bands.
+            dedup: crate::dedup::Options {
+                verification: crate::dedup::Verification::Estimate,
+                ..Default::default()
+            },
+            preset: None,
+        }
+    }
+}
+
+/// How far a query looks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Radius {
+    /// The index's own: its k, or its threshold.
+    Default,
+    /// SimHash: at most this many bits (at most the index's k).
+    Distance(u32),
+    /// MinHash: at least this estimated similarity (0 lists every LSH candidate).
+    Similarity(f64),
+}
+
+/// A stored id near a query, with its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    /// The stored id.
+    pub id: String,
+    /// Its distance or estimated similarity to the query.
+    pub score: Score,
+}
+
+/// The size of an index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// Stored entries.
+    pub entries: usize,
+    /// Bytes of the tables (or bands) in memory.
+    pub table_bytes: u64,
+    /// Bytes of the id table in memory.
+    pub id_bytes: u64,
+}
+
+/// A persistent index of one method's sketches, over a [`Store`].
+pub struct Index<S: Store = RedbStore> {
+    inner: PersistentIndex<S>,
+    method: Method,
+    location: String,
+}
+
+impl Index<RedbStore> {
+    /// Creates an index in `dir` (an embedded database file; the directory is created if missing) for
+    /// documents sketched with `method`. Refuses bottom-k samples, which are compared pair by pair.
+    pub fn create(dir: &Path, method: Method, settings: &IndexSettings) -> Result<Self, Error> {
+        let kind = match method {
+            Method::BottomK(params) => {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "{params} samples are compared pair by pair, not indexed: use a SimHash or MinHash scheme"
+                    ),
+                });
+            }
+            Method::SimHash(_) => {
+                if settings.k > 7 {
+                    return Err(Error::Unsupported {
+                        what: format!("k = {} is out of range (0 to 7)", settings.k),
+                    });
+                }
+                Kind::Hamming(recommend(settings.k, settings.expected.max(1.0)))
+            }
+            Method::MinHash(scheme) => {
+                let (banding, threshold) = settings
+                    .dedup
+                    .choose_bands(settings.preset, scheme.values())?;
+                Kind::Lsh { banding, threshold }
+            }
+        };
+        let store = RedbStore::create(
+            dir,
+            Meta {
+                scheme: method.name(),
+                kind,
+            },
+        )
+        .map_err(|e| store_error(dir, e))?;
+        Self::from_store(store, dir.display().to_string())
+    }
+
+    /// Opens the index in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, Error> {
+        let store = RedbStore::open(dir).map_err(|e| store_error(dir, e))?;
+        Self::from_store(store, dir.display().to_string())
+    }
+}
+
+impl<S: Store> Index<S> {
+    /// The index held by a store; `location` names it in messages.
+    pub fn from_store(store: S, location: String) -> Result<Self, Error> {
+        let method: Method = store.meta().scheme.parse()?;
+        let inner = PersistentIndex::open(store).map_err(|e| Error::Index {
+            location: location.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(Index {
+            inner,
+            method,
+            location,
+        })
+    }
+
+    /// The method of every entry.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The kind of index and its layout.
+    pub fn kind(&self) -> &Kind {
+        &self.inner.meta().kind
+    }
+
+    /// Where it is (as given when opened).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// How many ids are stored.
+    pub fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Whether no id is stored.
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Whether an id is stored.
+    pub fn contains(&self, id: &str) -> bool {
+        self.inner.contains(id)
+    }
+
+    /// The stored sketch of an id.
+    pub fn get(&self, id: &str) -> Option<Sketch> {
+        match (self.inner.memory(), self.method) {
+            (Memory::Hamming(h), Method::SimHash(scheme)) => h
+                .get(id)
+                .map(|bits| Sketch::Fingerprint(Fingerprint::new(scheme, bits))),
+            (Memory::Lsh(l), Method::MinHash(scheme)) => l.get(id).map(|values| {
+                Sketch::Signature(crate::MinHashSignature::from_values(
+                    *scheme.params(),
+                    values.to_vec(),
+                ))
+            }),
+            _ => None,
+        }
+    }
+
+    /// Refuses a sketch of another method or other parameters.
+    pub fn check(&self, sketch: &Sketch) -> Result<(), Error> {
+        let method = sketch.method()?;
+        if method == self.method {
+            Ok(())
+        } else {
+            Err(Error::MethodMismatch {
+                left: self.method.name(),
+                right: method.name(),
+            })
+        }
+    }
+
+    /// Stores a sketch under an id (replacing the id's previous one), durably: when this returns, the entry
+    /// survives a crash.
+    pub fn insert(&mut self, id: &str, sketch: &Sketch) -> Result<(), Error> {
+        self.insert_all(std::iter::once((id, sketch))).map(|_| ())
+    }
+
+    /// Stores many sketches, in transactions of up to 10,000; returns how many were stored. Every sketch is
+    /// checked before its transaction is written.
+    pub fn insert_all<'a, I, D>(&mut self, entries: I) -> Result<usize, Error>
+    where
+        I: IntoIterator<Item = (D, &'a Sketch)>,
+        D: AsRef<str>,
+    {
+        let mut batch = Vec::new();
+        let mut stored = 0;
+        for (id, sketch) in entries {
+            batch.push(self.change(id.as_ref(), sketch)?);
+            if batch.len() == 10_000 {
+                stored += self.apply(std::mem::take(&mut batch))?;
+            }
+        }
+        stored += self.apply(batch)?;
+        Ok(stored)
+    }
+
+    /// Applies changes made by [`Index::change`] and [`Index::removal`] as one durable transaction; returns
+    /// how many.
+    pub fn apply(&mut self, changes: Vec<Change>) -> Result<usize, Error> {
+        if changes.is_empty() {
+            return Ok(0);
+        }
+        self.inner.apply(&changes).map_err(|e| Error::Index {
+            location: self.location.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(changes.len())
+    }
+
+    /// The change that stores `sketch` under `id`, if the sketch is of the index's method.
+    pub fn change(&self, id: &str, sketch: &Sketch) -> Result<Change, Error> {
+        self.check(sketch)?;
+        Ok(match sketch {
+            Sketch::Fingerprint(fp) => Change::Put(id.to_owned(), fp.bits()),
+            Sketch::Signature(sig) => Change::PutSignature(id.to_owned(), sig.values().to_vec()),
+            Sketch::BottomK(_) => unreachable!("no index holds bottom-k samples"),
+        })
+    }
+
+    /// The change that removes `id`.
+    pub fn removal(&self, id: &str) -> Change {
+        Change::Delete(id.to_owned())
+    }
+
+    /// Removes ids, durably; returns how many were stored (absent ids are not an error).
+    pub fn remove<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> Result<usize, Error> {
+        let changes: Vec<Change> = ids
+            .into_iter()
+            .filter(|id| self.contains(id))
+            .map(|id| self.removal(id))
+            .collect();
+        self.apply(changes)
+    }
+
+    /// The stored ids near a sketch, with their scores, closest first (then by id). Refuses sketches of
+    /// another method and a distance above the index's k.
+    pub fn query(&self, sketch: &Sketch, radius: Radius) -> Result<Vec<Match>, Error> {
+        self.check(sketch)?;
+        let failed = |e: &dyn std::fmt::Display| Error::Index {
+            location: self.location.clone(),
+            reason: e.to_string(),
+        };
+        let mut matches: Vec<Match> = match (sketch, self.inner.memory(), self.kind()) {
+            (Sketch::Fingerprint(fp), Memory::Hamming(h), Kind::Hamming(design)) => {
+                let k = match radius {
+                    Radius::Distance(k) => k,
+                    _ => design.k,
+                };
+                if k > design.k {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "k = {k} is larger than the index's k = {}: its tables cannot find every match",
+                            design.k
+                        ),
+                    });
+                }
+                h.query(fp.bits(), k)
+                    .map_err(|e| failed(&e))?
+                    .into_iter()
+                    .map(|m| Match {
+                        id: m.id,
+                        score: Score::Distance(m.distance),
+                    })
+                    .collect()
+            }
+            (Sketch::Signature(sig), Memory::Lsh(l), Kind::Lsh { threshold, .. }) => {
+                let t = match radius {
+                    Radius::Similarity(t) => t,
+                    _ => *threshold,
+                };
+                l.query(sig.values())
+                    .map_err(|e| failed(&e))?
+                    .into_iter()
+                    .filter(|c| c.similarity >= t)
+                    .map(|c| Match {
+                        id: c.id,
+                        score: Score::Similarity(c.similarity),
+                    })
+                    .collect()
+            }
+            _ => unreachable!("check() refused other methods"),
+        };
+        matches.sort_by(|a, b| {
+            if a.score.closer_than(b.score) {
+                std::cmp::Ordering::Less
+            } else if b.score.closer_than(a.score) {
+                std::cmp::Ordering::Greater
+            } else {
+                a.id.cmp(&b.id)
+            }
+        });
+        Ok(matches)
+    }
+
+    /// Entries and memory.
+    pub fn stats(&self) -> Stats {
+        let memory = match self.inner.memory() {
+            Memory::Hamming(h) => h.memory(),
+            Memory::Lsh(l) => l.memory(),
+        };
+        Stats {
+            entries: self.len(),
+            table_bytes: memory.table_bytes as u64,
+            id_bytes: memory.id_bytes as u64,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        self.inner.store()
+    }
+}
+
+fn store_error(dir: &Path, e: StoreError) -> Error {
+    match e {
+        StoreError::Missing(_) => Error::NoIndex {
+            location: dir.display().to_string(),
+        },
+        other => Error::Index {
+            location: dir.display().to_string(),
+            reason: other.to_string(),
+        },
+    }
+}

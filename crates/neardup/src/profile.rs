@@ -1,0 +1,250 @@
+//! A document's exact features, kept beside its sketch so that candidate pairs can be verified by the
+//! scheme's own measure instead of its estimate.
+//!
+//! MinHash signatures estimate a similarity; deduplication and `compare` check candidates exactly:
+//!
+//! | scheme | profile | exact measure |
+//! |---|---|---|
+//! | `minhash-oph-v1`, `minhash-datasketch-*` | the distinct shingle hashes | Jaccard `|A∩B| / |A∪B|` |
+//! | `wminhash-v1` | shingle counts | weighted Jaccard `Σ min / Σ max` |
+//! | `pminhash-v1` | shingle counts | probability Jaccard (Moulton & Jiang) |
+//!
+//! Verifying a weighted scheme with set Jaccard would ask a different question than its sketch answers
+//! (two texts with weighted Jaccard 0.98 can have set Jaccard 0.05), so the measure follows the scheme.
+
+use neardup_sketch::signature::Scheme as SketchScheme;
+
+/// Which exact similarity a profile is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Measure {
+    /// The Hamming distance of two 64-bit fingerprints (SimHash).
+    Hamming,
+    /// The Jaccard similarity of two shingle sets.
+    Jaccard,
+    /// The weighted Jaccard similarity of two shingle-count vectors.
+    WeightedJaccard,
+    /// The probability Jaccard similarity of two shingle-count vectors.
+    ProbabilityJaccard,
+}
+
+impl Measure {
+    /// The measure a MinHash-family scheme estimates.
+    pub fn of_sketch_scheme(scheme: SketchScheme) -> Measure {
+        match scheme {
+            SketchScheme::WeightedJaccard => Measure::WeightedJaccard,
+            SketchScheme::ProbabilityJaccard => Measure::ProbabilityJaccard,
+            _ => Measure::Jaccard,
+        }
+    }
+
+    /// A short name for output: `distance`, `jaccard`, `weighted jaccard`, `probability jaccard`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Hamming => "distance",
+            Measure::Jaccard => "jaccard",
+            Measure::WeightedJaccard => "weighted jaccard",
+            Measure::ProbabilityJaccard => "probability jaccard",
+        }
+    }
+
+    /// The name as a JSON key or column name: `distance`, `jaccard`, `weighted_jaccard`, `probability_jaccard`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Measure::Hamming => "distance",
+            Measure::Jaccard => "jaccard",
+            Measure::WeightedJaccard => "weighted_jaccard",
+            Measure::ProbabilityJaccard => "probability_jaccard",
+        }
+    }
+}
+
+impl std::fmt::Display for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The exact features of one document under a MinHash-family scheme.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Profile {
+    /// The distinct shingle hashes, sorted.
+    Set(Vec<u64>),
+    /// Each distinct shingle hash with its count in the document, sorted by hash.
+    Counts(Vec<(u64, f64)>),
+}
+
+impl Profile {
+    /// A profile from every shingle hash of a document (in any order, repeated as they occur): a set for
+    /// [`Measure::Jaccard`], counts for the weighted measures.
+    pub fn from_hashes(mut hashes: Vec<u64>, measure: Measure) -> Profile {
+        hashes.sort_unstable();
+        match measure {
+            Measure::WeightedJaccard | Measure::ProbabilityJaccard => {
+                let mut counts: Vec<(u64, f64)> = Vec::new();
+                for h in hashes {
+                    match counts.last_mut() {
+                        Some((last, c)) if *last == h => *c += 1.0,
+                        _ => counts.push((h, 1.0)),
+                    }
+                }
+                Profile::Counts(counts)
+            }
+            Measure::Jaccard | Measure::Hamming => {
+                hashes.dedup();
+                Profile::Set(hashes)
+            }
+        }
+    }
+
+    /// How many distinct shingles.
+    pub fn len(&self) -> usize {
+        match self {
+            Profile::Set(s) => s.len(),
+            Profile::Counts(c) => c.len(),
+        }
+    }
+
+    /// Whether there is no shingle.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The distinct shingle hashes, sorted.
+    pub fn hashes(&self) -> Vec<u64> {
+        match self {
+            Profile::Set(s) => s.clone(),
+            Profile::Counts(c) => c.iter().map(|p| p.0).collect(),
+        }
+    }
+
+    /// The exact similarity of two profiles under `measure` (in 0..=1; two empty profiles are identical).
+    pub fn similarity(&self, other: &Profile, measure: Measure) -> f64 {
+        match (self, other, measure) {
+            (Profile::Counts(a), Profile::Counts(b), Measure::WeightedJaccard) => {
+                weighted_jaccard(a, b)
+            }
+            (Profile::Counts(a), Profile::Counts(b), Measure::ProbabilityJaccard) => {
+                probability_jaccard(a, b)
+            }
+            _ => crate::minhash::exact_jaccard(&self.hashes(), &other.hashes()),
+        }
+    }
+}
+
+/// Σ min / Σ max over two count vectors sorted by feature (a merge: O(n + m)).
+pub fn weighted_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
+    let (mut min_sum, mut max_sum) = (0.0, 0.0);
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() || j < y.len() {
+        let take_x = j == y.len() || (i < x.len() && x[i].0 < y[j].0);
+        let take_y = i == x.len() || (j < y.len() && y[j].0 < x[i].0);
+        if take_x {
+            max_sum += x[i].1;
+            i += 1;
+        } else if take_y {
+            max_sum += y[j].1;
+            j += 1;
+        } else {
+            min_sum += x[i].1.min(y[j].1);
+            max_sum += x[i].1.max(y[j].1);
+            i += 1;
+            j += 1;
+        }
+    }
+    if max_sum == 0.0 {
+        1.0
+    } else {
+        min_sum / max_sum
+    }
+}
+
+/// The probability Jaccard similarity `Σ_{i: x_i y_i > 0} 1 / Σ_j max(x_j / x_i, y_j / y_i)` of two count
+/// vectors sorted by feature, in O(n log n).
+///
+/// For a shared feature i, `max(x_j / x_i, y_j / y_i)` is `x_j / x_i` exactly when `x_j / y_j ≥ x_i / y_i`; with
+/// the union's features sorted by the ratio `x_j / y_j`, each inner sum is a suffix sum of `x` plus a prefix
+/// sum of `y`, found by binary search.
+pub fn probability_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
+    // The union as (x_j, y_j), by feature.
+    let mut union: Vec<(f64, f64)> = Vec::with_capacity(x.len() + y.len());
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() || j < y.len() {
+        if j == y.len() || (i < x.len() && x[i].0 < y[j].0) {
+            union.push((x[i].1, 0.0));
+            i += 1;
+        } else if i == x.len() || y[j].0 < x[i].0 {
+            union.push((0.0, y[j].1));
+            j += 1;
+        } else {
+            union.push((x[i].1, y[j].1));
+            i += 1;
+            j += 1;
+        }
+    }
+    if union.is_empty() {
+        return 1.0;
+    }
+    // Compare x_j / y_j as fractions (x_j·y_k vs x_k·y_j): no division by zero, exact for counts.
+    let by_ratio = |a: &(f64, f64), b: &(f64, f64)| (a.0 * b.1).total_cmp(&(b.0 * a.1));
+    let mut sorted = union.clone();
+    sorted.sort_by(by_ratio);
+    // prefix_y[m] = Σ y over the first m; suffix_x[m] = Σ x over positions m.. (sorted by ratio).
+    let mut prefix_y = vec![0.0; sorted.len() + 1];
+    for (m, p) in sorted.iter().enumerate() {
+        prefix_y[m + 1] = prefix_y[m] + p.1;
+    }
+    let mut suffix_x = vec![0.0; sorted.len() + 1];
+    for m in (0..sorted.len()).rev() {
+        suffix_x[m] = suffix_x[m + 1] + sorted[m].0;
+    }
+    union
+        .iter()
+        .filter(|(xi, yi)| *xi > 0.0 && *yi > 0.0)
+        .map(|&(xi, yi)| {
+            // The first position whose ratio is ≥ x_i / y_i: from there on x_j / x_i is the larger term.
+            let split = sorted.partition_point(|p| by_ratio(p, &(xi, yi)).is_lt());
+            1.0 / (suffix_x[split] / xi + prefix_y[split] / yi)
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn vector() -> impl Strategy<Value = Vec<(u64, f64)>> {
+        proptest::collection::btree_map(0u64..40, 1u32..6, 0..25)
+            .prop_map(|m| m.into_iter().map(|(k, v)| (k, v as f64)).collect())
+    }
+
+    proptest! {
+        /// The merge and the sort-based forms equal the brute-force definitions in neardup-sketch.
+        #[test]
+        fn exact_measures_match_brute_force(x in vector(), y in vector()) {
+            prop_assume!(!x.is_empty() || !y.is_empty());
+            let wj = neardup_sketch::weighted::weighted_jaccard(&x, &y);
+            prop_assert!((weighted_jaccard(&x, &y) - wj).abs() < 1e-12);
+            let pj = neardup_sketch::weighted::probability_jaccard(&x, &y);
+            prop_assert!((probability_jaccard(&x, &y) - pj).abs() < 1e-9, "{} vs {}", probability_jaccard(&x, &y), pj);
+        }
+    }
+
+    #[test]
+    fn profiles_follow_the_measure() {
+        let hashes = vec![3, 1, 3, 2, 3];
+        assert_eq!(
+            Profile::from_hashes(hashes.clone(), Measure::Jaccard),
+            Profile::Set(vec![1, 2, 3])
+        );
+        assert_eq!(
+            Profile::from_hashes(hashes, Measure::WeightedJaccard),
+            Profile::Counts(vec![(1, 1.0), (2, 1.0), (3, 3.0)])
+        );
+        // Same words, different counts: sets are equal, weights are not.
+        let a = Profile::from_hashes(vec![1, 2, 2, 2, 2], Measure::WeightedJaccard);
+        let b = Profile::from_hashes(vec![1, 1, 1, 1, 2], Measure::WeightedJaccard);
+        assert!((a.similarity(&b, Measure::Jaccard) - 1.0).abs() < 1e-12);
+        assert!((a.similarity(&b, Measure::WeightedJaccard) - 2.0 / 8.0).abs() < 1e-12);
+    }
+}
