@@ -19,6 +19,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// Rows per Parquet batch on the second pass, which reads every column: documents can be large, so keep
+/// batches small (the writer gathers them into row groups).
+const SPLIT_BATCH_ROWS: usize = 1024;
+
 /// One input file of a dataset.
 #[derive(Debug)]
 pub struct InputFile {
@@ -283,7 +287,7 @@ impl<'d> Pass<'d> {
         } else {
             builder
         };
-        let reader = match builder.with_batch_size(batch_rows).build() {
+        let reader = match builder.with_batch_size(batch_rows.min(1 << 16)).build() {
             Ok(r) => r,
             Err(e) => return Ok(self.failed(input, None, format!("cannot read: {e}"), 0)),
         };
@@ -471,6 +475,10 @@ impl Dataset {
     /// corrupt gzip, zstd or Parquet) is reported once in [`ReadSummary::errors`], naming the file and the
     /// line or row, and the next file is read. The only error returned is `on_batch`'s, which stops the
     /// read.
+    ///
+    /// Memory: besides the batch, duplicate-id detection keeps a 128-bit hash of each document's id with
+    /// its first location, about 37 bytes per document (see the `ids` module: a hash match is taken as the
+    /// same id; two different ids collide with probability about n²/2¹²⁹).
     pub fn for_each_batch<E>(
         &self,
         batch_rows: usize,
@@ -664,7 +672,7 @@ impl Dataset {
         let mut summary = SplitSummary::default();
         let mut pass = Pass::new(self);
         for (input, file) in self.inputs.iter().enumerate() {
-            let end = pass.read_parquet(input, 8192, false, &mut |event, _| match event {
+            let end = pass.read_parquet(input, SPLIT_BATCH_ROWS, false, &mut |event, _| match event {
                 ParquetEvent::Schema(s) => {
                     match &schema {
                         None => {

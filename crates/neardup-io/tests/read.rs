@@ -3,7 +3,11 @@
 mod common;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
-use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray, StructArray};
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    ArrayRef, BinaryArray, DictionaryArray, Int32Array, LargeStringArray, RecordBatch, StringArray,
+    StructArray, UInt64Array,
+};
 use arrow_schema::{DataType, Field};
 use common::{gzip, ids, open, read_all, zstd};
 use neardup_io::{Compression, Dataset, DatasetOptions, FieldPath, Format, Position};
@@ -268,6 +272,13 @@ fn corrupt_zstd_is_reported_once() {
     damaged_then_good("bad.jsonl.zst", bytes);
     // Not zstd at all, though named so.
     damaged_then_good("plain.jsonl.zst", DOCS.as_bytes().to_vec());
+    // Cut short.
+    let mut lines = String::new();
+    for i in 0..2000 {
+        lines.push_str(&format!("{{\"id\":\"{i}\",\"text\":\"number {i}\"}}\n"));
+    }
+    let full = zstd(lines.as_bytes());
+    damaged_then_good("cut.jsonl.zst", full[..full.len() / 2].to_vec());
 }
 
 #[test]
@@ -485,4 +496,46 @@ fn parquet_nested_id_and_text_from_one_struct() {
             .unwrap_err()
             .starts_with("duplicate id 'en'")
     );
+}
+
+#[test]
+fn parquet_large_string_dictionary_and_binary_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("types.parquet");
+    let batch = RecordBatch::try_from_iter(vec![
+        (
+            "sid",
+            Arc::new(LargeStringArray::from(vec!["x", "y"])) as ArrayRef,
+        ),
+        (
+            "uid",
+            Arc::new(UInt64Array::from(vec![u64::MAX, 0])) as ArrayRef,
+        ),
+        (
+            "bin",
+            Arc::new(BinaryArray::from(vec![&b"ok"[..], &b"bad \xff"[..]])) as ArrayRef,
+        ),
+        (
+            "dict",
+            Arc::new(DictionaryArray::<Int32Type>::from_iter(["same", "same"])) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    write_parquet(&path, &batch);
+    let read = |id: &str, text: &str| {
+        let options = DatasetOptions {
+            id_field: FieldPath::new(id).unwrap(),
+            text_field: FieldPath::new(text).unwrap(),
+            ..DatasetOptions::default()
+        };
+        let (dataset, _) = open(&[&path], options);
+        read_all(&dataset, 8).0
+    };
+    let records = read("sid", "bin");
+    assert_eq!(ids(&records), ["x", "y"]);
+    assert_eq!(records[0].text, Ok("ok".to_owned()));
+    assert_eq!(records[1].text, Ok("bad \u{fffd}".to_owned()));
+    let records = read("uid", "dict");
+    assert_eq!(ids(&records), ["18446744073709551615", "0"]);
+    assert_eq!(records[1].text, Ok("same".to_owned()));
 }
