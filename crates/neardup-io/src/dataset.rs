@@ -1,0 +1,825 @@
+//! A dataset: resolved input files, read as a stream of records (first pass) and split by decision into
+//! kept and removed outputs (second pass).
+
+use crate::error::{InputError, IoError, io_message};
+use crate::format::{Format, sniff_file};
+use crate::ids::IdSet;
+use crate::jsonl::{self, JsonFields, Lines};
+use crate::output::{Pending, TextOutput};
+use crate::pq::{self, RowReader};
+use crate::record::{
+    DatasetOptions, Decision, Origin, Position, ReadSummary, Record, SplitSummary,
+};
+use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Rows per Parquet batch on the second pass, which reads every column: documents can be large, so keep
+/// batches small (the writer gathers them into row groups).
+const SPLIT_BATCH_ROWS: usize = 1024;
+
+/// One input file of a dataset.
+#[derive(Debug)]
+pub struct InputFile {
+    label: Arc<str>,
+    path: PathBuf,
+    format: Format,
+    bytes: u64,
+    /// Keeps standard input's spool file alive as long as the dataset.
+    _spool: Option<tempfile::TempPath>,
+}
+
+impl InputFile {
+    /// The file as given or found under a directory operand, or `-` for standard input.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+    /// How it is read.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+    /// Its size on disk (standard input: the bytes spooled).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// Input files of records, resolved from command-line operands and readable any number of times: once for
+/// sketches ([`Dataset::for_each_batch`]), again to write the split ([`Dataset::write_split`]).
+#[derive(Debug)]
+pub struct Dataset {
+    inputs: Vec<InputFile>,
+    options: DatasetOptions,
+    /// Records per input on the last complete read of it: the second pass must see the same.
+    counts: Mutex<Vec<Option<u64>>>,
+}
+
+/// Copies `reader` (standard input) to a temporary file, deleted when the returned path is dropped, so that
+/// it can be read twice.
+pub fn spool(reader: &mut dyn Read) -> std::io::Result<tempfile::TempPath> {
+    let mut file = tempfile::NamedTempFile::new()?;
+    std::io::copy(reader, file.as_file_mut())?;
+    file.as_file().sync_data()?;
+    Ok(file.into_temp_path())
+}
+
+/// Whether a directory entry is a shard: its name ends in a dataset extension.
+fn is_shard(path: &Path) -> bool {
+    Format::from_path(path).is_some()
+}
+
+/// The shards under `dir`, sorted by path bytes; hidden entries (names starting with '.') are skipped.
+fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let walker = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        match entry {
+            Ok(e) if e.depth() > 0 && is_shard(e.path()) => {
+                let file =
+                    e.file_type().is_file() || (e.file_type().is_symlink() && e.path().is_file());
+                if file {
+                    found.push(e.into_path());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => errors.push(InputError {
+                file: e
+                    .path()
+                    .map_or_else(|| label.to_owned(), |p| p.display().to_string()),
+                position: None,
+                message: e.io_error().map_or_else(|| e.to_string(), io_message),
+            }),
+        }
+    }
+    found.sort_by(|a, b| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    });
+    found
+}
+
+/// Receives a JSON Lines record, its raw line and the bytes consumed so far.
+type EmitLine<'a, E> = dyn FnMut(Record, &[u8], u64) -> Result<(), E> + 'a;
+
+/// How a file ended: its records, and the error that ended it early.
+struct FileEnd {
+    records: u64,
+    error: Option<InputError>,
+}
+
+/// A Parquet file's schema (once, on opening) or one of its batches with its records.
+enum ParquetEvent<'a> {
+    Schema(&'a SchemaRef),
+    Batch(&'a RecordBatch, Vec<Record>),
+}
+
+/// One read of the dataset: ordinals, duplicate ids.
+struct Pass<'d> {
+    dataset: &'d Dataset,
+    ids: IdSet,
+    next_ordinal: u64,
+    duplicate_ids: u64,
+}
+
+impl<'d> Pass<'d> {
+    fn new(dataset: &'d Dataset) -> Pass<'d> {
+        Pass {
+            dataset,
+            ids: IdSet::default(),
+            next_ordinal: 0,
+            duplicate_ids: 0,
+        }
+    }
+
+    fn position(&self, input: usize, number: u64) -> Position {
+        match self.dataset.inputs[input].format {
+            Format::Parquet => Position::Row(number),
+            Format::Jsonl(_) => Position::Line(number),
+        }
+    }
+
+    /// A record from its fields: the id falls back to `FILE:POSITION`; a repeated id makes it a
+    /// non-document naming both places.
+    fn record(
+        &mut self,
+        input: usize,
+        position: Position,
+        id: Result<String, String>,
+        text: Result<String, String>,
+        media: Option<String>,
+    ) -> Record {
+        let origin = Origin {
+            file: self.dataset.inputs[input].label.clone(),
+            position,
+        };
+        let (id, text) = match (id, text) {
+            (Ok(id), Ok(text)) => {
+                match self.ids.first_seen(&id, (input as u32, position.number())) {
+                    Some((first_input, first_number)) => {
+                        self.duplicate_ids += 1;
+                        let first = Origin {
+                            file: self.dataset.inputs[first_input as usize].label.clone(),
+                            position: self.position(first_input as usize, first_number),
+                        };
+                        let message = format!("duplicate id '{id}' at {origin} (first at {first})");
+                        (id, Err(message))
+                    }
+                    None => (id, Ok(text)),
+                }
+            }
+            (Ok(id), Err(e)) => (id, Err(e)),
+            (Err(e), Ok(_)) => (origin.to_string(), Err(e)),
+            (Err(e), Err(f)) => (origin.to_string(), Err(format!("{e}; {f}"))),
+        };
+        let ordinal = self.next_ordinal;
+        self.next_ordinal += 1;
+        Record {
+            ordinal,
+            bytes: text.as_ref().map_or(0, |t| t.len() as u64),
+            id,
+            text,
+            media,
+            origin,
+        }
+    }
+
+    fn failed(
+        &self,
+        input: usize,
+        position: Option<Position>,
+        message: String,
+        records: u64,
+    ) -> FileEnd {
+        FileEnd {
+            records,
+            error: Some(InputError {
+                file: self.dataset.inputs[input].label.to_string(),
+                position,
+                message,
+            }),
+        }
+    }
+
+    /// Reads a JSON Lines input, handing each record with its raw line and the bytes consumed so far to
+    /// `emit`. A read error ends the file and is reported once.
+    fn read_jsonl<E>(
+        &mut self,
+        input: usize,
+        compression: crate::Compression,
+        emit: &mut EmitLine<'_, E>,
+    ) -> Result<FileEnd, E> {
+        let dataset = self.dataset;
+        let options = &dataset.options;
+        let mut lines = match Lines::open(&self.dataset.inputs[input].path, compression) {
+            Ok(l) => l,
+            Err(e) => {
+                return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
+            }
+        };
+        let consumed = lines.consumed();
+        let mut records = 0;
+        while let Some(line) = lines.next_line() {
+            let (line_no, raw) = match line {
+                Ok(l) => l,
+                Err((line_no, e)) => {
+                    let message = format!("cannot read line {line_no}: {}", io_message(&e));
+                    return Ok(self.failed(input, Some(Position::Line(line_no)), message, records));
+                }
+            };
+            let position = Position::Line(line_no);
+            let record = match jsonl::parse(raw, options) {
+                JsonFields::Bad(message) => {
+                    self.record(input, position, Err(message), Ok(String::new()), None)
+                }
+                JsonFields::Object { id, text, media } => {
+                    self.record(input, position, id, text, media)
+                }
+            };
+            records += 1;
+            emit(record, raw, consumed.get())?;
+        }
+        Ok(FileEnd {
+            records,
+            error: None,
+        })
+    }
+
+    /// Reads a Parquet input in batches of `batch_rows`, only the needed columns if `project`. A read error
+    /// ends the file and is reported once.
+    fn read_parquet<E>(
+        &mut self,
+        input: usize,
+        batch_rows: usize,
+        project: bool,
+        on: &mut dyn FnMut(ParquetEvent<'_>, u64) -> Result<(), E>,
+    ) -> Result<FileEnd, E> {
+        let dataset = self.dataset;
+        let file = match File::open(&dataset.inputs[input].path) {
+            Ok(f) => f,
+            Err(e) => {
+                return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
+            }
+        };
+        let builder = match ParquetRecordBatchReaderBuilder::try_new(file) {
+            Ok(b) => b,
+            Err(e) => {
+                return Ok(self.failed(
+                    input,
+                    None,
+                    format!("not a readable Parquet file: {e}"),
+                    0,
+                ));
+            }
+        };
+        let total_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+        on(ParquetEvent::Schema(builder.schema()), 0)?;
+        let builder = if project {
+            let mask = pq::projection(builder.parquet_schema(), &dataset.options);
+            builder.with_projection(mask)
+        } else {
+            builder
+        };
+        let reader = match builder.with_batch_size(batch_rows.min(1 << 16)).build() {
+            Ok(r) => r,
+            Err(e) => return Ok(self.failed(input, None, format!("cannot read: {e}"), 0)),
+        };
+        let mut row = 0u64;
+        for batch in reader {
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    let message = format!("cannot read row {row} or later: {e}");
+                    return Ok(self.failed(input, Some(Position::Row(row)), message, row));
+                }
+            };
+            let rows = RowReader::new(&batch, &dataset.options);
+            let mut records = Vec::with_capacity(batch.num_rows());
+            for r in 0..batch.num_rows() {
+                let record = self.record(
+                    input,
+                    Position::Row(row),
+                    rows.id(r),
+                    rows.text(r, project),
+                    rows.media(r),
+                );
+                records.push(record);
+                row += 1;
+            }
+            let consumed = (u128::from(dataset.inputs[input].bytes) * u128::from(row)
+                / u128::from(total_rows.max(row).max(1))) as u64;
+            on(ParquetEvent::Batch(&batch, records), consumed)?;
+        }
+        Ok(FileEnd {
+            records: row,
+            error: None,
+        })
+    }
+}
+
+impl Dataset {
+    /// Resolves operands: files; directories (recursively, sorted by path bytes, hidden entries skipped)
+    /// of shards whose names end in `.jsonl`, `.json` or `.ndjson` (each optionally `.gz` or `.zst`) or
+    /// `.parquet`; `-` for standard input, spooled to a temporary file so that it can be read twice.
+    /// Problems with an operand (missing, unreadable, a directory with no shards, `-` twice) come back as
+    /// errors naming it, and the rest is still usable.
+    pub fn open(operands: &[String], options: DatasetOptions) -> (Dataset, Vec<InputError>) {
+        Dataset::open_with_stdin(operands, options, &mut std::io::stdin().lock())
+    }
+
+    /// [`Dataset::open`], with `stdin` read for the operand `-`.
+    pub fn open_with_stdin(
+        operands: &[String],
+        options: DatasetOptions,
+        stdin: &mut dyn Read,
+    ) -> (Dataset, Vec<InputError>) {
+        let mut inputs = Vec::new();
+        let mut errors = Vec::new();
+        let mut stdin_seen = false;
+        let error = |file: &str, message: String| InputError {
+            file: file.to_owned(),
+            position: None,
+            message,
+        };
+        for op in operands {
+            if op == "-" {
+                if std::mem::replace(&mut stdin_seen, true) {
+                    errors.push(error(op, "standard input given twice".to_owned()));
+                    continue;
+                }
+                let spooled = spool(stdin).and_then(|temp| {
+                    let format = match options.format {
+                        Some(f) => f,
+                        None => sniff_file(&temp)?,
+                    };
+                    let bytes = std::fs::metadata(&temp)?.len();
+                    Ok((temp, format, bytes))
+                });
+                match spooled {
+                    Ok((temp, format, bytes)) => inputs.push(InputFile {
+                        label: Arc::from("-"),
+                        path: temp.to_path_buf(),
+                        format,
+                        bytes,
+                        _spool: Some(temp),
+                    }),
+                    Err(e) => errors.push(error(
+                        op,
+                        format!("cannot read standard input: {}", io_message(&e)),
+                    )),
+                }
+                continue;
+            }
+            let path = Path::new(op);
+            let files = match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => {
+                    let found = walk(path, &mut errors, op);
+                    if found.is_empty() {
+                        errors.push(error(
+                            op,
+                            "a directory with no .jsonl, .json, .ndjson (optionally .gz or .zst) or .parquet files"
+                                .to_owned(),
+                        ));
+                    }
+                    found
+                }
+                Ok(_) => vec![path.to_path_buf()],
+                Err(e) => {
+                    errors.push(error(op, io_message(&e)));
+                    continue;
+                }
+            };
+            for file in files {
+                let label = file.display().to_string();
+                let format = match options.format.or_else(|| Format::from_path(&file)) {
+                    Some(f) => Ok(f),
+                    None => sniff_file(&file),
+                };
+                let described = format.and_then(|f| Ok((f, std::fs::metadata(&file)?.len())));
+                match described {
+                    Ok((format, bytes)) => inputs.push(InputFile {
+                        label: Arc::from(label.as_str()),
+                        path: file,
+                        format,
+                        bytes,
+                        _spool: None,
+                    }),
+                    Err(e) => errors.push(error(&label, io_message(&e))),
+                }
+            }
+        }
+        let counts = Mutex::new(vec![None; inputs.len()]);
+        (
+            Dataset {
+                inputs,
+                options,
+                counts,
+            },
+            errors,
+        )
+    }
+
+    /// The input files, in reading order.
+    pub fn inputs(&self) -> &[InputFile] {
+        &self.inputs
+    }
+
+    /// How records are read.
+    pub fn options(&self) -> &DatasetOptions {
+        &self.options
+    }
+
+    /// On-disk bytes of all inputs, for a progress bar over [`Dataset::for_each_batch`]'s `progress`.
+    pub fn total_bytes(&self) -> u64 {
+        self.inputs.iter().map(|i| i.bytes).sum()
+    }
+
+    fn remember_count(&self, input: usize, records: u64) {
+        if let Ok(mut counts) = self.counts.lock() {
+            counts[input] = Some(records);
+        }
+    }
+
+    fn check_count(&self, input: usize, records: u64) -> Result<(), IoError> {
+        let first = self.counts.lock().ok().and_then(|c| c[input]);
+        match first {
+            Some(first) if first != records => Err(IoError::Changed {
+                path: self.inputs[input].label.to_string(),
+                first,
+                second: records,
+            }),
+            _ => {
+                self.remember_count(input, records);
+                Ok(())
+            }
+        }
+    }
+
+    /// Streams every record, in input order, in batches of up to `batch_rows`; `progress(bytes)` is called
+    /// with the input bytes consumed so far (compressed bytes for .gz/.zst, file bytes for Parquet), at
+    /// most [`Dataset::total_bytes`].
+    ///
+    /// A record that is not a document (not a JSON object, a missing or non-string text, a missing id, an
+    /// id seen before) is still yielded, with `text: Err(message)`, so that the caller reports and counts
+    /// it; its id falls back to `FILE:LINE` / `FILE:ROW` when it has none. A repeated id's message names
+    /// both places: `duplicate id 'a' at g.jsonl:3 (first at f.jsonl:1)`.
+    ///
+    /// Reading never fails as a whole: a file that cannot be opened or read to its end (an I/O error,
+    /// corrupt gzip, zstd or Parquet) is reported once in [`ReadSummary::errors`], naming the file and the
+    /// line or row, and the next file is read. The only error returned is `on_batch`'s, which stops the
+    /// read.
+    ///
+    /// Memory: besides the batch, duplicate-id detection keeps a 128-bit hash of each document's id with
+    /// its first location, about 37 bytes per document (see the `ids` module: a hash match is taken as the
+    /// same id; two different ids collide with probability about n²/2¹²⁹).
+    pub fn for_each_batch<E>(
+        &self,
+        batch_rows: usize,
+        progress: &mut dyn FnMut(u64),
+        on_batch: &mut dyn FnMut(Vec<Record>) -> Result<(), E>,
+    ) -> Result<ReadSummary, E> {
+        let batch_rows = batch_rows.max(1);
+        let mut pass = Pass::new(self);
+        let mut summary = ReadSummary::default();
+        let mut batch: Vec<Record> = Vec::with_capacity(batch_rows.min(1 << 16));
+        let mut done = 0u64;
+        for (input, file) in self.inputs.iter().enumerate() {
+            let mut push = |record: Record, consumed: u64| -> Result<(), E> {
+                summary.records += 1;
+                if record.text.is_ok() {
+                    summary.documents += 1;
+                } else {
+                    summary.not_documents += 1;
+                }
+                batch.push(record);
+                if batch.len() >= batch_rows {
+                    on_batch(std::mem::replace(
+                        &mut batch,
+                        Vec::with_capacity(batch_rows.min(1 << 16)),
+                    ))?;
+                    progress(done + consumed);
+                }
+                Ok(())
+            };
+            let end = match file.format {
+                Format::Jsonl(compression) => {
+                    pass.read_jsonl(input, compression, &mut |r, _, consumed| push(r, consumed))?
+                }
+                Format::Parquet => {
+                    pass.read_parquet(input, batch_rows, true, &mut |event, consumed| {
+                        if let ParquetEvent::Batch(_, records) = event {
+                            for r in records {
+                                push(r, consumed)?;
+                            }
+                        }
+                        Ok(())
+                    })?
+                }
+            };
+            self.remember_count(input, end.records);
+            summary.files += 1;
+            summary.errors.extend(end.error);
+            done += file.bytes;
+            progress(done);
+        }
+        if !batch.is_empty() {
+            on_batch(batch)?;
+        }
+        summary.duplicate_ids = pass.duplicate_ids;
+        summary.bytes = done;
+        Ok(summary)
+    }
+
+    /// The second pass: re-reads the inputs and writes, in input order with every original field, each
+    /// document decided [`Decision::Keep`] to `kept` and each decided [`Decision::Remove`] to `removed`
+    /// (either may be `None`). `decide` is asked only about documents (records that
+    /// [`Dataset::for_each_batch`] yields with `text: Ok`); every other record is kept, so kept + removed
+    /// is the whole input.
+    ///
+    /// The output format follows the extension: `.jsonl`, `.json` or `.ndjson` (optionally `.gz` or
+    /// `.zst`), or `.parquet`. Supported: JSON Lines → JSON Lines (kept lines byte for byte; removed
+    /// objects get `duplicate_of` and `score` added at their end) and Parquet → Parquet (the inputs'
+    /// schema for kept rows; removed rows get a `duplicate_of: Utf8` and a `score: Float64` column). Other
+    /// conversions are refused before anything is written, and so is a record that already has a field
+    /// named `duplicate_of` or `score` when the removed rows are written.
+    ///
+    /// Outputs are written under a temporary name beside the destination and renamed into place once
+    /// complete: on error, no output file is left behind (and the error names the path). An input that
+    /// gives a different number of records than on the first pass fails the split with
+    /// [`IoError::Changed`].
+    pub fn write_split(
+        &self,
+        decide: &dyn Fn(u64) -> Decision,
+        kept: Option<&Path>,
+        removed: Option<&Path>,
+    ) -> Result<SplitSummary, IoError> {
+        let mut family = None;
+        for path in [kept, removed].into_iter().flatten() {
+            let format = Format::from_path(path).ok_or_else(|| IoError::Unsupported {
+                path: path.display().to_string(),
+                message:
+                    "cannot tell the output format from the name: use .jsonl, .json or .ndjson \
+                          (optionally .gz or .zst), or .parquet"
+                        .to_owned(),
+            })?;
+            if let Some(input) = self
+                .inputs
+                .iter()
+                .find(|i| i.format.family() != format.family())
+            {
+                return Err(IoError::Unsupported {
+                    path: path.display().to_string(),
+                    message: format!(
+                        "{} is {} and this output is {}: the split writes JSONL inputs to JSONL \
+                         (.jsonl/.json/.ndjson, optionally .gz/.zst) and Parquet inputs to Parquet",
+                        input.label,
+                        input.format.family(),
+                        format.family()
+                    ),
+                });
+            }
+            family = Some(format);
+        }
+        if let (Some(k), Some(r)) = (kept, removed)
+            && k == r
+        {
+            return Err(IoError::Unsupported {
+                path: k.display().to_string(),
+                message: "the kept and removed outputs are the same file".to_owned(),
+            });
+        }
+        match family {
+            Some(Format::Parquet) => self.split_parquet(decide, kept, removed),
+            _ => self.split_jsonl(decide, kept, removed),
+        }
+    }
+
+    fn split_jsonl(
+        &self,
+        decide: &dyn Fn(u64) -> Decision,
+        kept: Option<&Path>,
+        removed: Option<&Path>,
+    ) -> Result<SplitSummary, IoError> {
+        let open = |path: Option<&Path>| -> Result<Option<TextOutput>, IoError> {
+            path.map(|p| match Format::from_path(p) {
+                Some(Format::Jsonl(c)) => TextOutput::create(p, c),
+                _ => unreachable!("checked by write_split"),
+            })
+            .transpose()
+        };
+        let mut kept_out = open(kept)?;
+        let mut removed_out = open(removed)?;
+        let mut summary = SplitSummary::default();
+        let mut pass = Pass::new(self);
+        for (input, file) in self.inputs.iter().enumerate() {
+            let Format::Jsonl(compression) = file.format else {
+                unreachable!("checked by write_split")
+            };
+            let end = pass.read_jsonl(input, compression, &mut |record, raw, _| {
+                let decision = match record.text {
+                    Ok(_) => decide(record.ordinal),
+                    Err(_) => Decision::Keep,
+                };
+                match decision {
+                    Decision::Keep => {
+                        summary.kept += 1;
+                        if let Some(out) = kept_out.as_mut() {
+                            out.write_all(raw)?;
+                            if !raw.ends_with(b"\n") {
+                                out.write_all(b"\n")?;
+                            }
+                        }
+                    }
+                    Decision::Remove {
+                        duplicate_of,
+                        score,
+                    } => {
+                        summary.removed += 1;
+                        if let Some(out) = removed_out.as_mut() {
+                            let line =
+                                jsonl::removed_line(raw, &duplicate_of, score, &record.origin)?;
+                            out.write_all(&line)?;
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+            self.check_count(input, end.records)?;
+            summary.errors.extend(end.error);
+        }
+        for out in [kept_out, removed_out].into_iter().flatten() {
+            out.commit()?;
+        }
+        Ok(summary)
+    }
+
+    fn split_parquet(
+        &self,
+        decide: &dyn Fn(u64) -> Decision,
+        kept: Option<&Path>,
+        removed: Option<&Path>,
+    ) -> Result<SplitSummary, IoError> {
+        let mut kept_out: Option<ParquetOutput> = None;
+        let mut removed_out: Option<ParquetOutput> = None;
+        let mut schema: Option<(SchemaRef, Arc<str>)> = None;
+        let mut summary = SplitSummary::default();
+        let mut pass = Pass::new(self);
+        for (input, file) in self.inputs.iter().enumerate() {
+            let end = pass.read_parquet(input, SPLIT_BATCH_ROWS, false, &mut |event, _| match event {
+                ParquetEvent::Schema(s) => {
+                    match &schema {
+                        None => {
+                            if let Some(path) = kept {
+                                kept_out = Some(ParquetOutput::create(path, s.clone())?);
+                            }
+                            if let Some(path) = removed {
+                                let with_fields = removed_schema(s, &file.label)?;
+                                removed_out = Some(ParquetOutput::create(path, with_fields)?);
+                            }
+                            schema = Some((s.clone(), file.label.clone()));
+                        }
+                        Some((first, first_label)) if first.fields() != s.fields() => {
+                            return Err(IoError::Unsupported {
+                                path: file.label.to_string(),
+                                message: format!(
+                                    "its columns differ from those of {first_label}: a Parquet split \
+                                     writes inputs of one schema"
+                                ),
+                            });
+                        }
+                        Some(_) => {}
+                    }
+                    Ok(())
+                }
+                ParquetEvent::Batch(batch, records) => {
+                    let mut keep = Vec::with_capacity(records.len());
+                    let mut remove = Vec::with_capacity(records.len());
+                    let mut duplicate_of = Vec::new();
+                    let mut scores = Vec::new();
+                    for record in &records {
+                        let decision = match record.text {
+                            Ok(_) => decide(record.ordinal),
+                            Err(_) => Decision::Keep,
+                        };
+                        match decision {
+                            Decision::Keep => {
+                                keep.push(true);
+                                remove.push(false);
+                            }
+                            Decision::Remove {
+                                duplicate_of: d,
+                                score,
+                            } => {
+                                keep.push(false);
+                                remove.push(true);
+                                duplicate_of.push(d);
+                                scores.push(score);
+                            }
+                        }
+                    }
+                    summary.removed += duplicate_of.len() as u64;
+                    summary.kept += (records.len() - duplicate_of.len()) as u64;
+                    if let Some(out) = kept_out.as_mut() {
+                        let rows = filter(batch, keep, &file.label)?;
+                        out.write(rows.columns().to_vec())?;
+                    }
+                    if let Some(out) = removed_out.as_mut() {
+                        let rows = filter(batch, remove, &file.label)?;
+                        let mut columns = rows.columns().to_vec();
+                        columns.push(Arc::new(StringArray::from(duplicate_of)));
+                        columns.push(Arc::new(Float64Array::from(scores)));
+                        out.write(columns)?;
+                    }
+                    Ok(())
+                }
+            })?;
+            self.check_count(input, end.records)?;
+            summary.errors.extend(end.error);
+        }
+        if schema.is_none() && (kept.is_some() || removed.is_some()) {
+            let path = kept.or(removed).expect("one output").display().to_string();
+            return Err(IoError::Unsupported {
+                path,
+                message: "no readable Parquet input to take the schema from".to_owned(),
+            });
+        }
+        for out in [kept_out, removed_out].into_iter().flatten() {
+            out.commit()?;
+        }
+        Ok(summary)
+    }
+}
+
+/// The rows of `batch` where `mask` is true.
+fn filter(batch: &RecordBatch, mask: Vec<bool>, label: &str) -> Result<RecordBatch, IoError> {
+    arrow_select::filter::filter_record_batch(batch, &BooleanArray::from(mask))
+        .map_err(|e| IoError::data(label, e))
+}
+
+/// The removed rows' schema: the input's, plus `duplicate_of: Utf8` and `score: Float64`; refuses an input
+/// that already has either column.
+fn removed_schema(schema: &SchemaRef, label: &str) -> Result<SchemaRef, IoError> {
+    if let Some(field) = jsonl::ADDED_FIELDS
+        .iter()
+        .find(|f| schema.column_with_name(f).is_some())
+    {
+        return Err(IoError::FieldClash {
+            origin: label.to_owned(),
+            field: (*field).to_owned(),
+        });
+    }
+    let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(Field::new("duplicate_of", DataType::Utf8, false)));
+    fields.push(Arc::new(Field::new("score", DataType::Float64, false)));
+    Ok(Arc::new(Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    )))
+}
+
+/// A Parquet output being written.
+struct ParquetOutput {
+    pending: Pending,
+    writer: ArrowWriter<File>,
+    schema: SchemaRef,
+}
+
+impl ParquetOutput {
+    fn create(path: &Path, schema: SchemaRef) -> Result<ParquetOutput, IoError> {
+        let (pending, file) = Pending::create(path)?;
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(pq::writer_properties()))
+            .map_err(|e| IoError::data(path.display(), e))?;
+        Ok(ParquetOutput {
+            pending,
+            writer,
+            schema,
+        })
+    }
+
+    fn write(&mut self, columns: Vec<arrow_array::ArrayRef>) -> Result<(), IoError> {
+        let path = self.pending.path();
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| IoError::data(path.display(), e))?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| IoError::data(path.display(), e))
+    }
+
+    fn commit(mut self) -> Result<(), IoError> {
+        let path = self.pending.path().display().to_string();
+        self.writer.finish().map_err(|e| IoError::data(&path, e))?;
+        // `finish` wrote the footer and flushed its buffer to the file.
+        self.writer
+            .inner()
+            .sync_all()
+            .map_err(|e| IoError::io(&path, e))?;
+        self.pending.commit()
+    }
+}

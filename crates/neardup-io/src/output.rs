@@ -1,0 +1,122 @@
+//! Output files that appear whole or not at all: written under a temporary name in the destination's
+//! directory, renamed into place when complete; dropped unfinished, the temporary file is deleted.
+
+use crate::error::IoError;
+use crate::format::Compression;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A file being written under a temporary name, to be renamed to `path` by [`Pending::commit`].
+pub(crate) struct Pending {
+    path: PathBuf,
+    temp: tempfile::TempPath,
+}
+
+impl Pending {
+    /// Creates the temporary file beside `path`; the error names `path`.
+    pub(crate) fn create(path: &Path) -> Result<(Pending, File), IoError> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (file, temp) = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| IoError::io(path.display(), e))?
+            .into_parts();
+        Ok((
+            Pending {
+                path: path.to_path_buf(),
+                temp,
+            },
+            file,
+        ))
+    }
+
+    /// The final path, for messages.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Renames the finished file into place.
+    pub(crate) fn commit(self) -> Result<(), IoError> {
+        let path = self.path;
+        self.temp
+            .persist(&path)
+            .map_err(|e| IoError::io(path.display(), e.error))
+    }
+}
+
+/// A text output (JSON Lines or TSV), plain or compressed.
+pub(crate) enum Encoder {
+    Plain(BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+}
+
+impl Encoder {
+    pub(crate) fn new(file: File, compression: Compression) -> std::io::Result<Encoder> {
+        let buffered = BufWriter::with_capacity(1 << 20, file);
+        Ok(match compression {
+            Compression::None => Encoder::Plain(buffered),
+            Compression::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(
+                buffered,
+                flate2::Compression::default(),
+            )),
+            Compression::Zstd => Encoder::Zstd(zstd::stream::write::Encoder::new(buffered, 3)?),
+        })
+    }
+
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Encoder::Plain(w) => w.write_all(bytes),
+            Encoder::Gzip(w) => w.write_all(bytes),
+            Encoder::Zstd(w) => w.write_all(bytes),
+        }
+    }
+
+    /// Ends the compressed stream and flushes everything to the file.
+    pub(crate) fn finish(self) -> std::io::Result<()> {
+        let mut buffered = match self {
+            Encoder::Plain(w) => w,
+            Encoder::Gzip(w) => w.finish()?,
+            Encoder::Zstd(w) => w.finish()?,
+        };
+        buffered.flush()?;
+        let file = buffered.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    }
+}
+
+/// A text output file: an encoder over a pending file.
+pub(crate) struct TextOutput {
+    pending: Pending,
+    encoder: Encoder,
+}
+
+impl TextOutput {
+    pub(crate) fn create(path: &Path, compression: Compression) -> Result<TextOutput, IoError> {
+        let (pending, file) = Pending::create(path)?;
+        let encoder =
+            Encoder::new(file, compression).map_err(|e| IoError::io(path.display(), e))?;
+        Ok(TextOutput { pending, encoder })
+    }
+
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<(), IoError> {
+        self.encoder
+            .write_all(bytes)
+            .map_err(|e| IoError::io(self.pending.path().display(), e))
+    }
+
+    pub(crate) fn commit(self) -> Result<(), IoError> {
+        let path = self.pending.path().display().to_string();
+        self.encoder.finish().map_err(|e| IoError::io(&path, e))?;
+        self.pending.commit()
+    }
+}

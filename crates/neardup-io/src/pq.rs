@@ -1,0 +1,272 @@
+//! Parquet: finding (nested) columns in Arrow batches, reading a row's id and text, projecting the first
+//! pass onto the columns it needs, and the writer's settings.
+
+use crate::record::{DatasetOptions, FieldPath};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use parquet::arrow::ProjectionMask;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::SchemaDescriptor;
+use std::borrow::Cow;
+
+/// Rows per row group in written Parquet, at most.
+pub(crate) const ROW_GROUP_ROWS: usize = 64 * 1024;
+/// Encoded bytes per row group, at most (documents are large: bound the writer's memory).
+pub(crate) const ROW_GROUP_BYTES: usize = 128 << 20;
+
+/// zstd, bounded row groups.
+pub(crate) fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).expect("3 is a valid zstd level"),
+        ))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+        .build()
+}
+
+/// The leaf columns the first pass needs: those at or under the id, text and media paths (a nested field
+/// `meta.url` is the leaf `meta` → `url` of a struct column; its siblings are not read; a path naming a
+/// list or struct column takes all of it, so that the row can say what type it has). If none exists, the
+/// first leaf, so that rows are still counted (each then reports the missing column).
+pub(crate) fn projection(schema: &SchemaDescriptor, options: &DatasetOptions) -> ProjectionMask {
+    let paths: Vec<&FieldPath> = [Some(&options.id_field), Some(&options.text_field)]
+        .into_iter()
+        .chain([options.media_field.as_ref()])
+        .flatten()
+        .collect();
+    let mut leaves: Vec<usize> = (0..schema.num_columns())
+        .filter(|&i| {
+            let column = schema.column(i);
+            let parts = column.path().parts();
+            paths.iter().any(|p| parts.starts_with(p.segments()))
+        })
+        .collect();
+    if leaves.is_empty() && schema.num_columns() > 0 {
+        leaves.push(0);
+    }
+    ProjectionMask::leaves(schema, leaves)
+}
+
+/// A column found by its path: the leaf array and its ancestors (a row is null if any of them is).
+pub(crate) struct Column {
+    ancestors: Vec<ArrayRef>,
+    leaf: ArrayRef,
+}
+
+impl Column {
+    /// Finds `path` in `batch`; a dictionary-encoded leaf is decoded once for the batch.
+    pub(crate) fn find(batch: &RecordBatch, path: &FieldPath) -> Result<Column, String> {
+        let segments = path.segments();
+        let missing = || format!("no column '{path}'");
+        let mut leaf = batch
+            .column_by_name(&segments[0])
+            .ok_or_else(missing)?
+            .clone();
+        let mut ancestors = Vec::new();
+        for (depth, name) in segments.iter().enumerate().skip(1) {
+            let child = match leaf.as_struct_opt() {
+                Some(s) => s.column_by_name(name).ok_or_else(missing)?.clone(),
+                None => {
+                    return Err(format!(
+                        "no column '{path}' ('{}' is {}, not a struct)",
+                        segments[..depth].join("."),
+                        leaf.data_type()
+                    ));
+                }
+            };
+            ancestors.push(std::mem::replace(&mut leaf, child));
+        }
+        if let Some(dict) = leaf.as_any_dictionary_opt() {
+            leaf = arrow_select::take::take(dict.values().as_ref(), dict.keys(), None)
+                .map_err(|e| format!("cannot decode the dictionary of column '{path}': {e}"))?;
+        }
+        Ok(Column { ancestors, leaf })
+    }
+
+    fn is_null(&self, row: usize) -> bool {
+        self.leaf.is_null(row) || self.ancestors.iter().any(|a| a.is_null(row))
+    }
+
+    fn str_at(&self, row: usize) -> Option<&str> {
+        let a = self.leaf.as_ref();
+        if let Some(s) = a.as_string_opt::<i32>() {
+            Some(s.value(row))
+        } else if let Some(s) = a.as_string_opt::<i64>() {
+            Some(s.value(row))
+        } else {
+            a.as_string_view_opt().map(|s| s.value(row))
+        }
+    }
+
+    fn bytes_at(&self, row: usize) -> Option<&[u8]> {
+        let a = self.leaf.as_ref();
+        if let Some(b) = a.as_binary_opt::<i32>() {
+            Some(b.value(row))
+        } else if let Some(b) = a.as_binary_opt::<i64>() {
+            Some(b.value(row))
+        } else if let Some(b) = a.as_binary_view_opt() {
+            Some(b.value(row))
+        } else {
+            a.as_fixed_size_binary_opt().map(|b| b.value(row))
+        }
+    }
+
+    fn int_at(&self, row: usize) -> Option<String> {
+        let a = self.leaf.as_ref();
+        Some(match a.data_type() {
+            DataType::Int8 => a.as_primitive::<Int8Type>().value(row).to_string(),
+            DataType::Int16 => a.as_primitive::<Int16Type>().value(row).to_string(),
+            DataType::Int32 => a.as_primitive::<Int32Type>().value(row).to_string(),
+            DataType::Int64 => a.as_primitive::<Int64Type>().value(row).to_string(),
+            DataType::UInt8 => a.as_primitive::<UInt8Type>().value(row).to_string(),
+            DataType::UInt16 => a.as_primitive::<UInt16Type>().value(row).to_string(),
+            DataType::UInt32 => a.as_primitive::<UInt32Type>().value(row).to_string(),
+            DataType::UInt64 => a.as_primitive::<UInt64Type>().value(row).to_string(),
+            _ => return None,
+        })
+    }
+}
+
+/// The columns of one batch that make records.
+pub(crate) struct RowReader<'o> {
+    options: &'o DatasetOptions,
+    id: Result<Column, String>,
+    text: Result<Column, String>,
+    media: Option<Column>,
+}
+
+impl<'o> RowReader<'o> {
+    pub(crate) fn new(batch: &RecordBatch, options: &'o DatasetOptions) -> RowReader<'o> {
+        RowReader {
+            options,
+            id: Column::find(batch, &options.id_field),
+            text: Column::find(batch, &options.text_field),
+            media: options
+                .media_field
+                .as_ref()
+                .and_then(|p| Column::find(batch, p).ok()),
+        }
+    }
+
+    /// A row's id: a string, or an integer's decimal text.
+    pub(crate) fn id(&self, row: usize) -> Result<String, String> {
+        let column = self.id.as_ref().map_err(Clone::clone)?;
+        let name = &self.options.id_field;
+        if column.is_null(row) {
+            return Err(format!("the '{name}' column is null"));
+        }
+        if let Some(s) = column.str_at(row) {
+            return Ok(s.to_owned());
+        }
+        column.int_at(row).ok_or_else(|| {
+            format!(
+                "the '{name}' column is {}, not a string or an integer",
+                column.leaf.data_type()
+            )
+        })
+    }
+
+    /// A row's text (a binary column decoded as UTF-8, invalid sequences replaced); with `want_text`
+    /// false, an empty string where there is text (the second pass only needs to know).
+    pub(crate) fn text(&self, row: usize, want_text: bool) -> Result<String, String> {
+        let column = self.text.as_ref().map_err(Clone::clone)?;
+        let name = &self.options.text_field;
+        if column.is_null(row) {
+            return Err(format!("the '{name}' column is null"));
+        }
+        let text: Cow<'_, str> = if let Some(s) = column.str_at(row) {
+            Cow::Borrowed(s)
+        } else if let Some(b) = column.bytes_at(row) {
+            if want_text {
+                String::from_utf8_lossy(b)
+            } else {
+                Cow::Borrowed("")
+            }
+        } else {
+            return Err(format!(
+                "the '{name}' column is {}, not a string",
+                column.leaf.data_type()
+            ));
+        };
+        Ok(if want_text {
+            text.into_owned()
+        } else {
+            String::new()
+        })
+    }
+
+    /// A row's medium, when the column exists and holds a string there.
+    pub(crate) fn media(&self, row: usize) -> Option<String> {
+        let column = self.media.as_ref()?;
+        if column.is_null(row) {
+            return None;
+        }
+        column.str_at(row).map(str::to_owned)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray, StructArray};
+    use arrow_schema::Field;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use std::sync::Arc;
+
+    #[test]
+    fn projection_keeps_only_the_named_leaves() {
+        let meta = StructArray::from(vec![
+            (
+                Arc::new(Field::new("url", DataType::Utf8, true)),
+                Arc::new(StringArray::from(vec!["u"])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("body", DataType::Utf8, true)),
+                Arc::new(StringArray::from(vec!["big"])) as ArrayRef,
+            ),
+        ]);
+        let batch = RecordBatch::try_from_iter(vec![
+            ("id", Arc::new(Int64Array::from(vec![7])) as ArrayRef),
+            ("text", Arc::new(StringArray::from(vec!["t"])) as ArrayRef),
+            ("meta", Arc::new(meta) as ArrayRef),
+        ])
+        .unwrap();
+        let file = tempfile::tempfile().unwrap();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(file.try_clone().unwrap(), batch.schema(), None)
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+
+        let options = DatasetOptions {
+            id_field: FieldPath::new("meta.url").unwrap(),
+            ..DatasetOptions::default()
+        };
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let mask = projection(builder.parquet_schema(), &options);
+        let read = builder
+            .with_projection(mask)
+            .build()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let schema = read.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["text", "meta"]);
+        let DataType::Struct(children) = schema.field(1).data_type() else {
+            panic!("meta is a struct")
+        };
+        assert_eq!(children.len(), 1);
+        assert_eq!(children[0].name(), "url");
+        let rows = RowReader::new(&read, &options);
+        assert_eq!(rows.id(0), Ok("u".to_owned()));
+        assert_eq!(rows.text(0, true), Ok("t".to_owned()));
+    }
+}
