@@ -1,8 +1,9 @@
 //! `neardup dedup`: a translation of the library's [`neardup::dedup`] engine: read and sketch the documents,
 //! push them, and write the pairs or clusters it finds.
 
-use crate::inputs::{self, DocArgs, Tally, Threads};
+use crate::inputs::{DocArgs, Tally, Threads};
 use crate::output::{OutputGuard, escape_tsv};
+use crate::records::{self, RecordArgs};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use neardup::dedup::{
@@ -11,9 +12,11 @@ use neardup::dedup::{
 };
 use neardup::index::{Index, Kind};
 use neardup::{Method, Preset};
-use rayon::prelude::*;
+use neardup_io::{ClusterRow, Dataset, Decision, TableWriter};
 use serde_json::json;
+use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -54,6 +57,14 @@ weighted / probability Jaccard of shingle counts for wminhash-v1 / pminhash-v1; 
 persistent index keep no text, so the estimate judges them), estimated from the signatures
 (--verify estimate), or not checked (--verify none: no threshold guarantee).
 
+Records (JSON Lines, .jsonl.gz, .jsonl.zst, Parquet, directories of shards; --jsonl for stdin and
+directories, --id-field and --text-field for other field names): --output FILE writes the
+deduplicated dataset (the kept records, every field preserved, in input order; JSON Lines or Parquet
+like the input, compression by extension), --removed FILE the removed records with two more fields,
+duplicate_of and score. Records that are not documents (bad lines) are kept. --table FILE writes the
+cluster table (id, cluster, representative, duplicate_of, score) as .parquet, .jsonl or .tsv, for
+documents too. With any of these files, clusters are not printed on stdout.
+
 Documents that cannot be sketched are reported on stderr and left out; the exit status is then 1.
 Documents without words are a warning (exit status 0 unless --strict).
 
@@ -67,7 +78,9 @@ Examples:
     zstd -dc corpus.jsonl.zst | neardup dedup --jsonl --json - > clusters.jsonl
     neardup dedup --index crawl-idx today/
     neardup dedup --scheme minhash --threshold 0.8 --pairs corpus/
-    zstd -dc crawl.jsonl.zst | neardup dedup --jsonl --scheme minhash --preset fineweb -";
+    zstd -dc crawl.jsonl.zst | neardup dedup --jsonl --scheme minhash --preset fineweb -
+    neardup dedup corpus.parquet --output kept.parquet --removed removed.parquet
+    neardup dedup --jsonl shards/ --text-field content --output kept.jsonl.zst";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -114,10 +127,19 @@ pub struct DedupArgs {
     /// Print a header line naming the TSV columns.
     #[arg(long)]
     header: bool,
-    /// Read the inputs as JSON Lines: "id" and "text" fields, the text taken as already extracted (or
-    /// extracted as --media, e.g. html).
-    #[arg(long)]
-    jsonl: bool,
+    #[command(flatten)]
+    records: RecordArgs,
+    /// Records: write the deduplicated dataset (the kept records, all fields) to FILE (.jsonl, .jsonl.gz,
+    /// .jsonl.zst or .parquet, the input's family).
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Records: write the removed records, with duplicate_of and score, to FILE.
+    #[arg(long, value_name = "FILE")]
+    removed: Option<PathBuf>,
+    /// Write the cluster table (id, cluster, representative, duplicate_of, score) to FILE (.parquet,
+    /// .jsonl, .jsonl.gz, .jsonl.zst, .tsv).
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
     #[command(flatten)]
     doc: DocArgs,
     /// Check the documents against a persistent index (see `neardup index`) as well as against each other,
@@ -255,23 +277,46 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     let mut dedup = Dedup::with_preset(method, options, args.preset)?;
     args.doc.keep_profiles = dedup.options().verification == Verification::Exact;
     args.threads.apply()?;
+    let records = args.records.wanted(&args.paths);
+    if !records && (args.output.is_some() || args.removed.is_some()) {
+        bail!(
+            "--output and --removed write the records of a dataset: give JSON Lines or Parquet inputs (or \
+             --jsonl for stdin and directories of shards)"
+        );
+    }
+    if args.pairs && (args.output.is_some() || args.removed.is_some() || args.table.is_some()) {
+        bail!("--output, --removed and --table follow the clusters: leave out --pairs");
+    }
     let started = Instant::now();
-    let tally = if args.jsonl {
-        read_jsonl(&args, &mut dedup)?
+    let mut tally = Tally::default();
+    // Records: each pushed document's record ordinal, for writing the split.
+    let (dataset, ordinals) = if records {
+        let dataset = args.records.open(&args.paths, &mut tally);
+        let ordinals = read_records(&args, &dataset, &mut dedup, &mut tally)?;
+        (Some(dataset), ordinals)
     } else {
-        read_files(&args, &mut dedup)?
+        tally = read_files(&args, &mut dedup)?;
+        (None, Vec::new())
     };
+    let finding = records::phase("finding near-duplicates");
     if let Some(index) = &index {
         dedup.merge_index(index)?;
     }
 
+    let files = args.output.is_some() || args.removed.is_some() || args.table.is_some();
     let stdout = std::io::stdout();
     let mut sink = CliSink {
         out: OutputGuard::new(std::io::BufWriter::new(stdout.lock())),
         json: args.json,
         with_source: index.is_some(),
+        quiet: files,
+        removals: HashMap::new(),
+        table: match &args.table {
+            Some(path) => Some(TableWriter::create(path, args.header)?),
+            None => None,
+        },
     };
-    if args.header && !args.json {
+    if args.header && !args.json && !files {
         let header = match (args.pairs, index.is_some()) {
             (true, _) => format!("id_a\tid_b\t{}", dedup.measure().key()),
             (false, false) => format!("cluster\tid\t{}", dedup.measure().key()),
@@ -284,7 +329,17 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     } else {
         dedup.clusters(&mut sink)?
     };
+    finding.finish_and_clear();
     sink.out.flush();
+    if let (Some(table), Some(path)) = (sink.table.take(), &args.table) {
+        let rows = table.finish()?;
+        eprintln!("neardup: wrote {rows} rows to {}", path.display());
+    }
+    if let Some(dataset) = &dataset
+        && (args.output.is_some() || args.removed.is_some())
+    {
+        write_split(&args, dataset, &ordinals, &sink.removals)?;
+    }
 
     // The index is updated whatever happened to the output: what the user asked to store is stored.
     if let Some(mut index) = index {
@@ -367,12 +422,63 @@ fn print_summary(dedup: &Dedup, summary: &Summary, tally: &Tally, pairs: bool, s
     }
 }
 
-/// Writes pairs and clusters as TSV or JSON lines. A write error (a closed pipe) is kept, not returned, so
-/// that the run goes on to update an index.
+/// Writes the kept and removed records.
+fn write_split(
+    args: &DedupArgs,
+    dataset: &Dataset,
+    ordinals: &[u64],
+    removals: &HashMap<u64, (String, f64)>,
+) -> Result<()> {
+    // Removals are keyed by the document's push index; the dataset knows records by ordinal.
+    let by_ordinal: HashMap<u64, &(String, f64)> = removals
+        .iter()
+        .map(|(&doc, removal)| (ordinals[doc as usize], removal))
+        .collect();
+    let writing = records::phase("writing the deduplicated dataset");
+    let split = dataset.write_split(
+        &|ordinal| match by_ordinal.get(&ordinal) {
+            Some((of, score)) => Decision::Remove {
+                duplicate_of: of.clone(),
+                score: *score,
+            },
+            None => Decision::Keep,
+        },
+        args.output.as_deref(),
+        args.removed.as_deref(),
+    )?;
+    writing.finish_and_clear();
+    for e in &split.errors {
+        eprintln!("neardup: {e}");
+    }
+    let name = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map_or_else(|| "not written".to_owned(), |p| p.display().to_string())
+    };
+    eprintln!(
+        "neardup: kept {} records ({}), removed {} ({})",
+        split.kept,
+        name(&args.output),
+        split.removed,
+        name(&args.removed)
+    );
+    if !split.errors.is_empty() {
+        bail!("the dataset could not be written whole");
+    }
+    Ok(())
+}
+
+/// Writes pairs and clusters as TSV or JSON lines, collects the removals for the dataset split and writes
+/// the cluster table. A write error on stdout (a closed pipe) is kept, not returned, so that the run goes
+/// on to update an index and write its files.
 struct CliSink<W: Write> {
     out: OutputGuard<W>,
     json: bool,
     with_source: bool,
+    /// Files carry the results: nothing on stdout.
+    quiet: bool,
+    /// Removed documents (by push index): the representative and the score.
+    removals: HashMap<u64, (String, f64)>,
+    table: Option<TableWriter>,
 }
 
 fn score_json(score: Score) -> (&'static str, serde_json::Value) {
@@ -385,6 +491,9 @@ fn score_json(score: Score) -> (&'static str, serde_json::Value) {
 impl<W: Write> Sink for CliSink<W> {
     fn pair(&mut self, a: &str, b: &str, score: Score) -> std::io::Result<()> {
         let json = self.json;
+        if self.quiet {
+            return Ok(());
+        }
         self.out.line(|w| {
             if json {
                 let (key, value) = score_json(score);
@@ -401,6 +510,29 @@ impl<W: Write> Sink for CliSink<W> {
     fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
         let (json, with_source) = (self.json, self.with_source);
         let number = cluster.number;
+        let representative = cluster.representative().id;
+        for m in &cluster.members[1..] {
+            if let (Some(ordinal), Some(of), Some(score)) = (m.ordinal, m.duplicate_of, m.score) {
+                self.removals
+                    .insert(ordinal, (of.to_owned(), score.value()));
+            }
+        }
+        if let Some(table) = &mut self.table {
+            for m in &cluster.members {
+                table
+                    .write(&ClusterRow {
+                        id: m.id,
+                        cluster: number as u64,
+                        representative,
+                        duplicate_of: m.duplicate_of,
+                        score: m.score.map(Score::value),
+                    })
+                    .map_err(std::io::Error::other)?;
+            }
+        }
+        if self.quiet {
+            return Ok(());
+        }
         self.out.line(|w| {
             if json {
                 let members: Vec<_> = cluster
@@ -498,48 +630,43 @@ fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
     Ok(tally)
 }
 
-/// Sketches JSON Lines documents in parallel batches.
-fn read_jsonl(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
+/// Reads the records of a dataset and pushes each document; returns each pushed document's record ordinal.
+/// Records that are not documents (bad lines, duplicate ids) are reported and counted by the reader.
+fn read_records(
+    args: &DedupArgs,
+    dataset: &Dataset,
+    dedup: &mut Dedup,
+    tally: &mut Tally,
+) -> Result<Vec<u64>> {
     let method = dedup.method();
     let keep = args.doc.keep_profiles;
-    let mut tally = Tally::default();
-    let mut seen: std::collections::HashMap<String, String> = Default::default();
-    let hidden = indicatif::ProgressBar::hidden();
-    let unopened = inputs::for_each_jsonl_batch(&args.paths, 4096, |batch| {
-        let results: Vec<_> = batch
-            .into_par_iter()
-            .map(|doc| {
-                let sketch = doc
-                    .text
-                    .map_err(inputs::Problem::failed)
-                    .and_then(|t| args.doc.sketch_text(method, &t, keep));
-                (doc.id, doc.location, sketch)
-            })
-            .collect();
-        for (id, location, result) in results {
-            match result {
-                Ok((sketch, profile, length)) => {
-                    if let Some(first) = seen.get(&id) {
-                        tally.failed += 1;
-                        eprintln!(
-                            "neardup: {location}: duplicate id '{id}' (first at {first}): left out"
-                        );
-                        continue;
+    let mut ordinals = Vec::new();
+    let mut problems = Tally::default();
+    records::sketch_all(
+        dataset,
+        &args.doc,
+        method,
+        keep,
+        tally,
+        |batch, progress| {
+            for record in batch {
+                let label = record.label();
+                match record.result {
+                    Ok((sketch, profile, length)) => {
+                        ordinals.push(record.ordinal);
+                        dedup.push(Document {
+                            length,
+                            profile,
+                            ..Document::new(record.id, sketch)
+                        })?;
                     }
-                    seen.insert(id.clone(), location);
-                    dedup.push(Document {
-                        length,
-                        profile,
-                        ..Document::new(id, sketch)
-                    })?;
-                }
-                Err(problem) => {
-                    tally.record(&hidden, &inputs::record_label(&location, &id), &problem)
+                    Err(problem) => problems.record(progress, &label, &problem),
                 }
             }
-        }
-        Ok(())
-    })?;
-    tally.failed += unopened;
-    Ok(tally)
+            Ok(())
+        },
+    )?;
+    tally.failed += problems.failed;
+    tally.empty += problems.empty;
+    Ok(ordinals)
 }

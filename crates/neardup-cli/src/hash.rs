@@ -1,10 +1,10 @@
 //! `neardup hash`: fingerprints for files, directories, stdin and JSONL corpora.
 
-use crate::inputs::{self, DocArgs, Outcome, Tally, Threads};
+use crate::inputs::{DocArgs, Outcome, Tally, Threads};
+use crate::records::{self, RecordArgs};
 use anyhow::Result;
 use clap::Args;
 use indicatif::ProgressBar;
-use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
@@ -56,10 +56,8 @@ pub struct HashArgs {
     /// Write one JSON object per line instead of `FINGERPRINT<TAB>PATH`.
     #[arg(long)]
     json: bool,
-    /// Read the inputs as JSON Lines corpora: one document per line, text in the "text" field, the id
-    /// from the "id" field (else the line number). The text is taken as already extracted.
-    #[arg(long)]
-    jsonl: bool,
+    #[command(flatten)]
+    records: RecordArgs,
     #[command(flatten)]
     doc: DocArgs,
     /// Report each document's medium, encoding and token count on stderr, and a summary at the end.
@@ -71,8 +69,8 @@ pub struct HashArgs {
 
 pub fn run(args: HashArgs) -> Result<ExitCode> {
     args.threads.apply()?;
-    if args.jsonl {
-        return run_jsonl(&args);
+    if args.records.wanted(&args.paths) {
+        return run_records(&args);
     }
     let started = Instant::now();
     let stdout = std::io::stdout();
@@ -150,65 +148,49 @@ fn print_outcome(
 }
 
 /// One JSONL document's outcome.
-struct JsonlOutcome {
-    id: String,
-    location: String,
-    bytes: u64,
-    fingerprint: Result<String, inputs::Problem>,
-}
-
-fn run_jsonl(args: &HashArgs) -> Result<ExitCode> {
+/// Sketches the records of JSON Lines or Parquet inputs in parallel batches, printed in input order.
+fn run_records(args: &HashArgs) -> Result<ExitCode> {
     let method = args.doc.method.method()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let started = Instant::now();
     let (mut docs, mut total_bytes) = (0usize, 0u64);
     let mut tally = Tally::default();
-    let hidden = ProgressBar::hidden();
-    let unopened = inputs::for_each_jsonl_batch(&args.paths, 1024, |batch| {
-        // Fingerprint the batch in parallel, print it in order.
-        let results: Vec<JsonlOutcome> = batch
-            .into_par_iter()
-            .map(|doc| match doc.text {
-                Ok(text) => JsonlOutcome {
-                    bytes: text.len() as u64,
-                    fingerprint: args
-                        .doc
-                        .sketch_text(method, &text, false)
-                        .map(|(sketch, _, _)| sketch.to_string()),
-                    id: doc.id,
-                    location: doc.location,
-                },
-                Err(e) => JsonlOutcome {
-                    id: doc.id,
-                    location: doc.location,
-                    bytes: 0,
-                    fingerprint: Err(inputs::Problem::failed(e)),
-                },
-            })
-            .collect();
-        for o in results {
-            docs += 1;
-            total_bytes += o.bytes;
-            match o.fingerprint {
-                Ok(fp) if args.json => writeln!(
-                    out,
-                    "{}",
-                    json!({"id": o.id, "fingerprint": fp, "bytes": o.bytes})
-                )?,
-                Ok(fp) => writeln!(out, "{fp}\t{}", crate::output::escape_tsv(&o.id))?,
-                Err(problem) => {
-                    if args.json {
-                        let kind = if problem.empty { "empty" } else { "error" };
-                        writeln!(out, "{}", json!({"id": o.id, kind: problem.message}))?;
+    let dataset = args.records.open(&args.paths, &mut tally);
+    let mut problems = Tally::default();
+    records::sketch_all(
+        &dataset,
+        &args.doc,
+        method,
+        false,
+        &mut tally,
+        |batch, progress| {
+            for record in batch {
+                docs += 1;
+                total_bytes += record.bytes;
+                match &record.result {
+                    Ok((sketch, _, _)) if args.json => writeln!(
+                        out,
+                        "{}",
+                        json!({"id": record.id, "fingerprint": sketch.to_string(), "bytes": record.bytes})
+                    )?,
+                    Ok((sketch, _, _)) => {
+                        writeln!(out, "{sketch}\t{}", crate::output::escape_tsv(&record.id))?
                     }
-                    tally.record(&hidden, &inputs::record_label(&o.location, &o.id), &problem);
+                    Err(problem) => {
+                        if args.json {
+                            let kind = if problem.empty { "empty" } else { "error" };
+                            writeln!(out, "{}", json!({"id": record.id, kind: problem.message}))?;
+                        }
+                        problems.record(progress, &record.label(), problem);
+                    }
                 }
             }
-        }
-        Ok(())
-    })?;
-    tally.failed += unopened;
+            Ok(())
+        },
+    )?;
+    tally.failed += problems.failed;
+    tally.empty += problems.empty;
     out.flush()?;
     Ok(finish(args, docs, total_bytes, &tally, started))
 }

@@ -9,7 +9,7 @@ use neardup::{
     Analysis, Method, MinHashScheme, Profile, Scheme, Sketch, SketchParams, SketchScheme,
 };
 use rayon::prelude::*;
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// One document to read.
@@ -319,15 +319,16 @@ impl DocArgs {
         Ok((method, bytes))
     }
 
-    /// Sketches a JSON Lines document's text: taken as extracted text, or, with `--media` naming another
-    /// medium (HTML in a crawl's JSONL), extracted as that medium first.
-    pub fn sketch_text(
+    /// Sketches a record's text: taken as extracted text, or, with a medium other than text (the record's
+    /// own, from a media field, else `--media`: HTML in a crawl's JSONL), extracted as that medium first.
+    pub fn sketch_text_as(
         &self,
+        media: Option<MediaChoice>,
         method: Method,
         text: &str,
         keep_profile: bool,
     ) -> Result<(Sketch, Option<Profile>, u64), Problem> {
-        let result = match self.media {
+        let result = match media.unwrap_or(self.media) {
             MediaChoice::Forced(media) if media != Media::Text => method
                 .analyze_documents(text.as_bytes(), MediaHint::Force(media), keep_profile)
                 .into_iter()
@@ -600,32 +601,6 @@ impl MediaChoice {
     }
 }
 
-/// A JSONL line as a document; the id falls back to `FILE:LINE`.
-pub fn parse_jsonl_line(line: &str, file: &str, line_no: usize) -> JsonlDoc {
-    let location = format!("{file}:{line_no}");
-    let value: serde_json::Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return JsonlDoc {
-                id: location.clone(),
-                location,
-                text: Err(format!("not a JSON object: {e}")),
-            };
-        }
-    };
-    let id = match value.get("id") {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Number(n)) => n.to_string(),
-        _ => location.clone(),
-    };
-    let text = match value.get("text") {
-        Some(serde_json::Value::String(t)) => Ok(t.clone()),
-        Some(_) => Err("the \"text\" field is not a string".to_owned()),
-        None => Err("no \"text\" field".to_owned()),
-    };
-    JsonlDoc { id, location, text }
-}
-
 /// Opens a line-oriented input: a file, or standard input for `-`. The error names the file in words a user
 /// can act on.
 pub fn open_lines(operand: &str) -> Result<Box<dyn std::io::BufRead>, String> {
@@ -639,72 +614,11 @@ pub fn open_lines(operand: &str) -> Result<Box<dyn std::io::BufRead>, String> {
         .map_err(|e| format!("{operand}: {}", io_message(&e)))
 }
 
-/// How a JSON Lines record is named in messages: `FILE:LINE (ID)`, or `FILE:LINE` when it has no id.
+/// How a record is named in messages: `FILE:LINE (ID)`, or `FILE:LINE` when it has no id.
 pub fn record_label(location: &str, id: &str) -> String {
     if location == id {
         location.to_owned()
     } else {
         format!("{location} ({id})")
     }
-}
-
-/// One JSON Lines document: its id, where it is (`FILE:LINE`), and its text or why the line is not a
-/// document.
-pub struct JsonlDoc {
-    pub id: String,
-    pub location: String,
-    pub text: Result<String, String>,
-}
-
-/// Reads JSON Lines inputs in batches of up to `size` documents (blank lines skipped) and hands each batch to
-/// `on_batch`, in input order. Inputs that cannot be opened are reported on stderr and counted; the count is
-/// returned.
-pub fn for_each_jsonl_batch(
-    operands: &[String],
-    size: usize,
-    mut on_batch: impl FnMut(Vec<JsonlDoc>) -> Result<()>,
-) -> Result<usize> {
-    let mut unopened = 0;
-    for operand in operands {
-        let reader = match open_lines(operand) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("neardup: {e}");
-                unopened += 1;
-                continue;
-            }
-        };
-        // A read error (a directory, a damaged disk, invalid UTF-8) ends the file: reported once, never in a
-        // loop (`lines()` would return the same error forever).
-        let mut lines = reader.lines().enumerate();
-        let mut ended = false;
-        while !ended {
-            let mut batch: Vec<JsonlDoc> = Vec::with_capacity(size.min(4096));
-            for (n, line) in lines.by_ref() {
-                match line {
-                    Ok(l) if l.trim().is_empty() => continue,
-                    Ok(l) => batch.push(parse_jsonl_line(&l, operand, n + 1)),
-                    Err(e) => {
-                        eprintln!(
-                            "neardup: {operand}:{}: cannot read: {}",
-                            n + 1,
-                            io_message(&e)
-                        );
-                        unopened += 1;
-                        ended = true;
-                        break;
-                    }
-                }
-                if batch.len() == size {
-                    break;
-                }
-            }
-            if batch.is_empty() {
-                break;
-            }
-            ended |= batch.len() < size;
-            on_batch(batch)?;
-        }
-    }
-    Ok(unopened)
 }

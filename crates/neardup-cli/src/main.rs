@@ -13,6 +13,7 @@ mod index;
 mod inputs;
 mod output;
 mod plan;
+mod records;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

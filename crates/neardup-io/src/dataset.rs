@@ -240,6 +240,16 @@ impl<'d> Pass<'d> {
                     self.record(input, position, Err(message), Ok(String::new()), None)
                 }
                 JsonFields::Object { id, text, media } => {
+                    // An object without an id is named by its place, as a line that is not JSON is.
+                    let id = id.map(|id| {
+                        id.unwrap_or_else(|| {
+                            Origin {
+                                file: self.dataset.inputs[input].label.clone(),
+                                position,
+                            }
+                            .to_string()
+                        })
+                    });
                     self.record(input, position, id, text, media)
                 }
             };

@@ -93,7 +93,8 @@ pub(crate) enum JsonFields {
     Bad(String),
     /// An object: its id and text (or why not) and medium.
     Object {
-        id: Result<String, String>,
+        /// `Ok(None)`: the object has no id (the record is named by its place, `FILE:LINE`).
+        id: Result<Option<String>, String>,
         text: Result<String, String>,
         media: Option<String>,
     },
@@ -125,9 +126,9 @@ pub(crate) fn parse(line: &[u8], options: &DatasetOptions) -> JsonFields {
     }
     let id_field = &options.id_field;
     let id = match options.id_field.lookup(&value) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Number(n)) => Ok(n.to_string()),
-        None | Some(Value::Null) => Err(format!("no \"{id_field}\" field")),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        None | Some(Value::Null) => Ok(None),
         Some(_) => Err(format!(
             "the \"{id_field}\" field is not a string or a number"
         )),
@@ -218,7 +219,7 @@ mod tests {
         let o = DatasetOptions::default();
         match parse(br#"{"id": 12, "text": "t"}"#, &o) {
             JsonFields::Object { id, text, .. } => {
-                assert_eq!(id, Ok("12".to_owned()));
+                assert_eq!(id, Ok(Some("12".to_owned())));
                 assert_eq!(text, Ok("t".to_owned()));
             }
             JsonFields::Bad(e) => panic!("{e}"),

@@ -1,0 +1,150 @@
+//! Record inputs: JSON Lines (plain, .gz, .zst; directories of shards; stdin) and Parquet, read through
+//! `neardup-io`, sketched in parallel batches, with a progress bar by bytes.
+
+use crate::inputs::{DocArgs, MediaChoice, Problem, Tally};
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use neardup::media::Media;
+use neardup::{Method, Profile, Sketch};
+use neardup_io::{Dataset, DatasetOptions, FieldPath, Format};
+use rayon::prelude::*;
+
+/// How records are found in their files.
+#[derive(Args, Clone)]
+pub struct RecordArgs {
+    /// Read the inputs as records, not documents: JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst, or '-') or
+    /// Parquet, or directories of such shards. Files with those extensions are read as records without it.
+    #[arg(long, alias = "records")]
+    pub jsonl: bool,
+    /// Records: the field holding the id (a dotted path into nested objects or struct columns).
+    #[arg(long, default_value = "id", value_name = "FIELD")]
+    pub id_field: FieldPath,
+    /// Records: the field holding the text.
+    #[arg(long, default_value = "text", value_name = "FIELD")]
+    pub text_field: FieldPath,
+    /// Records: a field naming each record's medium (text, html, xml, ...); overrides --media.
+    #[arg(long, value_name = "FIELD")]
+    pub media_field: Option<FieldPath>,
+}
+
+impl RecordArgs {
+    /// Whether the operands are records: asked for, or every operand a file whose name says JSON Lines or
+    /// Parquet.
+    pub fn wanted(&self, operands: &[String]) -> bool {
+        self.jsonl
+            || (!operands.is_empty()
+                && operands.iter().all(|op| {
+                    let path = std::path::Path::new(op);
+                    path.is_file() && Format::from_path(path).is_some()
+                }))
+    }
+
+    /// Opens the dataset; problems with operands are reported on stderr and counted.
+    pub fn open(&self, operands: &[String], tally: &mut Tally) -> Dataset {
+        let options = DatasetOptions {
+            id_field: self.id_field.clone(),
+            text_field: self.text_field.clone(),
+            media_field: self.media_field.clone(),
+            format: None,
+        };
+        let (dataset, problems) = Dataset::open(operands, options);
+        for p in problems {
+            tally.failed += 1;
+            eprintln!("neardup: {p}");
+        }
+        dataset
+    }
+}
+
+/// One record, sketched.
+pub struct Sketched {
+    /// Its position in the dataset (0, 1, … across all files).
+    pub ordinal: u64,
+    /// Its id.
+    pub id: String,
+    /// Where it is: `FILE:LINE` or `FILE:ROW`.
+    pub origin: String,
+    /// The size of its text in bytes.
+    pub bytes: u64,
+    /// Its sketch, exact profile (when asked) and length in tokens or shingles; or why it has none.
+    pub result: Result<(Sketch, Option<Profile>, u64), Problem>,
+}
+
+impl Sketched {
+    /// How it is named in messages: `FILE:LINE (ID)`.
+    pub fn label(&self) -> String {
+        crate::inputs::record_label(&self.origin, &self.id)
+    }
+}
+
+/// Reads every record of the dataset, sketches the texts in parallel batches (each batch handed to `each`
+/// in input order), and draws progress by bytes. Read errors (a damaged file) are reported and counted.
+pub fn sketch_all(
+    dataset: &Dataset,
+    doc: &DocArgs,
+    method: Method,
+    keep_profiles: bool,
+    tally: &mut Tally,
+    mut each: impl FnMut(Vec<Sketched>, &ProgressBar) -> Result<()>,
+) -> Result<()> {
+    let progress = bytes_bar(dataset.total_bytes(), "sketching");
+    let summary = dataset.for_each_batch(
+        4096,
+        &mut |bytes| progress.set_position(bytes),
+        &mut |batch| -> Result<()> {
+            let sketched: Vec<Sketched> = batch
+                .into_par_iter()
+                .map(|record| {
+                    let forced = record
+                        .media
+                        .as_deref()
+                        .and_then(Media::from_name)
+                        .map(MediaChoice::Forced);
+                    let result = record
+                        .text
+                        .map_err(Problem::failed)
+                        .and_then(|text| doc.sketch_text_as(forced, method, &text, keep_profiles));
+                    Sketched {
+                        ordinal: record.ordinal,
+                        origin: record.origin.to_string(),
+                        id: record.id,
+                        bytes: record.bytes,
+                        result,
+                    }
+                })
+                .collect();
+            each(sketched, &progress)
+        },
+    )?;
+    progress.finish_and_clear();
+    for e in &summary.errors {
+        tally.failed += 1;
+        eprintln!("neardup: {e}");
+    }
+    Ok(())
+}
+
+/// A progress bar for `total` input bytes, drawn only when stderr is a terminal.
+pub fn bytes_bar(total: u64, phase: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {phase} [{{bar:30}}] {{bytes}}/{{total_bytes}} ({{bytes_per_sec}}), {{elapsed}} elapsed, eta {{eta}}"
+        ))
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// A spinner for a phase without a known length (finding pairs, writing), drawn only on a terminal.
+pub fn phase(message: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg}, {elapsed}").expect("static template"),
+    );
+    bar.set_message(message.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
