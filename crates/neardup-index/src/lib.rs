@@ -37,12 +37,5 @@ pub mod plan;
 mod radix;
 pub mod store;
 
-/// Hamming distance between two 64-bit fingerprints: the number of differing bits.
-///
-/// ```
-/// assert_eq!(neardup_index::hamming(0b1011, 0b0110), 3);
-/// ```
-#[inline(always)]
-pub fn hamming(a: u64, b: u64) -> u32 {
-    (a ^ b).count_ones()
-}
+/// Hamming distance between two 64-bit fingerprints (defined in `neardup-sketch`, beside SimHash).
+pub use neardup_sketch::hamming;
