@@ -5,12 +5,13 @@ use crate::inputs::{self, DocArgs, Threads};
 use anyhow::{Result, bail};
 use clap::Args;
 use neardup::{Method, Sketch, exact_jaccard};
-use neardup_index::cluster::{UnionFind, clusters};
+use neardup_index::hamming::{all_pairs, clusters, plan::recommend};
+use neardup_index::hamming; // the distance function (and the module)
 use neardup_index::lsh::{
     Banding, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
 };
 use neardup_index::store::{Change, Kind, PersistentIndex, RedbStore};
-use neardup_index::{all_pairs::all_pairs, hamming, plan::recommend};
+use neardup_index::union_find::UnionFind;
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::{Method, Sketch};
 use neardup_index::lsh::Preset;
-use neardup_index::plan::recommend;
+use neardup_index::hamming::plan::recommend;
 use neardup_index::store::{Change, Kind, Memory, Meta, PersistentIndex, RedbStore};
 use serde_json::json;
 use std::io::{BufRead, Write};

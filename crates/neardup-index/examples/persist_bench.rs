@@ -8,7 +8,7 @@
 //! into reading the entries from the store and building the in-memory index. `--open-only` skips the inserts
 //! and opens an existing DIR.
 
-use neardup_index::plan::recommend;
+use neardup_index::hamming::plan::recommend;
 use neardup_index::store::{Change, Kind, Meta, PersistentIndex, RedbStore, Store};
 use std::path::PathBuf;
 use std::time::Instant;

@@ -16,7 +16,7 @@
 //! * [`store`]: the `Store` seam, the embedded redb store, and the persistent index over it.
 //!
 //! ```
-//! use neardup_index::{cluster::clusters, plan};
+//! use neardup_index::hamming::{clusters, plan};
 //! let design = plan::recommend(3, 1e6);   // the recommended design for k = 3
 //! let fps = [0xffff_0000_ffff_0000, 0xffff_0000_ffff_0001, 0x0123_4567_89ab_cdef];
 //! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
@@ -28,14 +28,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod all_pairs;
-pub mod cluster;
+pub mod hamming;
 mod ids;
 pub mod lsh;
-pub mod online;
-pub mod plan;
+pub mod memory;
 mod radix;
 pub mod store;
+pub mod union_find;
 
 /// Hamming distance between two 64-bit fingerprints (defined in `neardup-sketch`, beside SimHash).
 pub use neardup_sketch::hamming;

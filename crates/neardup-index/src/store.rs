@@ -13,8 +13,8 @@
 //! a crash during the commit leaves the previous state.
 
 use crate::lsh::{Banding, LshError, LshIndex};
-use crate::online::{HammingIndex, IndexError};
-use crate::plan::Design;
+use crate::hamming::plan::Design;
+use crate::hamming::{HammingIndex, IndexError};
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use std::path::{Path, PathBuf};
 

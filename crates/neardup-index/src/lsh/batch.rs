@@ -7,7 +7,7 @@
 
 use super::Banding;
 use super::index::{band_key, similarity};
-use crate::cluster::UnionFind;
+use crate::union_find::UnionFind;
 use crate::radix::radix_sort_by_key;
 
 /// Calls `emit(i, j, similarity)` once for every pair `i < j` of signatures (`banding.values` values each,
