@@ -32,6 +32,7 @@ pub mod hamming;
 mod ids;
 pub mod lsh;
 pub mod memory;
+pub mod persistent;
 mod radix;
 pub mod store;
 pub mod union_find;
