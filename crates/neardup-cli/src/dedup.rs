@@ -10,7 +10,8 @@ use neardup_index::hamming; // the distance function (and the module)
 use neardup_index::lsh::{
     Banding, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
 };
-use neardup_index::store::{Change, Kind, PersistentIndex, RedbStore};
+use neardup_index::persistent::{Edit as Change, PersistentIndex};
+use neardup_index::store::{Kind, RedbStore};
 use neardup_index::union_find::UnionFind;
 use rayon::prelude::*;
 use serde_json::json;
@@ -284,7 +285,7 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     let preset = args.preset;
     // With an index, its scheme, parameters and LSH bands decide; flags may only repeat them.
     let index = match &args.index {
-        Some(dir) => Some(PersistentIndex::open(RedbStore::open(dir)?)?),
+        Some(dir) => Some(PersistentIndex::open(crate::index::open_store(dir)?)?),
         None => None,
     };
     let method = match (&index, &args.index) {

@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 use neardup::{Method, Sketch};
 use neardup_index::lsh::Preset;
 use neardup_index::hamming::plan::recommend;
-use neardup_index::store::{Change, Kind, Memory, Meta, PersistentIndex, RedbStore};
+use neardup_index::persistent::{Edit as Change, Memory, PersistentIndex};
+use neardup_index::store::{Kind, Meta, RedbStore, StoreError};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -133,7 +134,18 @@ enum IndexCommand {
 }
 
 fn open(dir: &Path) -> Result<PersistentIndex<RedbStore>> {
-    Ok(PersistentIndex::open(RedbStore::open(dir)?)?)
+    Ok(PersistentIndex::open(open_store(dir)?)?)
+}
+
+/// Opens the store of an index, telling how to make one where there is none.
+pub fn open_store(dir: &Path) -> Result<RedbStore> {
+    RedbStore::open(dir).map_err(|e| match e {
+        StoreError::Missing(_) => anyhow::Error::new(e).context(format!(
+            "create one with `neardup index create {}`",
+            dir.display()
+        )),
+        e => e.into(),
+    })
 }
 
 /// The index's method, from its stored scheme name.
@@ -206,10 +218,11 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             };
             let store = RedbStore::create(
                 &dir,
-                Meta {
+                &Meta {
                     scheme: method.name(),
                     kind,
-                },
+                }
+                .to_settings(),
             )?;
             eprintln!(
                 "neardup: created {} ({method}, {layout})",

@@ -653,4 +653,77 @@ mod tests {
         assert_eq!(idx.len(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A damaged file gives a clean error naming it, however it was damaged: never a panic, never a silent
+    /// half-read. (The CLI's test of the same checks that nothing is printed either.)
+    #[test]
+    fn damaged_files_are_refused_cleanly() {
+        let dir = temp("damaged");
+        let build = || {
+            let _ = std::fs::remove_dir_all(&dir);
+            let store = RedbStore::create(&dir, &meta().to_settings()).unwrap();
+            let mut idx = PersistentIndex::open(store).unwrap();
+            let mut x = 7u64;
+            let batch: Vec<Edit> = (0..20_000)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    Edit::Put(format!("https://example.org/{i}"), x)
+                })
+                .collect();
+            idx.apply(&batch).unwrap();
+            drop(idx);
+            std::fs::read(dir.join(FILE_NAME)).unwrap()
+        };
+        let original = build();
+        let mut noise = 12345u64;
+        let mut random = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    noise ^= noise << 13;
+                    noise ^= noise >> 7;
+                    noise ^= noise << 17;
+                    noise as u8
+                })
+                .collect()
+        };
+        let len = original.len();
+        let overwrite = |bytes: &mut Vec<u8>, at: usize, with: &[u8]| {
+            bytes[at..at + with.len()].copy_from_slice(with);
+        };
+        let mut damaged: Vec<(&str, Vec<u8>)> = vec![
+            ("random bytes", random(len)),
+            ("empty", Vec::new()),
+            ("truncated", original[..len / 3].to_vec()),
+            ("truncated to the header", original[..600].to_vec()),
+        ];
+        let mut middle = original.clone();
+        overwrite(&mut middle, len / 2, &random(4096));
+        damaged.push(("4 KiB of noise in the middle", middle));
+        let mut zeroed = original.clone();
+        overwrite(&mut zeroed, len / 2 - 20_000, &vec![0; 40_000]);
+        damaged.push(("40 KB of zeros in the middle", zeroed));
+        let mut header = original.clone();
+        overwrite(&mut header, 9, &random(300));
+        damaged.push(("the header after the magic bytes", header));
+        let mut flips = original.clone();
+        for i in (4096..len).step_by(997) {
+            flips[i] ^= 0x20;
+        }
+        damaged.push(("a bit flipped every 997 bytes", flips));
+        for (how, bytes) in damaged {
+            std::fs::write(dir.join(FILE_NAME), &bytes).unwrap();
+            let opened = RedbStore::open(&dir)
+                .map_err(Error::from)
+                .and_then(PersistentIndex::open);
+            let err = match opened {
+                Ok(idx) => panic!("{how}: opened with {} entries", idx.len()),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains(&*dir.to_string_lossy()), "{how}: {err}");
+            assert!(err.contains("damaged"), "{how}: {err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

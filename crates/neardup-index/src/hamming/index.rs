@@ -23,10 +23,10 @@
 //! * Every other table stores one `u32` slot per row.
 //!
 //! With 10 tables that is 8 + 1.5 + 9 × 5.5 ≈ 59 bytes per fingerprint, plus a liveness bit, against 160 for
-//! `(u64, u32)` rows. Ids are separate: one byte buffer in arrival order with an end offset per id (no
-//! allocation per id), a slot → id array that rebuilds permute (cheaper than moving the bytes), and a hash
-//! table of slot numbers with 32 bits of each id's hash (so that growing it never rereads the ids). A rebuild
-//! squeezes the ids of removed entries out of the buffer.
+//! `(u64, u32)` rows. Ids are separate, in the id table both index kinds share (`crate::ids`): one byte
+//! buffer in arrival order with an end offset per id (no allocation per id), a slot → id array that rebuilds
+//! permute (cheaper than moving the bytes), and a hash table of slot numbers with 32 bits of each id's hash
+//! (so that growing it never rereads the ids). A rebuild squeezes the ids of removed entries out of the buffer.
 //! This is Manku et al.'s §3.1.3 idea (store only what the sorted order does not already say) in a form that
 //! keeps every row addressable, so no block has to be decompressed to answer a query.
 //!
