@@ -5,8 +5,8 @@ use crate::inputs::{self, DocArgs, Threads};
 use anyhow::{Result, bail};
 use clap::Args;
 use neardup::{Method, Sketch, exact_jaccard};
-use neardup_index::hamming::{all_pairs, clusters, plan::recommend};
 use neardup_index::hamming; // the distance function (and the module)
+use neardup_index::hamming::{all_pairs, clusters, plan::recommend};
 use neardup_index::lsh::{
     Banding, Preset, lsh_clusters, lsh_clusters_with, lsh_pairs, optimize, similarity,
 };

@@ -3,8 +3,8 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use neardup_index::lsh::{Banding, Preset, optimize};
 use neardup_index::hamming::plan::{Estimate, plan, query_cost};
+use neardup_index::lsh::{Banding, Preset, optimize};
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;

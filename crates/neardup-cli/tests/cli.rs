@@ -506,8 +506,13 @@ fn a_damaged_index_is_one_clean_error() {
     let idx = dir.join("idx");
     let idx_s = idx.display().to_string();
     assert!(neardup(&["index", "create", &idx_s]).status.success());
-    let lines: String = (0..5000u64).map(|i| format!("doc{i}\t{}\n", fp_string(i))).collect();
-    let add = neardup_stdin(&["index", "add-fingerprints", &idx_s, "-"], lines.as_bytes());
+    let lines: String = (0..5000u64)
+        .map(|i| format!("doc{i}\t{}\n", fp_string(i)))
+        .collect();
+    let add = neardup_stdin(
+        &["index", "add-fingerprints", &idx_s, "-"],
+        lines.as_bytes(),
+    );
     assert!(add.status.success(), "{}", text(&add.stderr));
     let file = idx.join("index.redb");
     let original = std::fs::read(&file).unwrap();
@@ -522,12 +527,20 @@ fn a_damaged_index_is_one_clean_error() {
         ("noise in the middle", middle),
         ("a damaged header", header),
         ("truncated", original[..len / 2].to_vec()),
-        ("not a database", b"random words, not a database at all".to_vec()),
+        (
+            "not a database",
+            b"random words, not a database at all".to_vec(),
+        ),
     ] {
         std::fs::write(&file, &bytes).unwrap();
         for args in [
             vec!["index", "stats", idx_s.as_str()],
-            vec!["index", "query", idx_s.as_str(), "simhash-doc-v1:aaaaaaaaaaaaa"],
+            vec![
+                "index",
+                "query",
+                idx_s.as_str(),
+                "simhash-doc-v1:aaaaaaaaaaaaa",
+            ],
         ] {
             let out = neardup(&args);
             let stderr = text(&out.stderr);

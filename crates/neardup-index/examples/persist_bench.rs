@@ -36,8 +36,9 @@ fn main() {
             scheme: "simhash-doc-v1".into(),
             kind: Kind::Hamming(recommend(k, n as f64)),
         };
-        let mut index = PersistentIndex::open(RedbStore::create(&dir, &meta.to_settings()).expect("create"))
-            .expect("open the new index");
+        let mut index =
+            PersistentIndex::open(RedbStore::create(&dir, &meta.to_settings()).expect("create"))
+                .expect("open the new index");
         let (start, cpu) = (Instant::now(), synthetic::cpu_seconds());
         let mut changes = Vec::with_capacity(batch);
         for (i, &fp) in fps.iter().enumerate() {

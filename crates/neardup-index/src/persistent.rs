@@ -42,7 +42,9 @@ pub enum Error {
         error: MetaError,
     },
     /// A stored value does not have the index's encoding.
-    #[error("{path}: the value stored for '{id}' has {bytes} bytes, but a {kind} index stores {expected}")]
+    #[error(
+        "{path}: the value stored for '{id}' has {bytes} bytes, but a {kind} index stores {expected}"
+    )]
     Value {
         /// The store.
         path: PathBuf,
@@ -414,10 +416,8 @@ mod tests {
     use std::path::Path;
 
     pub(crate) fn temp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "neardup-persistent-{}-{name}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("neardup-persistent-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
     }

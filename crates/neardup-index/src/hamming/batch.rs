@@ -8,8 +8,8 @@
 
 use super::plan::Design;
 use crate::hamming;
-use crate::union_find::UnionFind;
 use crate::radix::radix_sort_by_key;
+use crate::union_find::UnionFind;
 
 /// Calls `emit(i, j, d)` for every pair of indices `i < j` with `hamming(fps[i], fps[j]) = d ≤ k` exactly once.
 ///
@@ -267,25 +267,24 @@ mod tests {
 
     mod clusters {
         use super::super::*;
-        use proptest::prelude::*;
         use crate::union_find::UnionFind;
+        use proptest::prelude::*;
 
-    proptest! {
-        /// Clusters equal the connected components computed by brute force.
-        #[test]
-        fn components_match_brute_force(fps in proptest::collection::vec(prop_oneof![any::<u64>(), (0u64..16)], 0..60)) {
-            let design = Design::new(3, vec![6]).unwrap();
-            let mut uf = UnionFind::new(fps.len());
-            for i in 0..fps.len() {
-                for j in i + 1..fps.len() {
-                    if hamming(fps[i], fps[j]) <= 3 {
-                        uf.union(i as u32, j as u32);
+        proptest! {
+            /// Clusters equal the connected components computed by brute force.
+            #[test]
+            fn components_match_brute_force(fps in proptest::collection::vec(prop_oneof![any::<u64>(), (0u64..16)], 0..60)) {
+                let design = Design::new(3, vec![6]).unwrap();
+                let mut uf = UnionFind::new(fps.len());
+                for i in 0..fps.len() {
+                    for j in i + 1..fps.len() {
+                        if hamming(fps[i], fps[j]) <= 3 {
+                            uf.union(i as u32, j as u32);
+                        }
                     }
                 }
+                prop_assert_eq!(clusters(&fps, &design), uf.clusters());
             }
-            prop_assert_eq!(clusters(&fps, &design), uf.clusters());
         }
-    }
-
     }
 }

@@ -150,7 +150,11 @@ pub fn replace_same_id<S: Store>(factory: &mut Factory<'_, S>) {
     let mut store = (factory.create)(&settings());
     store.apply(&[put("a", &[1])]).expect("apply");
     store.apply(&[put("a", &[2, 2])]).expect("apply");
-    assert_eq!(contents(&store), map(&[("a", &[2, 2])]), "replace across batches");
+    assert_eq!(
+        contents(&store),
+        map(&[("a", &[2, 2])]),
+        "replace across batches"
+    );
     store
         .apply(&[put("b", &[1]), put("a", &[3]), put("b", &[4])])
         .expect("apply");
@@ -174,7 +178,11 @@ pub fn delete_present_and_absent<S: Store>(factory: &mut Factory<'_, S>) {
     store
         .apply(&[put("c", &[3]), delete("c"), delete("b"), put("b", &[5])])
         .expect("apply");
-    assert_eq!(contents(&store), map(&[("b", &[5])]), "delete within a batch");
+    assert_eq!(
+        contents(&store),
+        map(&[("b", &[5])]),
+        "delete within a batch"
+    );
 }
 
 /// A refused batch leaves nothing: not its earlier changes, not a sequence number, not a log entry.
@@ -193,7 +201,9 @@ pub fn batch_atomicity<S: Store>(factory: &mut Factory<'_, S>) {
         vec![put("new", &[1]), delete("keep"), put(&long_id, &[1])],
     ];
     for batch in refused {
-        let err = store.apply(&batch).expect_err("a batch over the limits is refused");
+        let err = store
+            .apply(&batch)
+            .expect_err("a batch over the limits is refused");
         assert!(
             matches!(err, StoreError::Refused { .. }),
             "batch_atomicity: {err}"
@@ -246,8 +256,15 @@ pub fn odd_ids<S: Store>(factory: &mut Factory<'_, S>) {
     assert_eq!(changes(&store, 0)[0].changes, batch, "odd ids in the log");
     store.apply(&[delete("")]).expect("apply");
     let store = (factory.reopen)(store);
-    assert_eq!(contents(&store).len(), ids.len() - 1, "odd ids after reopening");
-    assert!(!contents(&store).contains_key(""), "the empty id was deleted");
+    assert_eq!(
+        contents(&store).len(),
+        ids.len() - 1,
+        "odd ids after reopening"
+    );
+    assert!(
+        !contents(&store).contains_key(""),
+        "the empty id was deleted"
+    );
 }
 
 /// Each committed batch gets the next number; `changes_since` returns exactly the batches after a number,
@@ -341,7 +358,11 @@ pub fn reopen<S: Store>(factory: &mut Factory<'_, S>) {
     assert_eq!(store.settings(), &settings(), "reopen: settings");
     assert_eq!(store.sequence(), 2, "reopen: sequence");
     assert_eq!(changes(&store, 0), log, "reopen: log");
-    assert_eq!(store.apply(&[put("c", &[3])]).expect("apply"), 3, "reopen: numbering");
+    assert_eq!(
+        store.apply(&[put("c", &[3])]).expect("apply"),
+        3,
+        "reopen: numbering"
+    );
     let store = (factory.reopen)(store);
     assert_eq!(
         contents(&store),
@@ -356,9 +377,7 @@ pub fn a_second_handle_follows<S: Store + Clone>(factory: &mut Factory<'_, S>) {
     let reader = writer.clone();
     let seen = reader.sequence();
     writer.apply(&[put("a", &[1])]).expect("apply");
-    writer
-        .apply(&[put("b", &[2]), delete("a")])
-        .expect("apply");
+    writer.apply(&[put("b", &[2]), delete("a")]).expect("apply");
     assert_eq!(reader.sequence(), 2, "follow: sequence");
     let batches = changes(&reader, seen);
     assert_eq!(batches.len(), 2, "follow: batches");

@@ -98,7 +98,10 @@ impl Store for MemoryStore {
             });
             shared.logged += size;
             while shared.logged > limit {
-                let dropped = shared.log.pop_front().expect("a log over its limit has batches");
+                let dropped = shared
+                    .log
+                    .pop_front()
+                    .expect("a log over its limit has batches");
                 shared.logged -= dropped.changes.len() as u64;
             }
         }

@@ -149,7 +149,9 @@ impl Meta {
                 if u64::from(bands) * u64::from(rows) + u64::from(wide) > u64::from(values) {
                     return Err(invalid(
                         "bands",
-                        &format!("{bands} bands of {rows} rows (+{wide}) need more than {values} values"),
+                        &format!(
+                            "{bands} bands of {rows} rows (+{wide}) need more than {values} values"
+                        ),
                     ));
                 }
                 let threshold: f64 = get("threshold")?

@@ -35,11 +35,12 @@
 //! # The change log and its retention
 //!
 //! The log keeps the newest batches whose changes number, together, at most
-//! `max(retention.min_changes, retention.per_entry × entries)` (by default max(100 000, entries / 4)), entries
-//! being the ids stored after the commit; older batches are dropped at each commit, and a batch larger than
-//! the bound alone empties the log. So the log never holds more than a quarter of the index (or 100 000
-//! changes) however long the store lives, and a reader that fell further behind is told
-//! [`ChangesSince::TooOld`] and reloads, which costs about what replaying that much would.
+//! `max(retention.min_changes, retention.per_entry × entries)` (by default max(100 000, entries / 16)),
+//! entries being the ids stored after the commit; older batches are dropped at each commit, and a batch
+//! larger than the bound alone empties the log. So however long the store lives, the log holds at most a
+//! sixteenth as many changes as the index has entries (or 100 000 changes, for a small index), and a reader
+//! that fell further behind is told [`ChangesSince::TooOld`] and reloads every entry (cheaper, at that point,
+//! than keeping the log needed to spare it).
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -116,7 +117,7 @@ impl Default for Retention {
     fn default() -> Self {
         Retention {
             min_changes: 100_000,
-            per_entry: 0.25,
+            per_entry: 1.0 / 16.0,
         }
     }
 }
@@ -124,7 +125,8 @@ impl Default for Retention {
 impl Retention {
     /// The most changes the log keeps when the store holds `entries` ids.
     pub fn limit(&self, entries: u64) -> u64 {
-        self.min_changes.max((entries as f64 * self.per_entry) as u64)
+        self.min_changes
+            .max((entries as f64 * self.per_entry) as u64)
     }
 }
 
@@ -158,7 +160,9 @@ pub enum StoreError {
         reason: String,
     },
     /// Changes asked for after a sequence number the store has not reached: another store.
-    #[error("{path}: changes after batch {asked} were asked for, but the store has committed {sequence}")]
+    #[error(
+        "{path}: changes after batch {asked} were asked for, but the store has committed {sequence}"
+    )]
     Ahead {
         /// The store.
         path: PathBuf,
@@ -190,7 +194,8 @@ pub trait Store {
     fn settings(&self) -> &Settings;
 
     /// Calls `f` with every entry, in no particular order, stopping at `f`'s first error (which it returns).
-    /// The store streams: it holds no copy of all entries.
+    /// The store streams: it holds no copy of all entries. `f` must not call back into the store (a backend
+    /// may hold a lock or a read transaction meanwhile).
     fn for_each(
         &self,
         f: &mut dyn FnMut(&str, &[u8]) -> Result<(), StoreError>,

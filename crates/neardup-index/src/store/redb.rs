@@ -125,7 +125,9 @@ fn quiet<T: Send>(
             .name(QUIET_THREAD_NAME.into())
             .spawn_scoped(scope, f)
             .map_err(|e| io(path, e))?;
-        thread.join().unwrap_or_else(|panic| Err(damaged(path, panic)))
+        thread
+            .join()
+            .unwrap_or_else(|panic| Err(damaged(path, panic)))
     })
 }
 
@@ -257,7 +259,9 @@ impl RedbStore {
     }
 
     fn inner(&self) -> &Arc<Inner> {
-        self.inner.as_ref().expect("a store being dropped is not used")
+        self.inner
+            .as_ref()
+            .expect("a store being dropped is not used")
     }
 }
 
@@ -448,9 +452,7 @@ impl Store for RedbStore {
                 }
             }
             // The receiver is gone by now, so a reader still running stops at its next chunk.
-            let read = reader
-                .join()
-                .unwrap_or_else(|panic| Err(damaged(p, panic)));
+            let read = reader.join().unwrap_or_else(|panic| Err(damaged(p, panic)));
             // A damaged file explains a stop better than what the caller made of the entries before it.
             read.and(result)
         })
