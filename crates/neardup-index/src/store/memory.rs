@@ -6,7 +6,7 @@
 //! police the one-writer rule (see [`crate::store`]): concurrent writers' batches are serialized by the lock.
 
 use super::{
-    Batch, Change, ChangesSince, Retention, Settings, Store, StoreError, check_batch,
+    Batch, Change, ChangesSince, Retention, Settings, Store, StoreError, Visit, check_batch,
     check_settings,
 };
 use std::collections::{BTreeMap, VecDeque};
@@ -57,10 +57,7 @@ impl Store for MemoryStore {
         &self.settings
     }
 
-    fn for_each(
-        &self,
-        f: &mut dyn FnMut(&str, &[u8]) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    fn for_each(&self, f: &mut Visit<'_>) -> Result<(), StoreError> {
         let shared = self.lock();
         for (id, value) in &shared.entries {
             f(id, value)?;

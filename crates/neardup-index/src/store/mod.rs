@@ -184,6 +184,9 @@ pub enum StoreError {
     Stopped(String),
 }
 
+/// What [`Store::for_each`] calls with each entry (id, value): `dyn FnMut(&str, &[u8]) -> Result<(), StoreError>`.
+pub type Visit<'a> = dyn FnMut(&str, &[u8]) -> Result<(), StoreError> + 'a;
+
 /// The durable state of an index: settings, entries (id → bytes) and a change sequence. See the module
 /// documentation for the contract every backend keeps.
 pub trait Store {
@@ -196,10 +199,7 @@ pub trait Store {
     /// Calls `f` with every entry, in no particular order, stopping at `f`'s first error (which it returns).
     /// The store streams: it holds no copy of all entries. `f` must not call back into the store (a backend
     /// may hold a lock or a read transaction meanwhile).
-    fn for_each(
-        &self,
-        f: &mut dyn FnMut(&str, &[u8]) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError>;
+    fn for_each(&self, f: &mut Visit<'_>) -> Result<(), StoreError>;
 
     /// Applies a batch atomically and durably and returns its sequence number (the current one for an empty
     /// batch, which commits nothing).

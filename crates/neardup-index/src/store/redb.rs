@@ -32,7 +32,7 @@
 //! one buffer, values in another: no allocation per entry), so the walk overlaps the caller's work.
 
 use super::{
-    Batch, Change, ChangesSince, Retention, Settings, Store, StoreError, check_batch,
+    Batch, Change, ChangesSince, Retention, Settings, Store, StoreError, Visit, check_batch,
     check_settings,
 };
 use redb::{
@@ -399,10 +399,7 @@ impl Store for RedbStore {
         &self.inner().settings
     }
 
-    fn for_each(
-        &self,
-        f: &mut dyn FnMut(&str, &[u8]) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    fn for_each(&self, f: &mut Visit<'_>) -> Result<(), StoreError> {
         /// Entries read by the reading thread, in two buffers: no allocation per entry.
         #[derive(Default)]
         struct Chunk {
