@@ -61,11 +61,19 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // A panic inside the PDF extractor is caught and reported as that document's error; the default hook
-    // would also print a panic message and backtrace for it, as if neardup itself had crashed.
+    // A panic inside the PDF extractor, or inside the index's database on a damaged file, is caught and
+    // reported as an error; the default hook would also print a panic message and backtrace for it, as if
+    // neardup itself had crashed. Those threads are known by name.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if std::thread::current().name() != Some(neardup::text::PDF_THREAD_NAME) {
+        let quiet = [
+            neardup::text::PDF_THREAD_NAME,
+            neardup::index::QUIET_THREAD_NAME,
+        ];
+        if !std::thread::current()
+            .name()
+            .is_some_and(|name| quiet.contains(&name))
+        {
             default_hook(info);
         }
     }));

@@ -502,6 +502,80 @@ fn index_commands_round_trip_and_refuse_clearly() {
 }
 
 #[test]
+fn a_damaged_index_is_one_clean_error() {
+    let dir = temp_dir("damaged-index");
+    let idx = dir.join("idx");
+    let idx_s = idx.display().to_string();
+    assert!(neardup(&["index", "create", &idx_s]).status.success());
+    let lines: String = (0..5000u64)
+        .map(|i| format!("doc{i}\t{}\n", fp_string(i)))
+        .collect();
+    let add = neardup_stdin(
+        // One transaction: the file is then nearly all live pages (damage to free pages harms nothing).
+        &[
+            "index",
+            "add-fingerprints",
+            "--batch",
+            "100000",
+            &idx_s,
+            "-",
+        ],
+        lines.as_bytes(),
+    );
+    assert!(add.status.success(), "{}", text(&add.stderr));
+    let file = idx.join("index.redb");
+    let original = std::fs::read(&file).unwrap();
+    let len = original.len();
+    let mut middle = original.clone();
+    for (i, b) in middle[len / 2..len / 2 + 8192].iter_mut().enumerate() {
+        *b = (i * 131 % 251) as u8;
+    }
+    let mut header = original.clone();
+    header[9..400].fill(0xee);
+    let mut flips = original.clone();
+    for i in (4096..len).step_by(997) {
+        flips[i] ^= 0x20;
+    }
+    for (how, bytes) in [
+        ("noise in the middle", middle),
+        ("a damaged header", header),
+        ("a bit flipped every 997 bytes", flips),
+        ("truncated", original[..len / 2].to_vec()),
+        (
+            "not a database",
+            b"random words, not a database at all".to_vec(),
+        ),
+    ] {
+        std::fs::write(&file, &bytes).unwrap();
+        for args in [
+            vec!["index", "stats", idx_s.as_str()],
+            vec![
+                "index",
+                "query",
+                idx_s.as_str(),
+                "simhash-doc-v1:aaaaaaaaaaaaa",
+            ],
+        ] {
+            let out = neardup(&args);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{how}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{how}: {stderr}");
+            assert!(
+                stderr.contains(&file.display().to_string()) && stderr.contains("damaged"),
+                "{how}: {stderr}"
+            );
+            assert_eq!(stderr.lines().count(), 1, "{how}: one line: {stderr}");
+        }
+    }
+    let missing = neardup(&["index", "stats", &dir.join("none").display().to_string()]);
+    let stderr = text(&missing.stderr);
+    assert!(
+        stderr.contains("no index at") && stderr.contains("neardup index create"),
+        "the CLI adds its hint: {stderr}"
+    );
+}
+
+#[test]
 fn dedup_against_a_persistent_index_across_runs() {
     let dir = temp_dir("dedup-index");
     let idx = dir.join("idx").display().to_string();

@@ -6,8 +6,8 @@
 //! BLOCKS picks a one-level design (6 = Manku's 20 tables for k = 3, as simhash-cpp uses); default: the
 //! planner's choice.
 
-use neardup_index::all_pairs::all_pairs;
-use neardup_index::plan::{Design, recommend};
+use neardup_index::hamming::all_pairs;
+use neardup_index::hamming::plan::{Design, recommend};
 use std::time::Instant;
 
 #[path = "common/synthetic.rs"]

@@ -8,8 +8,9 @@
 //! into reading the entries from the store and building the in-memory index. `--open-only` skips the inserts
 //! and opens an existing DIR.
 
-use neardup_index::plan::recommend;
-use neardup_index::store::{Change, Kind, Meta, PersistentIndex, RedbStore, Store};
+use neardup_index::hamming::plan::recommend;
+use neardup_index::persistent::{Edit, PersistentIndex};
+use neardup_index::store::{Kind, Meta, RedbStore, Store};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -35,12 +36,13 @@ fn main() {
             scheme: "simhash-doc-v1".into(),
             kind: Kind::Hamming(recommend(k, n as f64)),
         };
-        let mut index = PersistentIndex::open(RedbStore::create(&dir, meta).expect("create"))
-            .expect("open the new index");
+        let mut index =
+            PersistentIndex::open(RedbStore::create(&dir, &meta.to_settings()).expect("create"))
+                .expect("open the new index");
         let (start, cpu) = (Instant::now(), synthetic::cpu_seconds());
         let mut changes = Vec::with_capacity(batch);
         for (i, &fp) in fps.iter().enumerate() {
-            changes.push(Change::Put(format!("https://example.org/doc/{i}"), fp));
+            changes.push(Edit::Put(format!("https://example.org/doc/{i}"), fp));
             if changes.len() == batch {
                 index.apply(&changes).expect("apply");
                 changes.clear();
@@ -58,7 +60,13 @@ fn main() {
     }
     let start = Instant::now();
     let store = RedbStore::open(&dir).expect("open the store");
-    let entries = store.entries().expect("read the entries");
+    let mut entries = Vec::new();
+    store
+        .for_each(&mut |id, value| {
+            entries.push((id.to_owned(), value.to_vec()));
+            Ok(())
+        })
+        .expect("read the entries");
     let read = start.elapsed().as_secs_f64();
     drop((entries, store));
     let (start, cpu) = (Instant::now(), synthetic::cpu_seconds());
@@ -67,7 +75,7 @@ fn main() {
     let open = start.elapsed().as_secs_f64();
     let cpu = synthetic::cpu_seconds() - cpu;
     println!(
-        "open {} entries: {open:.2} s, {cpu:.2} CPU-s (reading the entries into Strings alone: {read:.2} s)",
+        "open {} entries: {open:.2} s, {cpu:.2} CPU-s (reading the entries into Strings and byte vectors alone: {read:.2} s)",
         index.len()
     );
     drop(index);

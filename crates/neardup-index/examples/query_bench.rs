@@ -12,7 +12,7 @@
 //! in batches of 100 queries to keep the clock out of the figure). Run it under `/usr/bin/time -v` for peak
 //! memory.
 
-use neardup_index::online::HammingIndex;
+use neardup_index::hamming::HammingIndex;
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Instant;

@@ -1,48 +1,60 @@
-//! # neardup-index: finding fingerprints within k bits
+//! # neardup-index: candidates for near-duplicates, in memory and in a store
 //!
-//! The Hamming distance problem of Manku, Jain and Das Sarma (WWW 2007): given 64-bit SimHash fingerprints,
-//! find every pair (or every stored fingerprint) within Hamming distance k. Naively that is all pairs, or
-//! C(64, k) probes per query; block-permuted tables make it a handful of sorted lookups, with exact recall.
+//! Two kinds of sketch, two kinds of index, laid out alike:
 //!
-//! * [`plan`]: table designs (one or more levels of blocks) and a planner that predicts tables, key bits,
-//!   candidates per query and memory for N fingerprints, and ranks the designs.
-//! * [`all_pairs`](mod@all_pairs): batch mode, every pair within k exactly once, streamed.
-//! * [`cluster`]: connected components with deterministic representatives (the smallest index).
-//! * [`online`]: insert, remove and query by id in memory, exact within k, in compact tables: the
-//!   fingerprints once in table 0's order, then per table a bucket directory, an 8-bit key fragment and a
-//!   4-byte slot per row (about 58 bytes per fingerprint with 10 tables); ids in one arena.
-//! * [`lsh`]: LSH banding for MinHash signatures: the optimizer and presets, an online index, batch pairs and
-//!   clusters.
-//! * [`store`]: the `Store` seam, the embedded redb store, and the persistent index over it.
+//! | | SimHash fingerprints ([`hamming`]) | MinHash signatures ([`lsh`]) |
+//! |---|---|---|
+//! | layout choice | [`hamming::plan`]: block-permuted table designs for k, with predicted cost | [`lsh::Banding`]: bands × rows for a Jaccard threshold, presets |
+//! | online index | [`hamming::HammingIndex`]: every id within k bits, exact | [`lsh::LshIndex`]: every id sharing a band, with its estimated similarity |
+//! | batch | [`hamming::all_pairs`], [`hamming::clusters`] | [`lsh::lsh_pairs`], [`lsh::lsh_clusters`] |
+//!
+//! Shared by both: one id table (the user's ids in one arena, a map keeping 32 bits of each id's hash, bulk
+//! resolution in bucket order), [`union_find`] (deterministic: the smallest index represents its cluster),
+//! [`memory`] (the bytes `index stats` reports), and [`hamming()`], the distance (from `neardup-sketch`).
+//!
+//! ## Persistence: the `Store` seam
+//!
+//! [`store::Store`] is the only place that does I/O for index state, and it knows nothing of index kinds:
+//! settings are a string map (decoded once, by [`store::meta`]), entries are id → bytes, and every committed
+//! batch gets a sequence number, with a bounded log that lets a reader catch up
+//! ([`Store::changes_since`](store::Store::changes_since)). Backends: [`store::MemoryStore`] and
+//! [`store::RedbStore`] (one redb file per index, migrating files of the previous format, refusing damaged
+//! ones with a clean error). Both pass the conformance suite `store::conformance` (compiled for this crate's
+//! tests, and for other crates' backends behind the `conformance` feature). [`persistent::PersistentIndex`]
+//! puts an index of either kind over any store: durable first, visible second, and able to
+//! [`refresh`](persistent::PersistentIndex::refresh) from other writers' batches.
 //!
 //! ```
-//! use neardup_index::{cluster::clusters, plan};
-//! let design = plan::recommend(3, 1e6);   // the recommended design for k = 3
+//! use neardup_index::hamming::{clusters, plan};
+//! use neardup_index::persistent::{Edit, PersistentIndex};
+//! use neardup_index::store::{Kind, MemoryStore, Meta};
+//!
+//! // Batch: clusters of fingerprints within k = 3.
+//! let design = plan::recommend(3, 1e6);
 //! let fps = [0xffff_0000_ffff_0000, 0xffff_0000_ffff_0001, 0x0123_4567_89ab_cdef];
 //! assert_eq!(clusters(&fps, &design), vec![vec![0, 1]]);
+//!
+//! // Online and persistent: the same design over a store (a `RedbStore` for an index on disk).
+//! let meta = Meta { scheme: "simhash-doc-v1".into(), kind: Kind::Hamming(design) };
+//! let mut index = PersistentIndex::open(MemoryStore::new(meta.to_settings()).unwrap()).unwrap();
+//! index.apply(&[Edit::Put("a".into(), fps[0]), Edit::Put("c".into(), fps[2])]).unwrap();
+//! let found = index.hamming().unwrap().query(fps[1], 3).unwrap();
+//! assert_eq!((found[0].id.as_str(), found[0].distance), ("a", 1));
 //! ```
 //!
-//! Not here yet: a shared distributed store (the [`store::Store`] trait is its seam).
 //! This crate knows nothing of text or media.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod all_pairs;
-pub mod cluster;
+pub mod hamming;
 mod ids;
 pub mod lsh;
-pub mod online;
-pub mod plan;
+pub mod memory;
+pub mod persistent;
 mod radix;
 pub mod store;
+pub mod union_find;
 
-/// Hamming distance between two 64-bit fingerprints: the number of differing bits.
-///
-/// ```
-/// assert_eq!(neardup_index::hamming(0b1011, 0b0110), 3);
-/// ```
-#[inline(always)]
-pub fn hamming(a: u64, b: u64) -> u32 {
-    (a ^ b).count_ones()
-}
+/// Hamming distance between two 64-bit fingerprints (defined in `neardup-sketch`, beside SimHash).
+pub use neardup_sketch::hamming;

@@ -89,5 +89,7 @@ pub mod signature;
 pub mod simhash;
 pub mod weighted;
 
+pub use simhash::hamming;
+
 #[cfg(test)]
 mod test_stats;

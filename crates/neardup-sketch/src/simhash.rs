@@ -164,6 +164,16 @@ pub fn simhash64_naive(hashes: &[u64]) -> u64 {
         .fold(0u64, |fp, (j, &c)| fp | (((c > 0) as u64) << j))
 }
 
+/// Hamming distance between two 64-bit fingerprints: the number of differing bits.
+///
+/// ```
+/// assert_eq!(neardup_sketch::hamming(0b1011, 0b0110), 3);
+/// ```
+#[inline(always)]
+pub fn hamming(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

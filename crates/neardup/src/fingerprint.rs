@@ -80,7 +80,7 @@ impl Fingerprint {
     /// Hamming distance: the number of differing bits. Refuses fingerprints of different schemes.
     pub fn distance(&self, other: &Fingerprint) -> Result<u32, Error> {
         self.same_scheme(other)?;
-        Ok(neardup_index::hamming(self.bits, other.bits))
+        Ok(neardup_sketch::hamming(self.bits, other.bits))
     }
 
     /// `1 − d/64` for Hamming distance d.

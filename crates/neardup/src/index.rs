@@ -26,11 +26,13 @@ use crate::dedup::Score;
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::sketch::{Method, Sketch};
+pub use neardup_index::hamming::plan::Design;
+use neardup_index::hamming::plan::recommend;
 pub use neardup_index::lsh::{Banding, Preset};
-pub use neardup_index::plan::Design;
-use neardup_index::plan::recommend;
-use neardup_index::store::{Change, Memory, Meta, PersistentIndex, RedbStore, StoreError};
-pub use neardup_index::store::{Kind, Store};
+pub use neardup_index::persistent::{Edit as Change, Refreshed};
+use neardup_index::persistent::{Memory, PersistentIndex};
+pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, Store};
+use neardup_index::store::{Meta, RedbStore, StoreError};
 use std::path::Path;
 
 /// How an index is laid out, chosen at creation.
@@ -92,7 +94,8 @@ pub struct Stats {
     pub id_bytes: u64,
 }
 
-/// A persistent index of one method's sketches, over a [`Store`].
+/// A persistent index of one method's sketches, over a [`Store`] (an embedded database by default;
+/// [`MemoryStore`] for an index that lives only in memory).
 pub struct Index<S: Store = RedbStore> {
     inner: PersistentIndex<S>,
     method: Method,
@@ -126,14 +129,11 @@ impl Index<RedbStore> {
                 Kind::Lsh { banding, threshold }
             }
         };
-        let store = RedbStore::create(
-            dir,
-            Meta {
-                scheme: method.name(),
-                kind,
-            },
-        )
-        .map_err(|e| store_error(dir, e))?;
+        let meta = Meta {
+            scheme: method.name(),
+            kind,
+        };
+        let store = RedbStore::create(dir, &meta.to_settings()).map_err(|e| store_error(dir, e))?;
         Self::from_store(store, dir.display().to_string())
     }
 
@@ -147,11 +147,11 @@ impl Index<RedbStore> {
 impl<S: Store> Index<S> {
     /// The index held by a store; `location` names it in messages.
     pub fn from_store(store: S, location: String) -> Result<Self, Error> {
-        let method: Method = store.meta().scheme.parse()?;
         let inner = PersistentIndex::open(store).map_err(|e| Error::Index {
             location: location.clone(),
             reason: e.to_string(),
         })?;
+        let method: Method = inner.meta().scheme.parse()?;
         Ok(Index {
             inner,
             method,
@@ -357,6 +357,21 @@ impl<S: Store> Index<S> {
     /// The store.
     pub fn store(&self) -> &S {
         self.inner.store()
+    }
+
+    /// The sequence number of the last batch this index has applied.
+    pub fn sequence(&self) -> u64 {
+        self.inner.sequence()
+    }
+
+    /// Catches up with what other writers of the same store committed since this index was opened (or last
+    /// refreshed): their batches replayed in order, or everything reloaded when the store's change log no
+    /// longer reaches back.
+    pub fn refresh(&mut self) -> Result<Refreshed, Error> {
+        self.inner.refresh().map_err(|e| Error::Index {
+            location: self.location.clone(),
+            reason: e.to_string(),
+        })
     }
 }
 

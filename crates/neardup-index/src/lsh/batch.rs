@@ -7,8 +7,8 @@
 
 use super::Banding;
 use super::index::{band_key, similarity};
-use crate::cluster::UnionFind;
 use crate::radix::radix_sort_by_key;
+use crate::union_find::UnionFind;
 
 /// Calls `emit(i, j, similarity)` once for every pair `i < j` of signatures (`banding.values` values each,
 /// concatenated in `signatures`) that agree on every value of at least one band; `similarity` is the

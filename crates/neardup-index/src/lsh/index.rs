@@ -11,7 +11,7 @@
 
 use super::Banding;
 use crate::ids::IdTable;
-use crate::online::MemoryStats;
+use crate::memory::MemoryStats;
 use crate::radix::radix_sort_by_key;
 use rayon::prelude::*;
 
@@ -227,10 +227,24 @@ impl LshIndex {
         self.signatures.reserve(more * self.banding.values as usize);
         self.alive.reserve(more);
         let first = self.ids.slots() as u32;
-        let outcome = entries
-            .into_iter()
-            .try_for_each(|(id, signature)| self.append(id, signature).map(drop));
-        // Whatever was accepted is linked, even if a later entry was refused.
+        let outcome = entries.into_iter().try_for_each(|(id, signature)| {
+            self.check(signature)?;
+            if self.ids.slots() >= END as usize - 1 {
+                return Err(LshError::Full);
+            }
+            self.ids.push(id);
+            self.signatures.extend_from_slice(signature);
+            self.alive.push(true);
+            self.live += 1;
+            Ok(())
+        });
+        // Whatever was accepted is resolved (in one batch, a later entry for an id retiring an earlier one)
+        // and linked, even if a later entry was refused.
+        let (alive, live) = (&mut self.alive, &mut self.live);
+        self.ids.map_from(first as usize, |old| {
+            alive[old as usize] = false;
+            *live -= 1;
+        });
         self.link_range(first, self.ids.slots() as u32);
         self.compact_if_sparse();
         outcome
@@ -426,14 +440,15 @@ impl LshIndex {
 
     /// Rebuilds the band tables from the live slots, dropping retired ones.
     pub fn rebuild(&mut self) {
-        let alive = std::mem::take(&mut self.alive);
-        let renumber = self.ids.compact(|s| alive[s as usize]);
+        let order: Vec<u32> = (0..self.ids.slots() as u32)
+            .filter(|&s| self.alive[s as usize])
+            .collect();
+        self.ids.renumber(&order);
         let k = self.banding.values as usize;
-        let mut signatures = Vec::with_capacity(self.live * k);
-        for (old, &new) in renumber.iter().enumerate() {
-            if new != END {
-                signatures.extend_from_slice(&self.signatures[old * k..(old + 1) * k]);
-            }
+        let mut signatures = Vec::with_capacity(order.len() * k);
+        for &old in &order {
+            let old = old as usize;
+            signatures.extend_from_slice(&self.signatures[old * k..(old + 1) * k]);
         }
         self.signatures = signatures;
         self.alive = vec![true; self.live];
@@ -498,6 +513,7 @@ mod tests {
         Remove(u8),
         Query(Vec<u32>),
         Rebuild,
+        Extend(Vec<(u8, Vec<u32>)>),
     }
 
     fn signature() -> impl Strategy<Value = Vec<u32>> {
@@ -511,6 +527,7 @@ mod tests {
             1 => any::<u8>().prop_map(|id| Op::Remove(id % 30)),
             3 => signature().prop_map(Op::Query),
             1 => Just(Op::Rebuild),
+            1 => proptest::collection::vec((any::<u8>(), signature()), 0..12).prop_map(Op::Extend),
         ]
     }
 
@@ -550,6 +567,12 @@ mod tests {
                         }
                     }
                     Op::Rebuild => index.rebuild(),
+                    Op::Extend(entries) => {
+                        let entries: Vec<(String, Vec<u32>)> =
+                            entries.into_iter().map(|(id, s)| (format!("d{}", id % 30), s)).collect();
+                        index.extend(entries.iter().map(|(id, s)| (id.as_str(), s.as_slice()))).unwrap();
+                        model.extend(entries);
+                    }
                 }
                 prop_assert_eq!(index.len(), model.len());
             }

@@ -4,7 +4,7 @@
 use super::graph::{Graph, output};
 use super::{Cluster, Dedup, Member, Score, Sink, Summary};
 use crate::error::Error;
-use neardup_index::cluster::UnionFind;
+use neardup_index::union_find::UnionFind;
 
 /// Each node's assignment: `None` for a representative (or a document near nothing), else the
 /// representative it joined and its score against it.

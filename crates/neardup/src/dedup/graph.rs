@@ -5,9 +5,9 @@ use super::{Dedup, Representative, Score, Sink, Summary, Verification};
 use crate::error::Error;
 use crate::profile::Profile;
 use crate::sketch::Sketch;
-use neardup_index::all_pairs::all_pairs;
+use neardup_index::hamming::all_pairs;
+use neardup_index::hamming::plan::recommend;
 use neardup_index::lsh::{lsh_pairs, similarity};
-use neardup_index::plan::recommend;
 use std::cmp::Ordering;
 
 /// Nodes are the run's documents (`0..documents`) then the stored entries that matched them.

@@ -23,10 +23,10 @@
 //! * Every other table stores one `u32` slot per row.
 //!
 //! With 10 tables that is 8 + 1.5 + 9 × 5.5 ≈ 59 bytes per fingerprint, plus a liveness bit, against 160 for
-//! `(u64, u32)` rows. Ids are separate: one byte buffer in arrival order with an end offset per id (no
-//! allocation per id), a slot → id array that rebuilds permute (cheaper than moving the bytes), and a hash
-//! table of slot numbers with 32 bits of each id's hash (so that growing it never rereads the ids). A rebuild
-//! squeezes the ids of removed entries out of the buffer.
+//! `(u64, u32)` rows. Ids are separate, in the id table both index kinds share (`crate::ids`): one byte
+//! buffer in arrival order with an end offset per id (no allocation per id), a slot → id array that rebuilds
+//! permute (cheaper than moving the bytes), and a hash table of slot numbers with 32 bits of each id's hash
+//! (so that growing it never rereads the ids). A rebuild squeezes the ids of removed entries out of the buffer.
 //! This is Manku et al.'s §3.1.3 idea (store only what the sorted order does not already say) in a form that
 //! keeps every row addressable, so no block has to be decompressed to answer a query.
 //!
@@ -38,14 +38,14 @@
 //! their ids in one batch, inserting into the id map in the order of its buckets: near-sequential writes
 //! instead of one cache miss per id.
 //!
-//! This is the in-memory structure; [`crate::store`] makes it persistent.
+//! This is the in-memory structure; [`crate::persistent`] makes it persistent.
 
+use super::plan::{Design, TableLayout, recommend};
 use crate::hamming;
-use crate::plan::{Design, TableLayout, recommend};
+use crate::ids::IdTable;
+use crate::memory::MemoryStats;
 use crate::radix::radix_sort_by_key;
-use hashbrown::{DefaultHashBuilder, HashTable};
 use rayon::prelude::*;
-use std::hash::BuildHasher;
 
 /// Bits of the permuted value kept per row after the directory bits.
 const FRAG_BITS: u32 = 8;
@@ -77,35 +77,10 @@ pub enum IndexError {
     Full,
 }
 
-/// Memory held by an index, in bytes allocated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MemoryStats {
-    /// Stored ids (live entries).
-    pub entries: usize,
-    /// Number of tables.
-    pub tables: usize,
-    /// Fingerprints, liveness bits, and every table's slot column, fragment column and directory.
-    pub table_bytes: usize,
-    /// The ids: their bytes, their end offsets, and the id → slot hash table.
-    pub id_bytes: usize,
-}
-
-impl MemoryStats {
-    /// Table bytes per stored entry.
-    pub fn table_bytes_per_entry(&self) -> f64 {
-        self.table_bytes as f64 / self.entries.max(1) as f64
-    }
-
-    /// Id bytes per stored entry.
-    pub fn id_bytes_per_entry(&self) -> f64 {
-        self.id_bytes as f64 / self.entries.max(1) as f64
-    }
-}
-
 /// An in-memory Hamming index with exact recall for distances up to its k.
 ///
 /// ```
-/// use neardup_index::online::HammingIndex;
+/// use neardup_index::hamming::HammingIndex;
 /// let mut index = HammingIndex::new(3, 1000);
 /// index.insert("https://example.org/a", 0xffff_0000_ffff_0000).unwrap();
 /// index.insert("https://example.org/b", 0xffff_0000_ffff_0007).unwrap(); // 3 bits away
@@ -122,13 +97,12 @@ pub struct HammingIndex {
     design: Design,
     layouts: Vec<TableLayout>,
     /// The id of every slot; removed slots keep their bytes until the next rebuild.
-    ids: IdArena,
+    ids: IdTable,
     /// The fingerprint of every slot; slots below `indexed_upto` are in table 0's order.
     fps: Vec<u64>,
     /// One bit per slot.
     alive: Vec<u64>,
     live: usize,
-    by_id: IdMap,
     tables: Vec<Table>,
     /// Directory bits, the same for every table.
     dir_bits: u32,
@@ -251,11 +225,10 @@ impl HammingIndex {
             dir_bits: 0,
             design,
             layouts,
-            ids: IdArena::default(),
+            ids: IdTable::default(),
             fps: Vec::new(),
             alive: Vec::new(),
             live: 0,
-            by_id: IdMap::default(),
             indexed_upto: 0,
         };
         index.rebuild();
@@ -289,13 +262,13 @@ impl HammingIndex {
             entries: self.live,
             tables: self.tables.len(),
             table_bytes: tables + self.fps.capacity() * 8 + self.alive.capacity() * 8,
-            id_bytes: self.ids.bytes() + self.by_id.table.allocation_size(),
+            id_bytes: self.ids.memory_bytes(),
         }
     }
 
     /// The fingerprint stored for an id.
     pub fn get(&self, id: &str) -> Option<u64> {
-        self.by_id.get(&self.ids, id).map(|s| self.fps[s as usize])
+        self.ids.get(id).map(|s| self.fps[s as usize])
     }
 
     #[inline(always)]
@@ -339,7 +312,7 @@ impl HammingIndex {
     /// it is finished or dropped. For loading from a callback, where [`extend`](Self::extend) does not fit.
     ///
     /// ```
-    /// use neardup_index::online::HammingIndex;
+    /// use neardup_index::hamming::HammingIndex;
     /// let mut index = HammingIndex::new(3, 1000);
     /// let mut loader = index.loader();
     /// loader.push("a", 0b1011).unwrap();
@@ -362,11 +335,12 @@ impl HammingIndex {
 
     /// Gives `id` a new slot holding `fp`; a slot the id had before is retired. One hash probe either way.
     fn push(&mut self, id: &str, fp: u64) -> Result<(), IndexError> {
-        let slot = self.next_slot()?;
-        if let Some(old) = self.by_id.upsert(&self.ids, id, slot) {
+        self.next_slot()?;
+        let (_, old) = self.ids.assign(id);
+        self.append_slot(fp);
+        if let Some(old) = old {
             self.kill(old as usize);
         }
-        self.append(id, fp);
         Ok(())
     }
 
@@ -379,8 +353,13 @@ impl HammingIndex {
 
     /// Stores a slot, live, without touching the id map.
     fn append(&mut self, id: &str, fp: u64) {
-        let slot = self.fps.len();
         self.ids.push(id);
+        self.append_slot(fp);
+    }
+
+    /// The fingerprint and liveness of the slot whose id was just given.
+    fn append_slot(&mut self, fp: u64) {
+        let slot = self.fps.len();
         self.fps.push(fp);
         if slot.is_multiple_of(64) {
             self.alive.push(0);
@@ -389,35 +368,20 @@ impl HammingIndex {
         self.live += 1;
     }
 
-    /// Puts the ids of slots `from..` into the id map, a later slot replacing an earlier one with the same id.
-    /// The slots are hashed in order (the arena is read sequentially), then inserted in the order of their
-    /// bucket in the hash table, so the table is written nearly sequentially instead of at random: several
-    /// times faster for millions of ids. Equal ids hash alike and the sort is stable, so they still meet in
-    /// slot order.
+    /// Puts the ids of slots `from..` into the id map in one batch (see [`IdTable::map_from`]), a later slot
+    /// replacing an earlier one with the same id.
     fn map_from(&mut self, from: usize) {
-        let to = self.fps.len();
-        if from == to {
-            return;
-        }
-        self.by_id.reserve(to - from);
-        // hashbrown keeps 7/8 of a power-of-two bucket count usable and indexes buckets by the hash's low bits.
-        let buckets = (self.by_id.table.capacity() / 7 * 8)
-            .max(1)
-            .next_power_of_two();
-        let mut rows: Vec<(u64, u32)> = (from..to)
-            .map(|s| (spread(self.by_id.hash(self.ids.get(s as u32))), s as u32))
-            .collect();
-        radix_sort_by_key(&mut rows, &mut Vec::new(), 0, buckets.trailing_zeros());
-        for (hash, slot) in rows {
-            if let Some(old) = self.by_id.upsert_hashed(&self.ids, unspread(hash), slot) {
-                self.kill(old as usize);
-            }
-        }
+        let (alive, live) = (&mut self.alive, &mut self.live);
+        self.ids.map_from(from, |old| {
+            let old = old as usize;
+            alive[old / 64] &= !(1u64 << (old % 64));
+            *live -= 1;
+        });
     }
 
     /// Removes an id; returns whether it was there.
     pub fn remove(&mut self, id: &str) -> bool {
-        match self.by_id.remove(&self.ids, id) {
+        match self.ids.remove(id) {
             Some(slot) => {
                 self.kill(slot as usize);
                 true
@@ -503,7 +467,7 @@ impl HammingIndex {
             .into_iter()
             .map(|(s, distance)| Match {
                 distance,
-                id: self.ids.get(s).to_owned(),
+                id: self.ids.id(s).to_owned(),
             })
             .collect();
         out.sort();
@@ -547,10 +511,9 @@ impl HammingIndex {
             frags,
             dir,
         };
-        let old_len = self.fps.len();
         self.fps = fps;
         let (fps, layouts) = (&self.fps, &self.layouts);
-        let (ids, by_id) = (&mut self.ids, &mut self.by_id);
+        let ids = &mut self.ids;
         // The other tables (in parallel) and the ids (beside them) only need the renumbered fingerprints.
         let (tables, ()) = rayon::join(
             || {
@@ -567,17 +530,7 @@ impl HammingIndex {
                     )
                     .collect::<Vec<Table>>()
             },
-            || {
-                ids.renumber(&order);
-                let mut new_slot = vec![u32::MAX; old_len];
-                for (new, &old) in order.iter().enumerate() {
-                    new_slot[old as usize] = new as u32;
-                }
-                // Only live slots are in the map, and an id's hash does not change: rewrite slots in place.
-                for (s, _) in by_id.table.iter_mut() {
-                    *s = new_slot[*s as usize];
-                }
-            },
+            || ids.renumber(&order),
         );
         for (t, table) in tables.into_iter().enumerate() {
             self.tables[t + 1] = table;
@@ -602,8 +555,7 @@ impl Loader<'_> {
     /// Makes room for `additional` more entries.
     pub fn reserve(&mut self, additional: usize) {
         let index = &mut *self.index;
-        index.ids.ends.reserve(additional);
-        index.ids.entry_of.reserve(additional);
+        index.ids.reserve(additional, 0);
         index.fps.reserve(additional);
         index.alive.reserve(additional / 64 + 1);
     }
@@ -623,161 +575,6 @@ impl Drop for Loader<'_> {
     fn drop(&mut self) {
         self.index.map_from(self.from);
         self.index.rebuild();
-    }
-}
-
-/// Every id in one buffer, in the order the ids arrived: entry e is `bytes[ends[e - 1]..ends[e]]`. One
-/// allocation for millions of ids. `entry_of` maps slots to entries: a rebuild renumbers slots by permuting
-/// this array (4 bytes a slot) instead of moving the ids' bytes, whose random reads would cost more than all
-/// the tables' sorts. Entries of removed or replaced ids are dropped by [`IdArena::renumber`].
-#[derive(Clone, Debug, Default)]
-struct IdArena {
-    bytes: String,
-    ends: Vec<u64>,
-    entry_of: Vec<u32>,
-}
-
-impl IdArena {
-    #[inline]
-    fn entry(&self, e: usize) -> &str {
-        let start = if e == 0 { 0 } else { self.ends[e - 1] as usize };
-        &self.bytes[start..self.ends[e] as usize]
-    }
-
-    /// The id of a slot.
-    #[inline]
-    fn get(&self, slot: u32) -> &str {
-        self.entry(self.entry_of[slot as usize] as usize)
-    }
-
-    /// Appends the id of the next slot.
-    fn push(&mut self, id: &str) {
-        self.entry_of.push(self.ends.len() as u32);
-        self.bytes.push_str(id);
-        self.ends.push(self.bytes.len() as u64);
-    }
-
-    /// Keeps only the slots of `order`, new slot i being old slot `order[i]`; entries no slot keeps (removed
-    /// or replaced ids) are squeezed out in one sequential pass that keeps the others in arrival order.
-    fn renumber(&mut self, order: &[u32]) {
-        let mut entry_of: Vec<u32> = order.iter().map(|&s| self.entry_of[s as usize]).collect();
-        if self.ends.len() > order.len() {
-            let mut kept = vec![false; self.ends.len()];
-            for &e in &entry_of {
-                kept[e as usize] = true;
-            }
-            let mut moved = vec![u32::MAX; self.ends.len()];
-            let mut out = IdArena {
-                bytes: String::with_capacity(self.bytes.len()),
-                ends: Vec::with_capacity(order.len()),
-                entry_of: Vec::new(),
-            };
-            for (e, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
-                moved[e] = out.ends.len() as u32;
-                out.bytes.push_str(self.entry(e));
-                out.ends.push(out.bytes.len() as u64);
-            }
-            for e in &mut entry_of {
-                *e = moved[*e as usize];
-            }
-            *self = out;
-        }
-        // The buffer grew by doubling; what a rebuild leaves is kept at its size.
-        self.bytes.shrink_to_fit();
-        self.ends.shrink_to_fit();
-        self.entry_of = entry_of;
-    }
-
-    fn bytes(&self) -> usize {
-        self.bytes.capacity() + self.ends.capacity() * 8 + self.entry_of.capacity() * 4
-    }
-}
-
-/// Ids to slots. The table holds slot numbers and 32 bits of each id's hash; the ids themselves live once, in
-/// the arena. With the hash at hand, growing the table or renumbering slots never reads the ids again, and a
-/// probe reads an id only when its hash matches.
-#[derive(Clone, Debug, Default)]
-struct IdMap {
-    table: HashTable<(u32, u32)>,
-    hasher: DefaultHashBuilder,
-}
-
-/// The table's 64-bit hash from the 32 bits kept: a multiplication spreads them over the high bits (the
-/// table's tag) and keeps the low bits (its bucket index) uniform.
-#[inline(always)]
-fn spread(h: u32) -> u64 {
-    u64::from(h).wrapping_mul(SPREAD)
-}
-
-/// The 32 bits kept, back from [`spread`]'s result (multiplying by an odd number is invertible mod 2^64).
-#[inline(always)]
-fn unspread(hash: u64) -> u32 {
-    hash.wrapping_mul(UNSPREAD) as u32
-}
-
-const SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
-/// SPREAD's inverse mod 2^64, by Newton's iteration (each step doubles the correct low bits).
-const UNSPREAD: u64 = {
-    let mut x = SPREAD;
-    let mut i = 0;
-    while i < 6 {
-        x = x.wrapping_mul(2u64.wrapping_sub(SPREAD.wrapping_mul(x)));
-        i += 1;
-    }
-    x
-};
-const _: () = assert!(SPREAD.wrapping_mul(UNSPREAD) == 1);
-
-impl IdMap {
-    #[inline]
-    fn hash(&self, id: &str) -> u32 {
-        self.hasher.hash_one(id) as u32
-    }
-
-    fn get(&self, ids: &IdArena, id: &str) -> Option<u32> {
-        let h = self.hash(id);
-        self.table
-            .find(spread(h), |&(s, hs)| hs == h && ids.get(s) == id)
-            .map(|&(s, _)| s)
-    }
-
-    /// Points `id` at `slot` (a slot not yet in `ids`), returning the slot it pointed at before, if any.
-    fn upsert(&mut self, ids: &IdArena, id: &str, slot: u32) -> Option<u32> {
-        let h = self.hash(id);
-        self.upsert_with(ids, id, h, slot)
-    }
-
-    /// [`upsert`](Self::upsert) for a slot already in `ids`, whose hash is known.
-    fn upsert_hashed(&mut self, ids: &IdArena, h: u32, slot: u32) -> Option<u32> {
-        self.upsert_with(ids, ids.get(slot), h, slot)
-    }
-
-    fn upsert_with(&mut self, ids: &IdArena, id: &str, h: u32, slot: u32) -> Option<u32> {
-        match self.table.entry(
-            spread(h),
-            |&(s, hs)| hs == h && ids.get(s) == id,
-            |&(_, hs)| spread(hs),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(&mut e.get_mut().0, slot))
-            }
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert((slot, h));
-                None
-            }
-        }
-    }
-
-    fn remove(&mut self, ids: &IdArena, id: &str) -> Option<u32> {
-        let h = self.hash(id);
-        self.table
-            .find_entry(spread(h), |&(s, hs)| hs == h && ids.get(s) == id)
-            .ok()
-            .map(|e| e.remove().0.0)
-    }
-
-    fn reserve(&mut self, additional: usize) {
-        self.table.reserve(additional, |&(_, h)| spread(h));
     }
 }
 
@@ -881,7 +678,7 @@ mod tests {
             Just(Design::new(3, vec![4, 4]).unwrap()),
             Just(Design::new(0, vec![1]).unwrap()),
             Just(Design::new(1, vec![2]).unwrap()),
-            Just(crate::plan::recommend(7, 1e6)),
+            Just(crate::hamming::plan::recommend(7, 1e6)),
         ]
     }
 

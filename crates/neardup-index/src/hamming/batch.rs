@@ -1,13 +1,15 @@
-//! Batch mode: every pair of fingerprints within distance k, each reported once, streamed.
+//! Batch mode: every pair of fingerprints within distance k, each reported once, streamed; and clusters, the
+//! connected components of those pairs, with deterministic representatives.
 //!
 //! For each table of the design, the fingerprints are permuted, sorted, and compared within runs of equal key.
 //! A pair can share a key in several tables; it is reported only by the first table in which it does (a pair
 //! found in table t is skipped if it also agrees on the key bits of an earlier table), so nothing has to be
 //! remembered across tables and results stream out in a deterministic order.
 
+use super::plan::Design;
 use crate::hamming;
-use crate::plan::Design;
 use crate::radix::radix_sort_by_key;
+use crate::union_find::UnionFind;
 
 /// Calls `emit(i, j, d)` for every pair of indices `i < j` with `hamming(fps[i], fps[j]) = d ≤ k` exactly once.
 ///
@@ -15,7 +17,7 @@ use crate::radix::radix_sort_by_key;
 /// so callers that want output independent of input order assign indices in a canonical order first.
 ///
 /// ```
-/// use neardup_index::{all_pairs::all_pairs, plan::Design};
+/// use neardup_index::hamming::{all_pairs, plan::Design};
 /// let fps = [0u64, 0b111, 0b1111, u64::MAX];
 /// let mut pairs = Vec::new();
 /// all_pairs(&fps, &Design::new(3, vec![6]).unwrap(), |i, j, d| pairs.push((i, j, d)));
@@ -116,6 +118,37 @@ fn group_bits(n: usize) -> u32 {
     groups.next_power_of_two().trailing_zeros().min(4)
 }
 
+/// Groups fingerprints into clusters: connected components of the graph whose edges join fingerprints within
+/// distance k. Returns only clusters of two or more, each sorted, ordered by their smallest index (the
+/// representative). Identical fingerprints are joined directly, so a million copies cost no pairs.
+///
+/// ```
+/// use neardup_index::hamming::{clusters, plan::Design};
+/// let fps = [0b1u64, u64::MAX, 0b11, 0b1, 0b1111_0000];
+/// assert_eq!(clusters(&fps, &Design::new(3, vec![6]).unwrap()), vec![vec![0, 2, 3]]);
+/// ```
+pub fn clusters(fps: &[u64], design: &Design) -> Vec<Vec<u32>> {
+    let mut uf = UnionFind::new(fps.len());
+    // Collapse identical fingerprints: sort indices by value, join runs, keep one index per distinct value.
+    let mut order: Vec<u32> = (0..fps.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (fps[i as usize], i));
+    let mut unique_fps = Vec::new();
+    let mut unique_idx = Vec::new();
+    for w in 0..order.len() {
+        let i = order[w];
+        if w > 0 && fps[order[w - 1] as usize] == fps[i as usize] {
+            uf.union(order[w - 1], i);
+        } else {
+            unique_fps.push(fps[i as usize]);
+            unique_idx.push(i);
+        }
+    }
+    all_pairs(&unique_fps, design, |a, b, _| {
+        uf.union(unique_idx[a as usize], unique_idx[b as usize])
+    });
+    uf.clusters()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,7 +207,7 @@ mod tests {
 
     thread_local! {
         /// The planner's first choice for k = 0..=7 at a million fingerprints.
-        static DESIGNS: Vec<Design> = (0..8).map(|k| crate::plan::recommend(k, 1e6)).collect();
+        static DESIGNS: Vec<Design> = (0..8).map(|k| crate::hamming::plan::recommend(k, 1e6)).collect();
     }
 
     proptest! {
@@ -230,5 +263,28 @@ mod tests {
         let design = Design::new(3, vec![6]).unwrap();
         let got: BTreeSet<_> = indexed(&[7, 7, 7], &design).into_iter().collect();
         assert_eq!(got, BTreeSet::from([(0, 1, 0), (0, 2, 0), (1, 2, 0)]));
+    }
+
+    mod clusters {
+        use super::super::*;
+        use crate::union_find::UnionFind;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Clusters equal the connected components computed by brute force.
+            #[test]
+            fn components_match_brute_force(fps in proptest::collection::vec(prop_oneof![any::<u64>(), (0u64..16)], 0..60)) {
+                let design = Design::new(3, vec![6]).unwrap();
+                let mut uf = UnionFind::new(fps.len());
+                for i in 0..fps.len() {
+                    for j in i + 1..fps.len() {
+                        if hamming(fps[i], fps[j]) <= 3 {
+                            uf.union(i as u32, j as u32);
+                        }
+                    }
+                }
+                prop_assert_eq!(clusters(&fps, &design), uf.clusters());
+            }
+        }
     }
 }

@@ -1,0 +1,729 @@
+//! The persistent index: an in-memory index of either kind kept in step with any [`Store`].
+//!
+//! This is where index kinds meet bytes, so it sits above both `store` (which knows only bytes) and the
+//! in-memory indexes ([`HammingIndex`], [`LshIndex`], which know no I/O). It reads the kind and layout from the
+//! store's settings ([`Meta`]), encodes a fingerprint as its 8 little-endian bytes and a signature as its
+//! little-endian `u32` values, and checks lengths both ways.
+//!
+//! [`PersistentIndex::apply`] checks a batch whole, applies it durably to the store first and to memory
+//! second, so what the store acknowledged is what the index holds. [`PersistentIndex::refresh`] replays the
+//! batches other handles committed since (or reloads everything when the store's log no longer reaches back):
+//! a reader follows a writer.
+
+use crate::hamming::{HammingIndex, IndexError};
+use crate::lsh::{LshError, LshIndex};
+use crate::memory::MemoryStats;
+use crate::store::{Change, ChangesSince, Kind, Meta, MetaError, Store, StoreError};
+use std::path::PathBuf;
+
+/// One change to a persistent index, in the index's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Edit {
+    /// Store a fingerprint under an id (replacing the id's previous one), in a Hamming index.
+    Put(String, u64),
+    /// Store a signature under an id (replacing the id's previous one), in an LSH index.
+    PutSignature(String, Vec<u32>),
+    /// Remove an id.
+    Delete(String),
+}
+
+/// Why a persistent index could not be opened, read or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The store's settings are not those of an index.
+    #[error("{path}: {error}")]
+    Meta {
+        /// The store.
+        path: PathBuf,
+        /// What is wrong with the settings.
+        error: MetaError,
+    },
+    /// A stored value does not have the index's encoding.
+    #[error(
+        "{path}: the value stored for '{id}' has {bytes} bytes, but a {kind} index stores {expected}"
+    )]
+    Value {
+        /// The store.
+        path: PathBuf,
+        /// The id.
+        id: String,
+        /// The value's length.
+        bytes: usize,
+        /// The index's kind.
+        kind: &'static str,
+        /// What it stores.
+        expected: String,
+    },
+    /// The in-memory Hamming index refused the entries (it is full).
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The in-memory LSH index refused the entries (wrong signature length, or full).
+    #[error(transparent)]
+    Lsh(#[from] LshError),
+    /// A change of the other kind (a fingerprint for an LSH index, or a signature for a Hamming index).
+    #[error("a {index} index cannot store a {change}")]
+    WrongKind {
+        /// The index's kind.
+        index: &'static str,
+        /// What the change carried.
+        change: &'static str,
+    },
+}
+
+/// The in-memory side of a persistent index: one of the two kinds.
+#[derive(Clone, Debug)]
+pub enum Memory {
+    /// Permuted Hamming tables.
+    Hamming(HammingIndex),
+    /// LSH bands.
+    Lsh(LshIndex),
+}
+
+impl Memory {
+    /// The memory the index holds.
+    pub fn stats(&self) -> MemoryStats {
+        match self {
+            Memory::Hamming(index) => index.memory(),
+            Memory::Lsh(index) => index.memory(),
+        }
+    }
+}
+
+/// What [`PersistentIndex::refresh`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refreshed {
+    /// Nothing was committed since the index last looked.
+    Current,
+    /// This many batches were replayed.
+    Replayed(usize),
+    /// The store's log did not reach back: every entry was reloaded.
+    Reloaded,
+}
+
+/// An online index whose every change is durable before it is visible.
+///
+/// ```
+/// use neardup_index::hamming::plan::Design;
+/// use neardup_index::persistent::{Edit, PersistentIndex};
+/// use neardup_index::store::{Kind, MemoryStore, Meta};
+/// let meta = Meta { scheme: "simhash-doc-v1".into(), kind: Kind::Hamming(Design::new(3, vec![6]).unwrap()) };
+/// let store = MemoryStore::new(meta.to_settings()).unwrap();
+/// let mut writer = PersistentIndex::open(store.clone()).unwrap();
+/// let mut reader = PersistentIndex::open(store).unwrap();
+/// writer.apply(&[Edit::Put("a".into(), 0b1011), Edit::Put("b".into(), u64::MAX)]).unwrap();
+/// reader.refresh().unwrap(); // follows the writer
+/// let found = reader.hamming().unwrap().query(0b1001, 3).unwrap();
+/// assert_eq!(found[0].id, "a");
+/// ```
+pub struct PersistentIndex<S: Store> {
+    store: S,
+    meta: Meta,
+    memory: Memory,
+    /// The last batch the memory reflects.
+    seen: u64,
+}
+
+/// A fingerprint's bytes.
+fn encode_fingerprint(fp: u64) -> Vec<u8> {
+    fp.to_le_bytes().to_vec()
+}
+
+/// A signature's bytes.
+fn encode_signature(signature: &[u32]) -> Vec<u8> {
+    signature.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+impl<S: Store> PersistentIndex<S> {
+    /// Reads the settings and loads every entry of the store into memory.
+    pub fn open(store: S) -> Result<Self, Error> {
+        let meta = Meta::from_settings(store.settings()).map_err(|error| Error::Meta {
+            path: store.location().to_path_buf(),
+            error,
+        })?;
+        let memory = match &meta.kind {
+            Kind::Hamming(design) => Memory::Hamming(HammingIndex::with_design(design.clone())),
+            Kind::Lsh { banding, .. } => Memory::Lsh(LshIndex::new(*banding)),
+        };
+        let mut index = PersistentIndex {
+            store,
+            meta,
+            memory,
+            seen: 0,
+        };
+        index.load()?;
+        Ok(index)
+    }
+
+    /// Replaces the memory with every entry of the store. The sequence is read first: a batch committed
+    /// during the load is replayed by the next refresh, which does no harm (replaying batches in order gives
+    /// the same state, whatever was already applied).
+    fn load(&mut self) -> Result<(), Error> {
+        let seen = self.store.sequence();
+        let path = self.store.location().to_path_buf();
+        // Errors of the index layer stop the store's walk and are reported as themselves.
+        let mut failure: Option<Error> = None;
+        let mut stop = |e: Error| {
+            failure = Some(e);
+            StoreError::Stopped("the index refused an entry".into())
+        };
+        let walked = match &self.meta.kind {
+            Kind::Hamming(design) => {
+                let mut index = HammingIndex::with_design(design.clone());
+                // One bulk load and one table build, not an insert (and periodic rebuilds) per entry.
+                let mut loader = index.loader();
+                let walked = self.store.for_each(&mut |id, value| {
+                    let fp = decode_fingerprint(&path, id, value).map_err(&mut stop)?;
+                    loader.push(id, fp).map_err(|e| stop(e.into()))
+                });
+                loader.finish();
+                self.memory = Memory::Hamming(index);
+                walked
+            }
+            Kind::Lsh { banding, .. } => {
+                let mut index = LshIndex::new(*banding);
+                let k = banding.values as usize;
+                let (mut ids, mut ends, mut values) = (String::new(), Vec::new(), Vec::new());
+                let walked = self.store.for_each(&mut |id, value| {
+                    if value.len() != 4 * k {
+                        return Err(stop(Error::Value {
+                            path: path.clone(),
+                            id: id.to_owned(),
+                            bytes: value.len(),
+                            kind: "lsh",
+                            expected: format!("{} ({k} values of 4 bytes)", 4 * k),
+                        }));
+                    }
+                    ids.push_str(id);
+                    ends.push(ids.len());
+                    values.extend(
+                        value
+                            .chunks_exact(4)
+                            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    );
+                    Ok(())
+                });
+                // One bulk load: each band's table is filled in memory order.
+                let starts = std::iter::once(0).chain(ends.iter().copied());
+                index.extend(
+                    starts
+                        .zip(&ends)
+                        .map(|(start, &end)| &ids[start..end])
+                        .zip(values.chunks_exact(k.max(1))),
+                )?;
+                self.memory = Memory::Lsh(index);
+                walked
+            }
+        };
+        match (walked, failure) {
+            (_, Some(e)) => return Err(e),
+            (Err(e), None) => return Err(e.into()),
+            (Ok(()), None) => {}
+        }
+        self.seen = seen;
+        Ok(())
+    }
+
+    /// The settings.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Applies a batch: checks it, applies it durably to the store, then to memory, and returns its sequence
+    /// number. A batch with a change the index cannot take (the other kind, a signature of the wrong length)
+    /// is refused whole, before anything is written. If another handle committed batches since this index
+    /// last looked, they are replayed with this one, in order ([`refresh`](Self::refresh)).
+    pub fn apply(&mut self, batch: &[Edit]) -> Result<u64, Error> {
+        let mut changes = Vec::with_capacity(batch.len());
+        for edit in batch {
+            changes.push(match (edit, &self.memory) {
+                (Edit::Put(..), Memory::Lsh(_)) => {
+                    return Err(Error::WrongKind {
+                        index: "lsh",
+                        change: "fingerprint",
+                    });
+                }
+                (Edit::PutSignature(..), Memory::Hamming(_)) => {
+                    return Err(Error::WrongKind {
+                        index: "hamming",
+                        change: "signature",
+                    });
+                }
+                (Edit::Put(id, fp), Memory::Hamming(_)) => Change::Put {
+                    id: id.clone(),
+                    value: encode_fingerprint(*fp),
+                },
+                (Edit::PutSignature(id, sig), Memory::Lsh(index)) => {
+                    index.check(sig)?;
+                    Change::Put {
+                        id: id.clone(),
+                        value: encode_signature(sig),
+                    }
+                }
+                (Edit::Delete(id), _) => Change::Delete(id.clone()),
+            });
+        }
+        if changes.is_empty() {
+            return Ok(self.store.sequence());
+        }
+        let sequence = self.store.apply(&changes)?;
+        if sequence != self.seen + 1 {
+            // Another handle wrote in between: replay everything since, this batch included, in order.
+            self.refresh()?;
+            return Ok(sequence);
+        }
+        for edit in batch {
+            match (edit, &mut self.memory) {
+                (Edit::Put(id, fp), Memory::Hamming(index)) => index.insert(id, *fp)?,
+                (Edit::PutSignature(id, sig), Memory::Lsh(index)) => index.insert(id, sig)?,
+                (Edit::Delete(id), Memory::Hamming(index)) => {
+                    index.remove(id);
+                }
+                (Edit::Delete(id), Memory::Lsh(index)) => {
+                    index.remove(id);
+                }
+                (Edit::Put(..), Memory::Lsh(_)) | (Edit::PutSignature(..), Memory::Hamming(_)) => {
+                    unreachable!("the kind of every edit was checked")
+                }
+            }
+        }
+        self.seen = sequence;
+        Ok(sequence)
+    }
+
+    /// Brings the memory up to the store's latest batch: replays the batches committed since it last looked
+    /// (by another handle of the store), or reloads every entry when the store's log no longer reaches back.
+    pub fn refresh(&mut self) -> Result<Refreshed, Error> {
+        if self.store.sequence() == self.seen {
+            return Ok(Refreshed::Current);
+        }
+        let batches = match self.store.changes_since(self.seen)? {
+            ChangesSince::Changes(batches) => batches,
+            ChangesSince::TooOld { .. } => {
+                self.load()?;
+                return Ok(Refreshed::Reloaded);
+            }
+        };
+        let path = self.store.location().to_path_buf();
+        for batch in &batches {
+            for change in &batch.changes {
+                match (change, &mut self.memory) {
+                    (Change::Put { id, value }, Memory::Hamming(index)) => {
+                        index.insert(id, decode_fingerprint(&path, id, value)?)?
+                    }
+                    (Change::Put { id, value }, Memory::Lsh(index)) => {
+                        let signature: Vec<u32> = value
+                            .chunks_exact(4)
+                            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                            .collect();
+                        if value.len() % 4 != 0 || index.check(&signature).is_err() {
+                            let k = index.banding().values as usize;
+                            return Err(Error::Value {
+                                path,
+                                id: id.clone(),
+                                bytes: value.len(),
+                                kind: "lsh",
+                                expected: format!("{} ({k} values of 4 bytes)", 4 * k),
+                            });
+                        }
+                        index.insert(id, &signature)?
+                    }
+                    (Change::Delete(id), Memory::Hamming(index)) => {
+                        index.remove(id);
+                    }
+                    (Change::Delete(id), Memory::Lsh(index)) => {
+                        index.remove(id);
+                    }
+                }
+            }
+            self.seen = batch.sequence;
+        }
+        Ok(Refreshed::Replayed(batches.len()))
+    }
+
+    /// The last committed batch the memory reflects.
+    pub fn sequence(&self) -> u64 {
+        self.seen
+    }
+
+    /// The in-memory index.
+    pub fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    /// The in-memory Hamming index, if this is one.
+    pub fn hamming(&self) -> Option<&HammingIndex> {
+        match &self.memory {
+            Memory::Hamming(index) => Some(index),
+            Memory::Lsh(_) => None,
+        }
+    }
+
+    /// The in-memory LSH index, if this is one.
+    pub fn lsh(&self) -> Option<&LshIndex> {
+        match &self.memory {
+            Memory::Lsh(index) => Some(index),
+            Memory::Hamming(_) => None,
+        }
+    }
+
+    /// How many ids are stored.
+    pub fn len(&self) -> usize {
+        match &self.memory {
+            Memory::Hamming(index) => index.len(),
+            Memory::Lsh(index) => index.len(),
+        }
+    }
+
+    /// Whether no id is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether an id is stored.
+    pub fn contains(&self, id: &str) -> bool {
+        match &self.memory {
+            Memory::Hamming(index) => index.get(id).is_some(),
+            Memory::Lsh(index) => index.get(id).is_some(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+}
+
+fn decode_fingerprint(path: &std::path::Path, id: &str, value: &[u8]) -> Result<u64, Error> {
+    let bytes: [u8; 8] = value.try_into().map_err(|_| Error::Value {
+        path: path.to_path_buf(),
+        id: id.to_owned(),
+        bytes: value.len(),
+        kind: "hamming",
+        expected: "8 (a fingerprint)".into(),
+    })?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hamming::plan::Design;
+    use crate::lsh::Banding;
+    use crate::store::{FILE_NAME, MemoryStore, RedbStore, Retention};
+    use std::path::Path;
+
+    pub(crate) fn temp(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("neardup-persistent-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            scheme: "simhash-doc-v1".into(),
+            kind: Kind::Hamming(Design::new(3, vec![6]).unwrap()),
+        }
+    }
+
+    fn lsh_meta() -> Meta {
+        Meta {
+            scheme: "minhash-test".into(),
+            kind: Kind::Lsh {
+                banding: Banding::even(2, 4).unwrap(),
+                threshold: 0.5,
+            },
+        }
+    }
+
+    fn ids_near<S: Store>(idx: &PersistentIndex<S>, fp: u64) -> Vec<String> {
+        let found = idx.hamming().unwrap().query(fp, 3).unwrap();
+        found.into_iter().map(|m| m.id).collect()
+    }
+
+    #[test]
+    fn survives_reopening() {
+        let dir = temp("reopen");
+        let store = RedbStore::create(&dir, &meta().to_settings()).unwrap();
+        let mut idx = PersistentIndex::open(store).unwrap();
+        idx.apply(&[
+            Edit::Put("a".into(), 0b1011),
+            Edit::Put("b".into(), u64::MAX),
+            Edit::Put("c".into(), 0b1),
+        ])
+        .unwrap();
+        assert_eq!(idx.apply(&[Edit::Delete("b".into())]).unwrap(), 2);
+        drop(idx);
+        let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+        assert_eq!(idx.meta(), &meta());
+        assert_eq!((idx.len(), idx.sequence()), (2, 2));
+        assert_eq!(ids_near(&idx, 0), ["c", "a"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lsh_index_survives_reopening_and_refuses_fingerprints() {
+        let dir = temp("lsh");
+        let store = RedbStore::create(&dir, &lsh_meta().to_settings()).unwrap();
+        let mut idx = PersistentIndex::open(store).unwrap();
+        idx.apply(&[
+            Edit::PutSignature("a".into(), vec![1, 2, 3, 4]),
+            Edit::PutSignature("b".into(), vec![1, 2, 0, 0]),
+            Edit::PutSignature("c".into(), vec![7, 7, 7, 7]),
+        ])
+        .unwrap();
+        idx.apply(&[Edit::Delete("c".into())]).unwrap();
+        let err = idx.apply(&[Edit::Put("d".into(), 1)]).unwrap_err();
+        assert!(matches!(err, Error::WrongKind { .. }), "{err}");
+        let err = idx
+            .apply(&[
+                Edit::PutSignature("e".into(), vec![1, 1, 1, 1]),
+                Edit::PutSignature("d".into(), vec![1]),
+            ])
+            .unwrap_err();
+        assert!(err.to_string().contains("4"), "{err}");
+        assert!(!idx.contains("e"), "a refused batch is refused whole");
+        assert_eq!(idx.store().sequence(), 2);
+        drop(idx);
+        let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+        assert_eq!(idx.meta(), &lsh_meta());
+        assert_eq!(idx.len(), 2);
+        let found = idx.lsh().unwrap().query(&[1, 2, 9, 9]).unwrap();
+        let ids: Vec<&str> = found.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert!(idx.hamming().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A reader follows a writer through the change log, over both backends and both kinds; a writer that
+    /// was not the only one replays the others' batches with its own.
+    fn follows<S: Store + Clone>(store: S, kind_is_lsh: bool) {
+        let mut writer = PersistentIndex::open(store.clone()).unwrap();
+        let mut reader = PersistentIndex::open(store.clone()).unwrap();
+        let put = |id: &str, x: u32| {
+            if kind_is_lsh {
+                Edit::PutSignature(id.into(), vec![x, x, x, x])
+            } else {
+                Edit::Put(id.into(), u64::from(x))
+            }
+        };
+        assert_eq!(reader.refresh().unwrap(), Refreshed::Current);
+        writer.apply(&[put("a", 1), put("b", 2)]).unwrap();
+        writer
+            .apply(&[Edit::Delete("a".into()), put("c", 3)])
+            .unwrap();
+        assert_eq!(reader.refresh().unwrap(), Refreshed::Replayed(2));
+        assert_eq!(reader.sequence(), 2);
+        for id in ["b", "c"] {
+            assert!(reader.contains(id), "{id}");
+        }
+        assert!(!reader.contains("a"));
+        // The reader writes too: the writer's next batch replays it first.
+        reader.apply(&[put("d", 4)]).unwrap();
+        writer.apply(&[put("e", 5)]).unwrap();
+        for id in ["b", "c", "d", "e"] {
+            assert!(writer.contains(id), "{id}");
+        }
+        assert_eq!((writer.len(), writer.sequence()), (4, 4));
+        // Far behind the bounded log: a reload.
+        writer.store.set_retention(Retention {
+            min_changes: 1,
+            per_entry: 0.0,
+        });
+        writer.apply(&[put("f", 6), put("g", 7)]).unwrap();
+        assert_eq!(reader.refresh().unwrap(), Refreshed::Reloaded);
+        assert_eq!((reader.len(), reader.sequence()), (6, 5));
+        assert!(reader.contains("g"));
+    }
+
+    #[test]
+    fn a_reader_follows_a_writer() {
+        for lsh in [false, true] {
+            let meta = if lsh { lsh_meta() } else { meta() };
+            follows(MemoryStore::new(meta.to_settings()).unwrap(), lsh);
+            let dir = temp(&format!("follow-{lsh}"));
+            follows(RedbStore::create(&dir, &meta.to_settings()).unwrap(), lsh);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn settings_and_values_of_the_wrong_shape_are_named() {
+        let mut settings = meta().to_settings();
+        settings.insert("k".into(), "three".into());
+        let err = PersistentIndex::open(MemoryStore::new(settings).unwrap())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("'k'") && err.contains("memory"), "{err}");
+        let mut store = MemoryStore::new(meta().to_settings()).unwrap();
+        store
+            .apply(&[Change::Put {
+                id: "short".into(),
+                value: vec![1, 2, 3],
+            }])
+            .unwrap();
+        let err = PersistentIndex::open(store).err().unwrap().to_string();
+        assert!(err.contains("'short'") && err.contains("3 bytes"), "{err}");
+        let mut store = MemoryStore::new(lsh_meta().to_settings()).unwrap();
+        store
+            .apply(&[Change::Put {
+                id: "odd".into(),
+                value: vec![0; 15],
+            }])
+            .unwrap();
+        let err = PersistentIndex::open(store).err().unwrap().to_string();
+        assert!(err.contains("'odd'") && err.contains("16"), "{err}");
+    }
+
+    /// Writes an index the way the code before the byte-level store did, with raw redb calls.
+    fn write_format_1(dir: &Path, lsh: bool, with_kind: bool) {
+        use redb::{Database, TableDefinition};
+        const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+        const ENTRIES: TableDefinition<&str, u64> = TableDefinition::new("entries");
+        const SIGNATURES: TableDefinition<&str, &[u8]> = TableDefinition::new("signatures");
+        std::fs::create_dir_all(dir).unwrap();
+        let db = Database::create(dir.join(FILE_NAME)).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut meta = txn.open_table(META).unwrap();
+            meta.insert("format", "neardup-index-1").unwrap();
+            if lsh {
+                for (k, v) in [
+                    ("scheme", "minhash-test"),
+                    ("kind", "lsh"),
+                    ("threshold", "0.5"),
+                    ("values", "4"),
+                    ("bands", "2"),
+                    ("rows", "2"),
+                    ("wide", "0"),
+                ] {
+                    meta.insert(k, v).unwrap();
+                }
+                let mut sigs = txn.open_table(SIGNATURES).unwrap();
+                for (id, sig) in [("a", [1u32, 2, 3, 4]), ("b", [1, 2, 0, 0])] {
+                    let bytes: Vec<u8> = sig.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    sigs.insert(id, bytes.as_slice()).unwrap();
+                }
+            } else {
+                for (k, v) in [("scheme", "simhash-doc-v1"), ("k", "3"), ("levels", "6")] {
+                    meta.insert(k, v).unwrap();
+                }
+                if with_kind {
+                    meta.insert("kind", "hamming").unwrap();
+                }
+                let mut entries = txn.open_table(ENTRIES).unwrap();
+                for (id, fp) in [("a", 0b1011u64), ("b", u64::MAX), ("c", 0b1)] {
+                    entries.insert(id, fp).unwrap();
+                }
+            }
+        }
+        txn.commit().unwrap();
+    }
+
+    #[test]
+    fn indexes_of_format_1_are_migrated_on_open() {
+        for (name, lsh, with_kind) in [("v1-old", false, false), ("v1-hamming", false, true)] {
+            let dir = temp(name);
+            write_format_1(&dir, lsh, with_kind);
+            let mut idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+            assert_eq!(idx.meta(), &meta());
+            assert_eq!((idx.len(), idx.sequence()), (3, 0));
+            assert_eq!(ids_near(&idx, 0), ["c", "a"]);
+            idx.apply(&[Edit::Delete("a".into())]).unwrap();
+            drop(idx);
+            let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+            assert_eq!(ids_near(&idx, 0), ["c"]);
+            assert_eq!(idx.sequence(), 1);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+        let dir = temp("v1-lsh");
+        write_format_1(&dir, true, true);
+        let mut idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+        assert_eq!(idx.meta(), &lsh_meta());
+        let found = idx.lsh().unwrap().query(&[1, 2, 9, 9]).unwrap();
+        assert_eq!(found.len(), 2);
+        idx.apply(&[Edit::PutSignature("c".into(), vec![5, 5, 5, 5])])
+            .unwrap();
+        drop(idx);
+        let idx = PersistentIndex::open(RedbStore::open(&dir).unwrap()).unwrap();
+        assert_eq!(idx.len(), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A damaged file gives a clean error naming it, however it was damaged: never a panic, never a silent
+    /// half-read. (The CLI's test of the same checks that nothing is printed either.)
+    #[test]
+    fn damaged_files_are_refused_cleanly() {
+        let dir = temp("damaged");
+        let build = || {
+            let _ = std::fs::remove_dir_all(&dir);
+            let store = RedbStore::create(&dir, &meta().to_settings()).unwrap();
+            let mut idx = PersistentIndex::open(store).unwrap();
+            let mut x = 7u64;
+            let batch: Vec<Edit> = (0..20_000)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    Edit::Put(format!("https://example.org/{i}"), x)
+                })
+                .collect();
+            idx.apply(&batch).unwrap();
+            drop(idx);
+            std::fs::read(dir.join(FILE_NAME)).unwrap()
+        };
+        let original = build();
+        let mut noise = 12345u64;
+        let mut random = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    noise ^= noise << 13;
+                    noise ^= noise >> 7;
+                    noise ^= noise << 17;
+                    noise as u8
+                })
+                .collect()
+        };
+        let len = original.len();
+        let overwrite = |bytes: &mut Vec<u8>, at: usize, with: &[u8]| {
+            bytes[at..at + with.len()].copy_from_slice(with);
+        };
+        let mut damaged: Vec<(&str, Vec<u8>)> = vec![
+            ("random bytes", random(len)),
+            ("empty", Vec::new()),
+            ("truncated", original[..len / 3].to_vec()),
+            ("truncated to the header", original[..600].to_vec()),
+        ];
+        let mut middle = original.clone();
+        overwrite(&mut middle, len / 2, &random(4096));
+        damaged.push(("4 KiB of noise in the middle", middle));
+        let mut zeroed = original.clone();
+        overwrite(&mut zeroed, len / 2 - 20_000, &vec![0; 40_000]);
+        damaged.push(("40 KB of zeros in the middle", zeroed));
+        let mut header = original.clone();
+        overwrite(&mut header, 9, &random(300));
+        damaged.push(("the header after the magic bytes", header));
+        let mut flips = original.clone();
+        for i in (4096..len).step_by(997) {
+            flips[i] ^= 0x20;
+        }
+        damaged.push(("a bit flipped every 997 bytes", flips));
+        for (how, bytes) in damaged {
+            std::fs::write(dir.join(FILE_NAME), &bytes).unwrap();
+            let opened = RedbStore::open(&dir)
+                .map_err(Error::from)
+                .and_then(PersistentIndex::open);
+            let err = match opened {
+                Ok(idx) => panic!("{how}: opened with {} entries", idx.len()),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains(&*dir.to_string_lossy()), "{how}: {err}");
+            assert!(err.contains("damaged"), "{how}: {err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
