@@ -1,27 +1,10 @@
 //! Writing results: TSV escaping, and an output that keeps its first write error instead of stopping the
 //! command (a closed pipe must not stop a command that also writes an index).
 
-use std::borrow::Cow;
 use std::io::Write;
 
-/// Escapes an id for a TSV field: tab, newline, carriage return and backslash become `\t`, `\n`, `\r`,
-/// `\\`, so that every line has its columns.
-pub fn escape_tsv(s: &str) -> Cow<'_, str> {
-    if !s.contains(['\t', '\n', '\r', '\\']) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\\' => out.push_str("\\\\"),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+/// Escapes an id for a TSV field (tab, newline, carriage return and backslash as `\t`, `\n`, `\r`, `\\`).
+pub use neardup_io::escape_tsv;
 
 /// A writer that stops writing at its first error and keeps it for the end of the command.
 pub struct OutputGuard<W: Write> {
