@@ -2,7 +2,7 @@
 //!
 //! Two kinds of sketch, two kinds of index, laid out alike:
 //!
-//! | | SimHash fingerprints ([`hamming`]) | MinHash signatures ([`lsh`]) |
+//! | | SimHash fingerprints ([`mod@hamming`]) | MinHash signatures ([`lsh`]) |
 //! |---|---|---|
 //! | layout choice | [`hamming::plan`]: block-permuted table designs for k, with predicted cost | [`lsh::Banding`]: bands × rows for a Jaccard threshold, presets |
 //! | online index | [`hamming::HammingIndex`]: every id within k bits, exact | [`lsh::LshIndex`]: every id sharing a band, with its estimated similarity |

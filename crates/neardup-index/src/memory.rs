@@ -3,7 +3,7 @@
 //! Both index kinds report the same [`MemoryStats`] (what `index stats` prints), counting capacities, not
 //! lengths: the figure is what the allocator handed out. "Tables" are everything that answers queries (for a
 //! Hamming index the fingerprints, liveness bits and permuted tables; for an LSH index the signatures and
-//! band tables); "ids" are the id table ([`crate::ids`]): the id bytes, their offsets and the id map.
+//! band tables); "ids" are the id table (module `ids`): the id bytes, their offsets and the id map.
 
 /// Memory held by an index, in bytes allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

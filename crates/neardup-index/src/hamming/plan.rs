@@ -192,7 +192,7 @@ pub struct Estimate {
     pub key_bits: (u32, u32),
     /// Expected candidates checked per query: Σ over tables of N / 2^key_bits.
     pub candidates_per_query: f64,
-    /// Bytes for the tables of the online index ([`super::index`]): per fingerprint, 8 for the fingerprint
+    /// Bytes for the tables of the online index ([`super::HammingIndex`]): per fingerprint, 8 for the fingerprint
     /// itself (table 0's order), 1 fragment byte per table and a 4-byte slot per table after the first; plus a
     /// 4-byte directory entry per bucket of the top min(key, log2(N / 8)) bits, per table. Ids not included.
     pub bytes: f64,

@@ -11,7 +11,7 @@
 //!   latest batches lets a reader catch up with a writer ([`Store::changes_since`]).
 //!
 //! Backends: [`MemoryStore`] (in memory; handles are clones sharing one store) and [`RedbStore`] (one redb file,
-//! `DIR/index.redb`). Every backend must pass the conformance suite in [`conformance`] (behind the
+//! `DIR/index.redb`). Every backend must pass the conformance suite in `store::conformance` (behind the
 //! `conformance` cargo feature for backends in other crates), which this crate runs over both.
 //!
 //! # Batches
