@@ -5,9 +5,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::media::{Media, MediaHint};
-use neardup::{
-    Analysis, Method, MinHashScheme, Profile, Scheme, Sketch, SketchParams, SketchScheme,
-};
+use neardup::{Analysis, Method, Profile, Sketch};
 use rayon::prelude::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -162,10 +160,10 @@ pub fn io_message(e: &std::io::Error) -> String {
 /// Which scheme sketches the documents: SimHash fingerprints or MinHash-family signatures, with parameters.
 #[derive(Args, Clone, Default)]
 pub struct MethodArgs {
-    /// The scheme: simhash-doc-v1 (64-bit SimHash fingerprints, the default), minhash-oph-v1 (alias
-    /// minhash: fast MinHash signatures), minhash-datasketch-affine32 (alias datasketch: bit-exact with
-    /// datasketch.MinHash), minhash-datasketch-legacy (datasketch < 2.0), wminhash-v1 (weighted Jaccard of
-    /// shingle counts), pminhash-v1 (probability Jaccard of shingle counts) or bottomk-v1 (a sample of
+    /// The scheme: simhash-doc-v1 (alias simhash: 64-bit SimHash fingerprints, the default), minhash-oph-v1
+    /// (alias minhash: fast MinHash signatures), minhash-datasketch-affine32 (alias datasketch: bit-exact
+    /// with datasketch.MinHash), minhash-datasketch-legacy (datasketch < 2.0), wminhash-v1 (weighted Jaccard
+    /// of shingle counts), pminhash-v1 (probability Jaccard of shingle counts) or bottomk-v1 (a sample of
     /// shingles for resemblance and containment, with `neardup compare`).
     #[arg(long, value_name = "SCHEME")]
     pub scheme: Option<String>,
@@ -192,61 +190,31 @@ impl MethodArgs {
         if let Some(m) = self.resolved.get() {
             return Ok(*m);
         }
-        let name = self
-            .scheme
-            .as_deref()
-            .unwrap_or(Scheme::SimhashDocV1.name())
-            .to_ascii_lowercase();
-        let method = if let Ok(scheme) = name.parse::<Scheme>() {
-            let minhash_flag = [
-                self.num_perm.map(|_| "--num-perm"),
-                self.seed.map(|_| "--seed"),
-                self.shingle.map(|_| "--shingle"),
-                self.char_shingle.map(|_| "--char-shingle"),
-            ]
-            .into_iter()
-            .flatten()
-            .next();
-            if let Some(flag) = minhash_flag {
-                bail!("{flag} applies to MinHash schemes, not {scheme} (add --scheme minhash)");
-            }
-            Method::SimHash(scheme)
-        } else {
-            let family = match name.as_str() {
-                "minhash" | "minhash-oph-v1" => SketchScheme::MinHashOph,
-                "datasketch" | "minhash-datasketch-affine32" => SketchScheme::DatasketchAffine32,
-                "minhash-datasketch-legacy" => SketchScheme::DatasketchLegacy,
-                "wminhash" | "wminhash-v1" => SketchScheme::WeightedJaccard,
-                "pminhash" | "pminhash-v1" => SketchScheme::ProbabilityJaccard,
-                "bottomk" | "bottomk-v1" => SketchScheme::BottomK,
-                _ => bail!(
-                    "unknown scheme '{}' (known: simhash-doc-v1, minhash-oph-v1 or minhash, \
-                     minhash-datasketch-affine32 or datasketch, minhash-datasketch-legacy, wminhash-v1, \
-                     pminhash-v1, bottomk-v1)",
-                    name
-                ),
-            };
-            let (default_k, default_n) = defaults.unwrap_or((128, 5));
-            let datasketch = matches!(
-                family,
-                SketchScheme::DatasketchAffine32 | SketchScheme::DatasketchLegacy
-            );
-            let features = match (self.char_shingle, self.shingle) {
-                (Some(n), _) => neardup::Features::Chars(n),
-                (None, n) => neardup::Features::Words(n.unwrap_or(default_n)),
-            };
-            let params = SketchParams::new(
-                family,
-                self.num_perm.unwrap_or(default_k),
-                self.seed.unwrap_or(u64::from(datasketch)),
-                features,
-            );
-            if family == SketchScheme::BottomK {
-                Method::BottomK(params)
-            } else {
-                Method::MinHash(MinHashScheme::new(params)?)
-            }
+        let info = neardup::schemes::lookup(
+            self.scheme
+                .as_deref()
+                .unwrap_or(neardup::schemes::REGISTRY[0].name),
+        )?;
+        let params = neardup::schemes::Params {
+            num_perm: self.num_perm,
+            seed: self.seed,
+            shingle: self.shingle,
+            char_shingle: self.char_shingle,
         };
+        if info.family == neardup::schemes::Family::SimHash
+            && let Some(param) = params.given().first()
+        {
+            bail!(
+                "--{} applies to MinHash schemes, not {} (add --scheme minhash)",
+                param.replace('_', "-"),
+                info.name
+            );
+        }
+        let (num_perm, shingle) = defaults.unwrap_or((
+            neardup::schemes::DEFAULT_NUM_PERM,
+            neardup::schemes::DEFAULT_SHINGLE,
+        ));
+        let method = info.method_with_defaults(&params, num_perm, shingle)?;
         Ok(*self.resolved.get_or_init(|| method))
     }
 

@@ -51,6 +51,14 @@ pub enum Error {
         /// The id.
         id: String,
     },
+    /// No scheme has this name or alias.
+    #[error("unknown scheme '{name}' (known: {known})")]
+    UnknownScheme {
+        /// The name given.
+        name: String,
+        /// The known names, with their aliases.
+        known: String,
+    },
     /// There is no index at a location.
     #[error("no index at {location}")]
     NoIndex {

@@ -38,6 +38,7 @@ mod minhash;
 pub mod plan;
 mod profile;
 mod scheme;
+pub mod schemes;
 mod sketch;
 pub mod vectors;
 
