@@ -1,17 +1,24 @@
-//! # neardup: interoperable near-duplicate fingerprints
+//! # neardup: the near-duplicate engine
 //!
-//! This is the library front door. It composes the text pipeline (`neardup-text`) and the sketches
-//! (`neardup-sketch`) into named, versioned **schemes**, and owns the self-describing fingerprint strings:
+//! This crate is the library every front door (the `neardup` command today) translates. It composes the text
+//! pipeline (`neardup-text`), the sketches (`neardup-sketch`) and the indexes (`neardup-index`):
+//!
+//! * **schemes** ([`schemes`], [`Method`], [`Scheme`], [`MinHashScheme`]): named, versioned ways to turn a
+//!   document into a sketch, resolved by name or alias in one registry, and the self-describing sketch strings;
+//! * **dedup** ([`dedup`]): documents in, verified pairs or clusters out through a [`dedup::Sink`]; clusters
+//!   keep every member within the threshold of its representative by default, with lineage;
+//! * **index** ([`index`]): an index of one method's sketches over any store, queried by sketch;
+//! * **plan** ([`plan`]): table designs and LSH bands for a size and a threshold.
 //!
 //! ```text
-//! bytes ─ detect/decode/extract ─▶ text ─ doc-v1 profile ─▶ tokens ─ lookup3 ─▶ 64-bit features
-//!       ─ SimHash ─▶ 64 bits ─ encode ─▶ "simhash-doc-v1:" + base32 (13 characters)
+//! bytes ─ detect/decode/extract ─▶ text ─ doc-v1 profile ─▶ tokens ─ features ─▶ SimHash | MinHash | bottom-k
+//!       ─ encode ─▶ "scheme:base32…"        sketches ─ dedup | index ─▶ pairs, clusters, matches
 //! ```
 //!
 //! A scheme is the unit of interoperability: `simhash-doc-v1` pins the Unicode version, normalization,
 //! token rules, hash function and bit order (`docs/spec/simhash-doc-v1.md`), and golden vectors in
-//! `testdata/vectors/simhash-doc-v1/` hold any implementation to it. The same text gives the same
-//! fingerprint from any medium, on any machine, in any implementation that follows the spec.
+//! `testdata/vectors/` hold any implementation to it. The same text gives the same fingerprint from any
+//! medium, on any machine, in any implementation that follows the spec.
 //!
 //! ```
 //! use neardup::{Fingerprint, Scheme, Verdict, media::MediaHint};
