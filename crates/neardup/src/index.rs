@@ -18,6 +18,9 @@
 //! let query = method.sketch_text("The quick brown fox jumps over the lazy dog!")?;
 //! let matches = index.query(&query, Radius::Default)?;
 //! assert_eq!(matches[0].id, "a");
+//! let page = b"<html><body><p>The quick brown fox jumps over the lazy dog.</p></body></html>";
+//! let matches = index.query_document(page, neardup::media::MediaHint::Auto, Radius::Default)?;
+//! assert_eq!(matches[0].id, "a");
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! # Ok::<(), neardup::Error>(())
 //! ```
@@ -279,6 +282,33 @@ impl<S: Store> Index<S> {
             .map(|id| self.removal(id))
             .collect();
         self.apply(changes)
+    }
+
+    /// Sketches a document (bytes in any supported medium) with the index's method and stores it under `id`.
+    pub fn insert_document(
+        &mut self,
+        id: &str,
+        bytes: &[u8],
+        hint: crate::media::MediaHint<'_>,
+    ) -> Result<(), Error> {
+        let sketch = self.method.analyze(bytes, hint)?.sketch;
+        self.insert(id, &sketch)
+    }
+
+    /// The stored ids near a document (bytes in any supported medium), sketched with the index's method.
+    pub fn query_document(
+        &self,
+        bytes: &[u8],
+        hint: crate::media::MediaHint<'_>,
+        radius: Radius,
+    ) -> Result<Vec<Match>, Error> {
+        let sketch = self.method.analyze(bytes, hint)?.sketch;
+        self.query(&sketch, radius)
+    }
+
+    /// The stored ids near a sketch string (`simhash-doc-v1:…`, `minhash-oph-v1:k=128,…:…`).
+    pub fn query_str(&self, sketch: &str, radius: Radius) -> Result<Vec<Match>, Error> {
+        self.query(&sketch.parse()?, radius)
     }
 
     /// The stored ids near a sketch, with their scores, closest first (then by id). Refuses sketches of
