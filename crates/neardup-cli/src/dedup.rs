@@ -86,7 +86,7 @@ Examples:
 #[command(after_help = AFTER_HELP)]
 pub struct DedupArgs {
     /// Files, directories (recursively), '-' for stdin, or JSON Lines corpora with --jsonl.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "files_from", value_name = "PATH")]
     paths: Vec<String>,
     /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to
     /// 7 [default: 3].

@@ -51,7 +51,7 @@ Examples:
 #[command(after_help = AFTER_HELP)]
 pub struct HashArgs {
     /// Files, directories (walked recursively, hidden entries skipped) or '-' for stdin.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "files_from", value_name = "PATH")]
     paths: Vec<String>,
     /// Write one JSON object per line instead of `FINGERPRINT<TAB>PATH`.
     #[arg(long)]

@@ -79,7 +79,7 @@ enum IndexCommand {
         /// The index directory.
         dir: PathBuf,
         /// Files, directories (recursively) or '-'.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "files_from")]
         paths: Vec<String>,
         #[command(flatten)]
         doc: DocArgs,

@@ -82,7 +82,11 @@ pub struct OperandError {
 /// file its own duplicate): files are identified by device and inode. Symbolic links found while walking a
 /// directory are skipped unless `follow` (a link and its target would otherwise be two copies of one file);
 /// a link named on the command line is read.
-pub fn expand(operands: &[String], follow: bool) -> (Vec<Source>, Vec<OperandError>) {
+pub fn expand(
+    operands: &[String],
+    follow: bool,
+    selection: &Selection,
+) -> (Vec<Source>, Vec<OperandError>) {
     let mut sources = Vec::new();
     let mut errors = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -108,7 +112,12 @@ pub fn expand(operands: &[String], follow: bool) -> (Vec<Source>, Vec<OperandErr
                     });
                 for entry in walker {
                     match entry {
-                        Ok(e) if e.file_type().is_file() => push(e.into_path(), &mut sources),
+                        Ok(e) if e.file_type().is_file() => {
+                            let relative = e.path().strip_prefix(path).unwrap_or(e.path());
+                            if selection.admits(relative) {
+                                push(e.into_path(), &mut sources)
+                            }
+                        }
                         Ok(_) => {} // directories, and links when not following them
                         Err(e) => errors.push(OperandError {
                             label: e
@@ -258,6 +267,20 @@ pub struct DocArgs {
     /// Follow symbolic links while walking directories (a file reached twice is still read once).
     #[arg(short = 'L', long)]
     pub follow: bool,
+    /// Only read files (found in directories) whose path below the directory matches GLOB; a GLOB starting
+    /// with '!' excludes instead. Repeatable, as ripgrep's -g.
+    #[arg(short = 'g', long, value_name = "GLOB")]
+    pub glob: Vec<String>,
+    /// Leave out files (found in directories) whose path matches GLOB. Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Only read files of these types (found in directories), by extension: html, xml, pdf, epub, warc,
+    /// text, jsonl, parquet. Repeatable.
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = parse_file_type)]
+    pub file_type: Vec<&'static FileType>,
+    /// Also read the paths listed in FILE, one per line, or separated by NUL bytes ('-' for stdin).
+    #[arg(long, value_name = "FILE")]
+    pub files_from: Option<String>,
     /// Treat documents without any words (empty, only markup or numbers) as failures: exit status 1.
     #[arg(long)]
     pub strict: bool,
@@ -375,7 +398,12 @@ impl DocArgs {
         mut on_batch: impl FnMut(Vec<Outcome>, &ProgressBar) -> Result<()>,
     ) -> Result<usize> {
         self.method.method()?;
-        let (sources, operand_errors) = expand(operands, self.follow);
+        let mut operands = operands.to_vec();
+        if let Some(list) = &self.files_from {
+            operands.extend(read_file_list(list)?);
+        }
+        let selection = Selection::new(&self.glob, &self.exclude, &self.file_type)?;
+        let (sources, operand_errors) = expand(&operands, self.follow, &selection);
         for e in &operand_errors {
             eprintln!("neardup: {}: {}", e.label, e.message);
         }
@@ -589,4 +617,120 @@ pub fn record_label(location: &str, id: &str) -> String {
     } else {
         format!("{location} ({id})")
     }
+}
+
+/// A named set of file extensions (`--type`).
+#[derive(Debug)]
+pub struct FileType {
+    pub name: &'static str,
+    pub globs: &'static [&'static str],
+}
+
+/// The types `--type` knows.
+pub const FILE_TYPES: &[FileType] = &[
+    FileType {
+        name: "html",
+        globs: &["*.html", "*.htm", "*.xhtml"],
+    },
+    FileType {
+        name: "xml",
+        globs: &["*.xml"],
+    },
+    FileType {
+        name: "pdf",
+        globs: &["*.pdf"],
+    },
+    FileType {
+        name: "epub",
+        globs: &["*.epub"],
+    },
+    FileType {
+        name: "warc",
+        globs: &["*.warc", "*.warc.gz"],
+    },
+    FileType {
+        name: "text",
+        globs: &["*.txt", "*.text", "*.md", "*.rst"],
+    },
+    FileType {
+        name: "jsonl",
+        globs: &["*.jsonl", "*.jsonl.gz", "*.jsonl.zst", "*.ndjson"],
+    },
+    FileType {
+        name: "parquet",
+        globs: &["*.parquet"],
+    },
+];
+
+fn parse_file_type(s: &str) -> Result<&'static FileType, String> {
+    FILE_TYPES
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let known: Vec<&str> = FILE_TYPES.iter().map(|t| t.name).collect();
+            format!("unknown type '{s}' (known: {})", known.join(", "))
+        })
+}
+
+/// Which files found while walking a directory are read: `--glob`, `--exclude` and `--type`.
+pub struct Selection {
+    include: Option<globset::GlobSet>,
+    exclude: globset::GlobSet,
+}
+
+impl Selection {
+    pub fn new(globs: &[String], exclude: &[String], types: &[&FileType]) -> Result<Self> {
+        let build = |patterns: &mut dyn Iterator<Item = &str>| -> Result<Option<globset::GlobSet>> {
+            let mut builder = globset::GlobSetBuilder::new();
+            let mut any = false;
+            for p in patterns {
+                builder.add(globset::Glob::new(p).with_context(|| format!("the glob '{p}'"))?);
+                any = true;
+            }
+            Ok(if any { Some(builder.build()?) } else { None })
+        };
+        let include = build(
+            &mut globs
+                .iter()
+                .filter(|g| !g.starts_with('!'))
+                .map(String::as_str)
+                .chain(types.iter().flat_map(|t| t.globs.iter().copied())),
+        )?;
+        let exclude = build(
+            &mut globs
+                .iter()
+                .filter_map(|g| g.strip_prefix('!'))
+                .chain(exclude.iter().map(String::as_str)),
+        )?
+        .unwrap_or_else(globset::GlobSet::empty);
+        Ok(Selection { include, exclude })
+    }
+
+    /// Whether a file at `relative` (its path below the directory walked) is read.
+    pub fn admits(&self, relative: &Path) -> bool {
+        let name = relative.file_name().map(Path::new).unwrap_or(relative);
+        let matches = |set: &globset::GlobSet| set.is_match(relative) || set.is_match(name);
+        !matches(&self.exclude) && self.include.as_ref().is_none_or(matches)
+    }
+}
+
+/// The paths listed in a file (`--files-from`): one per line, or NUL-separated when the list holds a NUL.
+fn read_file_list(list: &str) -> Result<Vec<String>> {
+    let mut bytes = Vec::new();
+    if list == "-" {
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .context("--files-from -: cannot read stdin")?;
+    } else {
+        bytes = std::fs::read(list).map_err(|e| anyhow::anyhow!("{list}: {}", io_message(&e)))?;
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let separator = if text.contains('\0') { '\0' } else { '\n' };
+    Ok(text
+        .split(separator)
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
 }

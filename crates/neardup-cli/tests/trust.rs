@@ -334,3 +334,44 @@ fn ids_with_tabs_and_newlines_are_escaped_in_tsv() {
     let out = neardup_stdin(&["dedup", "--jsonl", "--pairs", "-"], input.as_bytes());
     assert_eq!(text(&out.stdout), "a\\tb\tc\\nd\t0\n");
 }
+
+#[test]
+fn globs_types_excludes_and_file_lists_select_files() {
+    let dir = temp_dir("select");
+    std::fs::create_dir_all(dir.join("site/sub")).unwrap();
+    for name in ["a.html", "b.txt", "sub/c.html", "sub/d.pdf.txt"] {
+        std::fs::write(dir.join("site").join(name), format!("{PAGE} {name}")).unwrap();
+    }
+    let site = dir.join("site");
+    let s = site.to_str().unwrap();
+    let listed = |args: &[&str]| -> Vec<String> {
+        let out = neardup(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let mut names: Vec<String> = text(&out.stdout)
+            .lines()
+            .map(|l| l.rsplit('/').next().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(listed(&["hash", "-g", "*.html", s]), ["a.html", "c.html"]);
+    assert_eq!(
+        listed(&["hash", "--type", "text", s]),
+        ["b.txt", "d.pdf.txt"]
+    );
+    assert_eq!(listed(&["hash", "-g", "!sub/*", s]), ["a.html", "b.txt"]);
+    assert_eq!(
+        listed(&["hash", "--exclude", "*.html", s]),
+        ["b.txt", "d.pdf.txt"]
+    );
+    let list = dir.join("list");
+    std::fs::write(&list, format!("{s}/a.html\0{s}/b.txt\0")).unwrap();
+    assert_eq!(
+        listed(&["hash", "--files-from", list.to_str().unwrap()]),
+        ["a.html", "b.txt"]
+    );
+    assert_eq!(
+        neardup(&["hash", "--type", "nope", s]).status.code(),
+        Some(2)
+    );
+}
