@@ -5,14 +5,13 @@ use crate::error::{InputError, IoError, io_message};
 use crate::format::{Format, sniff_file};
 use crate::ids::IdSet;
 use crate::jsonl::{self, JsonFields, Lines};
-use crate::output::{Pending, TextOutput};
+use crate::output::{ParquetOutput, TextOutput};
 use crate::pq::{self, RowReader};
 use crate::record::{
     DatasetOptions, Decision, Origin, Position, ReadSummary, Record, SplitSummary,
 };
 use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::fs::File;
 use std::io::Read;
@@ -792,44 +791,4 @@ fn removed_schema(schema: &SchemaRef, label: &str) -> Result<SchemaRef, IoError>
         fields,
         schema.metadata().clone(),
     )))
-}
-
-/// A Parquet output being written.
-struct ParquetOutput {
-    pending: Pending,
-    writer: ArrowWriter<File>,
-    schema: SchemaRef,
-}
-
-impl ParquetOutput {
-    fn create(path: &Path, schema: SchemaRef) -> Result<ParquetOutput, IoError> {
-        let (pending, file) = Pending::create(path)?;
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(pq::writer_properties()))
-            .map_err(|e| IoError::data(path.display(), e))?;
-        Ok(ParquetOutput {
-            pending,
-            writer,
-            schema,
-        })
-    }
-
-    fn write(&mut self, columns: Vec<arrow_array::ArrayRef>) -> Result<(), IoError> {
-        let path = self.pending.path();
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| IoError::data(path.display(), e))?;
-        self.writer
-            .write(&batch)
-            .map_err(|e| IoError::data(path.display(), e))
-    }
-
-    fn commit(mut self) -> Result<(), IoError> {
-        let path = self.pending.path().display().to_string();
-        self.writer.finish().map_err(|e| IoError::data(&path, e))?;
-        // `finish` wrote the footer and flushed its buffer to the file.
-        self.writer
-            .inner()
-            .sync_all()
-            .map_err(|e| IoError::io(&path, e))?;
-        self.pending.commit()
-    }
 }

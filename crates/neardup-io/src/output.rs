@@ -3,6 +3,10 @@
 
 use crate::error::IoError;
 use crate::format::Compression;
+use crate::pq;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -117,6 +121,46 @@ impl TextOutput {
     pub(crate) fn commit(self) -> Result<(), IoError> {
         let path = self.pending.path().display().to_string();
         self.encoder.finish().map_err(|e| IoError::io(&path, e))?;
+        self.pending.commit()
+    }
+}
+
+/// A Parquet output being written (zstd, the crate's writer properties), renamed into place on commit.
+pub(crate) struct ParquetOutput {
+    pending: Pending,
+    writer: ArrowWriter<File>,
+    schema: SchemaRef,
+}
+
+impl ParquetOutput {
+    pub(crate) fn create(path: &Path, schema: SchemaRef) -> Result<ParquetOutput, IoError> {
+        let (pending, file) = Pending::create(path)?;
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(pq::writer_properties()))
+            .map_err(|e| IoError::data(path.display(), e))?;
+        Ok(ParquetOutput {
+            pending,
+            writer,
+            schema,
+        })
+    }
+
+    pub(crate) fn write(&mut self, columns: Vec<arrow_array::ArrayRef>) -> Result<(), IoError> {
+        let path = self.pending.path();
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| IoError::data(path.display(), e))?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| IoError::data(path.display(), e))
+    }
+
+    pub(crate) fn commit(mut self) -> Result<(), IoError> {
+        let path = self.pending.path().display().to_string();
+        self.writer.finish().map_err(|e| IoError::data(&path, e))?;
+        // `finish` wrote the footer and flushed its buffer to the file.
+        self.writer
+            .inner()
+            .sync_all()
+            .map_err(|e| IoError::io(&path, e))?;
         self.pending.commit()
     }
 }

@@ -2,14 +2,11 @@
 
 use crate::error::IoError;
 use crate::format::{Compression, Format};
-use crate::output::{Pending, TextOutput};
-use crate::pq;
+use crate::output::{ParquetOutput, TextOutput};
+use arrow_array::ArrayRef;
 use arrow_array::builder::{Float64Builder, StringBuilder, UInt64Builder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
+use arrow_schema::{DataType, Field, Schema};
 use std::borrow::Cow;
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -54,9 +51,7 @@ pub const TABLE_COLUMNS: [&str; 5] = ["id", "cluster", "representative", "duplic
 const TABLE_BATCH: usize = 64 * 1024;
 
 struct ParquetTable {
-    pending: Pending,
-    writer: ArrowWriter<File>,
-    schema: SchemaRef,
+    out: ParquetOutput,
     id: StringBuilder,
     cluster: UInt64Builder,
     representative: StringBuilder,
@@ -78,12 +73,7 @@ impl ParquetTable {
             Arc::new(self.score.finish()),
         ];
         self.buffered = 0;
-        let path = self.pending.path();
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| IoError::data(path.display(), e))?;
-        self.writer
-            .write(&batch)
-            .map_err(|e| IoError::data(path.display(), e))
+        self.out.write(columns)
     }
 }
 
@@ -138,14 +128,8 @@ impl TableWriter {
                     Field::new("duplicate_of", DataType::Utf8, true),
                     Field::new("score", DataType::Float64, true),
                 ]));
-                let (pending, file) = Pending::create(path)?;
-                let writer =
-                    ArrowWriter::try_new(file, schema.clone(), Some(pq::writer_properties()))
-                        .map_err(|e| IoError::data(path.display(), e))?;
                 Sink::Parquet(Box::new(ParquetTable {
-                    pending,
-                    writer,
-                    schema,
+                    out: ParquetOutput::create(path, schema)?,
                     id: StringBuilder::new(),
                     cluster: UInt64Builder::new(),
                     representative: StringBuilder::new(),
@@ -214,13 +198,7 @@ impl TableWriter {
             Sink::Parquet(t) => {
                 let mut t = *t;
                 t.flush()?;
-                let path = t.pending.path().display().to_string();
-                t.writer.finish().map_err(|e| IoError::data(&path, e))?;
-                t.writer
-                    .inner()
-                    .sync_all()
-                    .map_err(|e| IoError::io(&path, e))?;
-                t.pending.commit()?;
+                t.out.commit()?;
             }
             Sink::Jsonl(out) | Sink::Tsv(out) => out.commit()?,
         }
