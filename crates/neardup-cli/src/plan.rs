@@ -150,10 +150,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         );
     };
     let mut out = std::io::stdout().lock();
-    if args.k > 7 {
+    if args.k > neardup::schemes::MAX_K {
         bail!(
-            "--k {} is out of range: the planner covers k = 0 to 7 for 64-bit fingerprints",
-            args.k
+            "--k {} is out of range: the planner covers k = 0 to {} for 64-bit fingerprints",
+            args.k,
+            neardup::schemes::MAX_K
         );
     }
     let designs: Vec<Estimate> = plan(args.k, n, args.memory);

@@ -111,18 +111,10 @@ impl Index<RedbStore> {
     pub fn create(dir: &Path, method: Method, settings: &IndexSettings) -> Result<Self, Error> {
         let kind = match method {
             Method::BottomK(params) => {
-                return Err(Error::Unsupported {
-                    what: format!(
-                        "{params} samples are compared pair by pair, not indexed: use a SimHash or MinHash scheme"
-                    ),
-                });
+                return Err(crate::schemes::pair_by_pair(&params, "indexed"));
             }
             Method::SimHash(_) => {
-                if settings.k > 7 {
-                    return Err(Error::Unsupported {
-                        what: format!("k = {} is out of range (0 to 7)", settings.k),
-                    });
-                }
+                crate::schemes::check_k(settings.k)?;
                 Kind::Hamming(recommend(settings.k, settings.expected.max(1.0)))
             }
             Method::MinHash(scheme) => {

@@ -126,6 +126,8 @@ impl Profile {
             (Profile::Counts(a), Profile::Counts(b), Measure::ProbabilityJaccard) => {
                 probability_jaccard(a, b)
             }
+            // Sets are compared in place: this runs once per verified candidate pair.
+            (Profile::Set(a), Profile::Set(b), _) => crate::minhash::exact_jaccard(a, b),
             _ => crate::minhash::exact_jaccard(&self.hashes(), &other.hashes()),
         }
     }

@@ -94,7 +94,7 @@ pub const REGISTRY: &[SchemeInfo] = &[
         family: Family::SimHash,
         measure: Measure::Hamming,
         indexable: true,
-        max_k: Some(7),
+        max_k: Some(MAX_K),
         default_seed: 0,
         max_seed: 0,
         about: "64-bit SimHash of the document's words (docs/spec/simhash-doc-v1.md)",
@@ -184,6 +184,31 @@ impl Params {
         .into_iter()
         .flatten()
         .collect()
+    }
+}
+
+/// The largest SimHash distance a run or an index may ask for (the registry's `max_k`): k bits of 64, with
+/// similarity 1 − k/64 below 0.89 no longer a near-duplicate.
+pub const MAX_K: u32 = 7;
+
+/// Refuses a SimHash distance above [`MAX_K`].
+pub(crate) fn check_k(k: u32) -> Result<(), Error> {
+    if k > MAX_K {
+        return Err(Error::Unsupported {
+            what: format!(
+                "k = {k} is out of range (0 to {MAX_K}); similarity 1 - k/64 below 0.89 is not a near-duplicate"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Why a bottom-k method cannot be `done` ("deduplicated", "indexed"): its samples are compared pair by pair.
+pub(crate) fn pair_by_pair(params: &SketchParams, done: &str) -> Error {
+    Error::Unsupported {
+        what: format!(
+            "{params} samples are compared pair by pair, not {done}: use a SimHash or MinHash scheme"
+        ),
     }
 }
 

@@ -291,21 +291,10 @@ impl Dedup {
     ) -> Result<Self, Error> {
         let bands = match method {
             Method::BottomK(params) => {
-                return Err(Error::Unsupported {
-                    what: format!(
-                        "{params} samples are compared pair by pair, not deduplicated: use a SimHash or MinHash scheme"
-                    ),
-                });
+                return Err(crate::schemes::pair_by_pair(&params, "deduplicated"));
             }
             Method::SimHash(_) => {
-                if options.k > 7 {
-                    return Err(Error::Unsupported {
-                        what: format!(
-                            "k = {} is out of range (0 to 7); similarity 1 - k/64 below 0.89 is not a near-duplicate",
-                            options.k
-                        ),
-                    });
-                }
+                crate::schemes::check_k(options.k)?;
                 None
             }
             Method::MinHash(scheme) => {
