@@ -2,15 +2,16 @@
 //! push them, and write the pairs or clusters it finds.
 
 use crate::inputs::{DocArgs, Tally, Threads};
-use crate::output::{OutputGuard, escape_tsv};
+use crate::output::{Lines, OutputGuard};
 use crate::records::{self, RecordArgs};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use neardup::dedup::{
-    Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Summary,
-    Verification,
+    Cluster, Clustering, Dedup, Document, Options, Progress, Representative, Score, Sink, Stage,
+    Summary, Verification,
 };
 use neardup::index::{Index, Kind};
+use neardup::text::warc::RecordMeta;
 use neardup::{Method, Preset};
 use neardup_io::{ClusterRow, Dataset, Decision, TableWriter};
 use serde_json::json;
@@ -45,8 +46,9 @@ stored is kept, and the fourth column says whether a member is stored or new.
 
 Output does not depend on the input order (except with --keep first) or on the number of threads.
 With --pairs: one line per pair, id_a<TAB>id_b<TAB>score (id_a < id_b). With --json: JSON lines
-with the member's duplicate_of. Ids with tabs, newlines or backslashes are escaped in TSV (\\t, \\n,
-\\r, \\\\). A summary with the cluster-size distribution goes to stderr; clusters larger than
+with the member's duplicate_of (and a WARC record's warc_record_id and warc_date). Ids with tabs,
+newlines or backslashes are escaped in TSV (\\t, \\n, \\r, \\\\); with -0/--null they are written
+as they are and each line ends with a NUL byte. A summary with the cluster-size distribution goes to stderr; clusters larger than
 --warn-cluster-size are named.
 
 With --scheme minhash: documents are MinHash signatures of their word 5-grams (--shingle,
@@ -122,8 +124,10 @@ pub struct DedupArgs {
     #[arg(long)]
     pairs: bool,
     /// Print JSON lines.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "null")]
     json: bool,
+    #[command(flatten)]
+    lines: crate::output::Lines,
     /// Print a header line naming the TSV columns.
     #[arg(long)]
     header: bool,
@@ -289,16 +293,21 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     }
     let started = Instant::now();
     let mut tally = Tally::default();
+    let mut warc_records = WarcRecords::new();
     // Records: each pushed document's record ordinal, for writing the split.
     let (dataset, ordinals) = if records {
         let dataset = args.records.open(&args.paths, &mut tally);
         let ordinals = read_records(&args, &dataset, &mut dedup, &mut tally)?;
         (Some(dataset), ordinals)
     } else {
-        tally = read_files(&args, &mut dedup)?;
+        let (read, records) = read_files(&args, &mut dedup)?;
+        tally = read;
+        warc_records = records;
         (None, Vec::new())
     };
     let finding = records::phase("finding near-duplicates");
+    let bar = finding.clone();
+    dedup.on_progress(move |p| bar.set_message(describe_progress(p)));
     if let Some(index) = &index {
         dedup.merge_index(index)?;
     }
@@ -308,6 +317,8 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     let mut sink = CliSink {
         out: OutputGuard::new(std::io::BufWriter::new(stdout.lock())),
         json: args.json,
+        lines: args.lines,
+        warc_records,
         with_source: index.is_some(),
         quiet: files,
         removals: HashMap::new(),
@@ -322,7 +333,11 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
             (false, false) => format!("cluster\tid\t{}", dedup.measure().key()),
             (false, true) => format!("cluster\tid\t{}\tsource", dedup.measure().key()),
         };
-        sink.out.line(|w| writeln!(w, "{header}"));
+        let lines = args.lines;
+        sink.out.line(|w| {
+            write!(w, "{header}")?;
+            lines.end(w)
+        });
     }
     let summary = if args.pairs {
         dedup.pairs(&mut sink)?
@@ -358,6 +373,21 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     }
     print_summary(&dedup, &summary, &tally, args.pairs, started);
     Ok(tally.exit_status(args.doc.strict))
+}
+
+/// The spinner's words for a stage of the engine.
+fn describe_progress(p: Progress) -> String {
+    let count = |n: u64| indicatif::HumanCount(n).to_string();
+    match p.stage {
+        Stage::Grouping => "grouping identical sketches".to_owned(),
+        Stage::Candidates => format!(
+            "finding near-duplicates among {} distinct sketches: {} candidates checked, {} pairs",
+            count(p.distinct),
+            count(p.candidates),
+            count(p.pairs)
+        ),
+        Stage::Writing => format!("clustering and writing {} pairs", count(p.pairs)),
+    }
 }
 
 fn print_summary(dedup: &Dedup, summary: &Summary, tally: &Tally, pairs: bool, started: Instant) {
@@ -473,6 +503,8 @@ fn write_split(
 struct CliSink<W: Write> {
     out: OutputGuard<W>,
     json: bool,
+    lines: Lines,
+    warc_records: WarcRecords,
     with_source: bool,
     /// Files carry the results: nothing on stdout.
     quiet: bool,
@@ -490,7 +522,7 @@ fn score_json(score: Score) -> (&'static str, serde_json::Value) {
 
 impl<W: Write> Sink for CliSink<W> {
     fn pair(&mut self, a: &str, b: &str, score: Score) -> std::io::Result<()> {
-        let json = self.json;
+        let (json, lines) = (self.json, self.lines);
         if self.quiet {
             return Ok(());
         }
@@ -501,14 +533,16 @@ impl<W: Write> Sink for CliSink<W> {
                 line[key] = value;
                 writeln!(w, "{line}")
             } else {
-                writeln!(w, "{}\t{}\t{score}", escape_tsv(a), escape_tsv(b))
+                write!(w, "{}\t{}\t{score}", lines.id(a), lines.id(b))?;
+                lines.end(w)
             }
         });
         Ok(())
     }
 
     fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
-        let (json, with_source) = (self.json, self.with_source);
+        let (json, lines, with_source) = (self.json, self.lines, self.with_source);
+        let warc_records = &self.warc_records;
         let number = cluster.number;
         let representative = cluster.representative().id;
         for m in &cluster.members[1..] {
@@ -548,6 +582,10 @@ impl<W: Write> Sink for CliSink<W> {
                         if with_source {
                             member["stored"] = json!(m.stored);
                         }
+                        if let Some(record) = warc_records.get(m.id) {
+                            member["warc_record_id"] = json!(record.record_id);
+                            member["warc_date"] = json!(record.date);
+                        }
                         member
                     })
                     .collect();
@@ -564,11 +602,11 @@ impl<W: Write> Sink for CliSink<W> {
                 };
                 for m in &cluster.members {
                     let score = m.score.unwrap_or(identical);
-                    write!(w, "{number}\t{}\t{score}", escape_tsv(m.id))?;
+                    write!(w, "{number}\t{}\t{score}", lines.id(m.id))?;
                     if with_source {
                         write!(w, "\t{}", if m.stored { "stored" } else { "new" })?;
                     }
-                    writeln!(w)?;
+                    lines.end(w)?;
                 }
                 Ok(())
             }
@@ -582,9 +620,9 @@ impl<W: Write> Sink for CliSink<W> {
 /// A file is read once whatever the names it is reached by, so ids are unique, except for WARC records,
 /// named by their target URI: a URI captured in two archives (a re-crawl) or twice in one is named
 /// `URI (in ARCHIVE)`, or `URI (in ARCHIVE, record N)`, everywhere it occurs.
-fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
+fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<(Tally, WarcRecords)> {
     let mut tally = Tally::default();
-    let mut read: Vec<(Option<String>, Document)> = Vec::new();
+    let mut read: Vec<(Option<String>, Option<RecordMeta>, Document)> = Vec::new();
     tally.failed += args
         .doc
         .fingerprint_batches(&args.paths, |outcomes, progress| {
@@ -592,6 +630,7 @@ fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
                 match o.result {
                     Ok(a) => read.push((
                         o.container,
+                        o.record,
                         Document {
                             length: a.tokens,
                             profile: o.profile,
@@ -605,14 +644,15 @@ fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
         })?;
     let mut count: std::collections::HashMap<(String, Option<String>), usize> = Default::default();
     let mut by_id: std::collections::HashMap<String, usize> = Default::default();
-    for (container, doc) in &read {
+    for (container, _, doc) in &read {
         *count
             .entry((doc.id.clone(), container.clone()))
             .or_default() += 1;
         *by_id.entry(doc.id.clone()).or_default() += 1;
     }
     let mut nth: std::collections::HashMap<(String, Option<String>), usize> = Default::default();
-    for (container, mut doc) in read {
+    let mut records = WarcRecords::new();
+    for (container, record, mut doc) in read {
         if let Some(archive) = container.as_deref()
             && by_id[&doc.id] > 1
         {
@@ -625,10 +665,16 @@ fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<Tally> {
                 format!("{} (in {archive})", doc.id)
             };
         }
+        if let Some(record) = record {
+            records.insert(doc.id.clone(), record);
+        }
         dedup.push(doc)?;
     }
-    Ok(tally)
+    Ok((tally, records))
 }
+
+/// The WARC records of a run by document id, for their `WARC-Record-ID` and date in JSON output.
+type WarcRecords = HashMap<String, RecordMeta>;
 
 /// Reads the records of a dataset and pushes each document; returns each pushed document's record ordinal.
 /// Records that are not documents (bad lines, duplicate ids) are reported and counted by the reader.

@@ -54,8 +54,10 @@ pub struct HashArgs {
     #[arg(required_unless_present = "files_from", value_name = "PATH")]
     paths: Vec<String>,
     /// Write one JSON object per line instead of `FINGERPRINT<TAB>PATH`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "null")]
     json: bool,
+    #[command(flatten)]
+    lines: crate::output::Lines,
     #[command(flatten)]
     records: RecordArgs,
     #[command(flatten)]
@@ -119,7 +121,8 @@ fn print_outcome(
                 }
                 writeln!(out, "{line}")?;
             } else {
-                writeln!(out, "{}\t{}", a.sketch, crate::output::escape_tsv(&o.label))?;
+                write!(out, "{}\t{}", a.sketch, args.lines.id(&o.label))?;
+                args.lines.end(out)?;
             }
             if args.verbose {
                 let malformed = if a.malformed {
@@ -175,7 +178,8 @@ fn run_records(args: &HashArgs) -> Result<ExitCode> {
                         json!({"id": record.id, "fingerprint": sketch.to_string(), "bytes": record.bytes})
                     )?,
                     Ok((sketch, _, _)) => {
-                        writeln!(out, "{sketch}\t{}", crate::output::escape_tsv(&record.id))?
+                        write!(out, "{sketch}\t{}", args.lines.id(&record.id))?;
+                        args.lines.end(&mut out)?;
                     }
                     Err(problem) => {
                         if args.json {

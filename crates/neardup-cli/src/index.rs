@@ -3,7 +3,7 @@
 //! Jaccard similarity of at least t with this?" (MinHash signatures in LSH bands).
 
 use crate::inputs::{self, DocArgs, MethodArgs, Tally};
-use crate::output::{OutputGuard, escape_tsv};
+use crate::output::{Lines, OutputGuard};
 use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -59,7 +59,7 @@ enum IndexCommand {
         #[arg(short, long, default_value_t = 3)]
         k: u32,
         /// SimHash: the expected number of fingerprints: chooses the table design (see `neardup plan`).
-        #[arg(long, default_value = "1e6", value_parser = parse_count)]
+        #[arg(short, long, default_value = "1e6", value_parser = parse_count)]
         n: f64,
         /// MinHash: the estimated Jaccard similarity matches must reach; chooses the LSH bands.
         #[arg(long, default_value_t = 0.8)]
@@ -116,8 +116,10 @@ enum IndexCommand {
         #[arg(long)]
         threshold: Option<f64>,
         /// Print JSON lines.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "null")]
         json: bool,
+        #[command(flatten)]
+        lines: Lines,
         #[command(flatten)]
         doc: DocArgs,
     },
@@ -173,8 +175,9 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             k,
             threshold,
             json,
+            lines,
             doc,
-        } => query(&dir, &items, k, threshold, json, &doc),
+        } => query(&dir, &items, k, threshold, json, lines, &doc),
         IndexCommand::Remove { dir, ids } => remove(&dir, &ids),
         IndexCommand::Stats { dir, json } => stats(&dir, json),
     }
@@ -309,6 +312,7 @@ fn query(
     k: Option<u32>,
     threshold: Option<f64>,
     json: bool,
+    lines: Lines,
     doc: &DocArgs,
 ) -> Result<ExitCode> {
     let index = open(dir)?;
@@ -349,13 +353,8 @@ fn query(
                 )
             } else {
                 for m in &matches {
-                    writeln!(
-                        w,
-                        "{}\t{}\t{}",
-                        escape_tsv(item),
-                        escape_tsv(&m.id),
-                        m.score
-                    )?;
+                    write!(w, "{}\t{}\t{}", lines.id(item), lines.id(&m.id), m.score)?;
+                    lines.end(w)?;
                 }
                 Ok(())
             }

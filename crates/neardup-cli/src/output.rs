@@ -1,10 +1,37 @@
 //! Writing results: TSV escaping, and an output that keeps its first write error instead of stopping the
 //! command (a closed pipe must not stop a command that also writes an index).
 
+use clap::Args;
+use std::borrow::Cow;
 use std::io::Write;
 
 /// Escapes an id for a TSV field (tab, newline, carriage return and backslash as `\t`, `\n`, `\r`, `\\`).
 pub use neardup_io::escape_tsv;
+
+/// `-0/--null`: how the lines of TSV output end and how ids are written in them.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct Lines {
+    /// End each output line with a NUL byte instead of a newline, and write ids as they are (not
+    /// escaped), for `xargs -0` and names holding any character. Columns stay tab-separated.
+    #[arg(short = '0', long = "null")]
+    pub null: bool,
+}
+
+impl Lines {
+    /// An id as a TSV field: escaped, or as it is with `--null`.
+    pub fn id(self, id: &str) -> Cow<'_, str> {
+        if self.null {
+            Cow::Borrowed(id)
+        } else {
+            escape_tsv(id)
+        }
+    }
+
+    /// Ends a line.
+    pub fn end(self, w: &mut impl Write) -> std::io::Result<()> {
+        w.write_all(if self.null { b"\0" } else { b"\n" })
+    }
+}
 
 /// A writer that stops writing at its first error and keeps it for the end of the command.
 pub struct OutputGuard<W: Write> {
@@ -54,5 +81,16 @@ mod tests {
     fn tsv_fields_never_split() {
         assert_eq!(escape_tsv("plain/path.html"), "plain/path.html");
         assert_eq!(escape_tsv("a\tb\nc\\d\r"), "a\\tb\\nc\\\\d\\r");
+    }
+
+    #[test]
+    fn null_lines_keep_ids_whole() {
+        let (plain, null) = (Lines { null: false }, Lines { null: true });
+        assert_eq!(plain.id("a\nb"), "a\\nb");
+        assert_eq!(null.id("a\nb"), "a\nb");
+        let mut out = Vec::new();
+        null.end(&mut out).unwrap();
+        plain.end(&mut out).unwrap();
+        assert_eq!(out, b"\0\n");
     }
 }

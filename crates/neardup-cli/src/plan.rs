@@ -30,17 +30,17 @@ not divide the number of values, some bands get one more row. It prints the S-cu
 reproduce published pipelines (fineweb, refinedweb/gopher, the-stack).
 
 Examples:
-    neardup plan --n 1e9 --k 3
+    neardup plan -n 1e9 -k 3
     neardup plan --n 1e8 --k 5 --memory 64G
     neardup plan --scheme minhash --threshold 0.8
-    neardup plan --scheme minhash --threshold 0.7 --values 256 --fn-weight 0.7
+    neardup plan --scheme minhash --threshold 0.7 --num-perm 256 --fn-weight 0.7
     neardup plan --scheme minhash --preset fineweb";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct PlanArgs {
     /// Expected number of fingerprints (1e9, 250000000, ...); needed for SimHash tables.
-    #[arg(long, value_parser = parse_count)]
+    #[arg(short, long, value_parser = parse_count)]
     n: Option<f64>,
     /// The scheme family to plan for: simhash (permuted tables) or minhash (LSH bands).
     #[arg(long, default_value = "simhash")]
@@ -48,8 +48,13 @@ pub struct PlanArgs {
     /// MinHash: the Jaccard similarity to find.
     #[arg(long, default_value_t = 0.8)]
     threshold: f64,
-    /// MinHash: values per signature (K).
-    #[arg(long, default_value_t = 128)]
+    /// MinHash: values per signature (K, datasketch's num_perm).
+    #[arg(
+        long = "num-perm",
+        visible_alias = "values",
+        value_name = "K",
+        default_value_t = 128
+    )]
     values: u32,
     /// MinHash: a published configuration instead of the optimizer (fineweb, refinedweb, gopher, the-stack).
     #[arg(long, value_parser = parse_preset)]
@@ -62,7 +67,7 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).1)]
     fn_weight: f64,
     /// Maximum Hamming distance to find (inclusive), 0 to 7.
-    #[arg(long, default_value_t = 3)]
+    #[arg(short, long, default_value_t = 3)]
     k: u32,
     /// Memory budget for the tables (bytes, or with a K/M/G/T suffix, powers of 1024).
     #[arg(long, value_parser = parse_bytes)]

@@ -162,17 +162,62 @@ fn empty_documents_are_warnings_unless_strict() {
     );
 }
 
-#[test]
-fn hash_json_reports_each_warc_record_size() {
+/// A WARC response record of an HTML page holding `PAGE`.
+fn warc_record(uuid: &str, date: &str, uri: &str) -> String {
     let body = format!("<html><body><p>{PAGE}</p></body></html>");
     let http = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
-    let record = format!(
-        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:1234>\r\nWARC-Date: 2026-01-02T03:04:05Z\r\nWARC-Target-URI: http://example.org/a\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+    format!(
+        "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{uuid}>\r\nWARC-Date: {date}\r\nWARC-Target-URI: {uri}\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
         http.len()
+    )
+}
+
+#[test]
+fn dedup_json_names_each_warc_record() {
+    let dir = temp_dir("warc-dedup");
+    let path = dir.join("crawl.warc");
+    let records = warc_record("1", "2026-01-02T03:04:05Z", "http://example.org/a")
+        + &warc_record("2", "2026-02-03T04:05:06Z", "http://example.org/b");
+    std::fs::write(&path, records).unwrap();
+    let out = neardup(&["dedup", "--json", path.to_str().unwrap()]);
+    let line: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let members = line["members"].as_array().unwrap();
+    assert_eq!(members.len(), 2, "{line}");
+    assert_eq!(members[0]["id"], "http://example.org/a");
+    assert_eq!(members[0]["warc_record_id"], "<urn:uuid:1>");
+    assert_eq!(members[1]["warc_record_id"], "<urn:uuid:2>");
+    assert_eq!(members[1]["warc_date"], "2026-02-03T04:05:06Z");
+    assert_eq!(members[1]["duplicate_of"], "http://example.org/a");
+}
+
+#[test]
+fn null_terminated_output_keeps_names_whole() {
+    let input = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "a\tb", "text": PAGE}),
+        serde_json::json!({"id": "c\nd", "text": PAGE})
     );
+    let pairs = neardup_stdin(
+        &["dedup", "--jsonl", "--pairs", "-0", "-"],
+        input.as_bytes(),
+    );
+    assert_eq!(pairs.stdout, b"a\tb\tc\nd\t0\0");
+    let dir = temp_dir("null-hash");
+    let odd = dir.join("two\nlines.txt");
+    std::fs::write(&odd, PAGE).unwrap();
+    let hashed = neardup(&["hash", "--null", odd.to_str().unwrap()]);
+    let line = text(&hashed.stdout);
+    assert!(line.ends_with("two\nlines.txt\0"), "{line:?}");
+    assert_eq!(line.matches('\0').count(), 1);
+}
+
+#[test]
+fn hash_json_reports_each_warc_record_size() {
+    let body = format!("<html><body><p>{PAGE}</p></body></html>");
+    let record = warc_record("1234", "2026-01-02T03:04:05Z", "http://example.org/a");
     let dir = temp_dir("warc-bytes");
     let path = dir.join("crawl.warc");
     std::fs::write(&path, record).unwrap();

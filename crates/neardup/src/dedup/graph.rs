@@ -1,7 +1,9 @@
 //! The pair graph of a run: documents ranked by the representative policy, identical sketches grouped, and
 //! verified edges between groups, sorted so that nothing depends on input order or thread count.
 
-use super::{Dedup, Representative, Score, Sink, Summary, Verification};
+use super::{
+    Dedup, PROGRESS_EVERY, Progress, Representative, Score, Sink, Stage, Summary, Verification,
+};
 use crate::error::Error;
 use crate::profile::Profile;
 use crate::sketch::Sketch;
@@ -32,6 +34,7 @@ pub(super) struct Graph {
 
 impl Graph {
     pub fn build(run: &Dedup) -> Result<Graph, Error> {
+        run.report(Progress::default());
         let docs = &run.docs;
         let stored = &run.stored.nodes;
         let documents = docs.len();
@@ -117,6 +120,19 @@ impl Graph {
         // Verified edges between groups of documents, then between documents and stored entries.
         let leader = |g: usize| &docs[groups[g][0] as usize];
         let mut edges: Vec<(u32, u32, Score)> = Vec::new();
+        let mut progress = Progress {
+            stage: Stage::Candidates,
+            distinct: document_groups as u64,
+            ..Progress::default()
+        };
+        run.report(progress);
+        let count = |progress: &mut Progress, verified: bool| {
+            progress.candidates += 1;
+            progress.pairs += u64::from(verified);
+            if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
+                run.report(*progress);
+            }
+        };
         match run.bands {
             None => {
                 let fps: Vec<u64> = (0..document_groups)
@@ -124,6 +140,7 @@ impl Graph {
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
                 all_pairs(&fps, &design, |a, b, d| {
+                    count(&mut progress, true);
                     edges.push((a, b, Score::Distance(d)))
                 });
             }
@@ -160,6 +177,7 @@ impl Graph {
                             }
                         }
                     };
+                    count(&mut progress, score.is_some());
                     if let Some(s) = score {
                         edges.push((a, b, Score::Similarity(s)));
                     }
@@ -170,6 +188,10 @@ impl Graph {
             let (a, b) = (group_of[doc as usize], group_of[documents + entry as usize]);
             edges.push((a.min(b), a.max(b), score));
         }
+        run.report(Progress {
+            stage: Stage::Writing,
+            ..progress
+        });
         edges.sort_by_key(|e| (e.0, e.1));
         edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
         let mut adjacent = vec![Vec::new(); groups.len()];

@@ -43,6 +43,39 @@ mod stored;
 
 pub use sink::{Cluster, Member, Sink, VecSink};
 
+/// Where a run is, for progress displays: the stage and the counts so far. Reported at each stage's start and
+/// every [`PROGRESS_EVERY`] candidates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// What the run is doing.
+    pub stage: Stage,
+    /// Candidate pairs examined so far (LSH: pairs sharing a band; SimHash: pairs found within k by the
+    /// tables, which check the distance themselves).
+    pub candidates: u64,
+    /// Candidates verified as pairs so far.
+    pub pairs: u64,
+    /// Distinct sketches taking part (documents with identical sketches count once).
+    pub distinct: u64,
+}
+
+/// A stage of [`Dedup::pairs`] and [`Dedup::clusters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stage {
+    /// Ranking documents and grouping identical sketches.
+    #[default]
+    Grouping,
+    /// Finding candidate pairs and verifying them.
+    Candidates,
+    /// Forming clusters and writing results to the sink.
+    Writing,
+}
+
+/// How often (in candidates) the progress observer is called during the candidate stage.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// A progress observer ([`Dedup::on_progress`]).
+pub type Observer = Box<dyn Fn(Progress) + Send + Sync>;
+
 use crate::error::Error;
 use crate::profile::{Measure, Profile};
 use crate::sketch::{Method, Sketch};
@@ -274,6 +307,8 @@ pub struct Dedup {
     docs: Vec<Document>,
     /// Stored index entries matched by documents, and the edges (document, stored entry, score).
     stored: stored::Stored,
+    /// Told where the run is.
+    observer: Option<Observer>,
 }
 
 impl Dedup {
@@ -314,7 +349,20 @@ impl Dedup {
             bands,
             docs: Vec::new(),
             stored: Default::default(),
+            observer: None,
         })
+    }
+
+    /// Calls `observer` with the run's progress while [`pairs`](Dedup::pairs) or
+    /// [`clusters`](Dedup::clusters) work (on the calling thread).
+    pub fn on_progress(&mut self, observer: impl Fn(Progress) + Send + Sync + 'static) {
+        self.observer = Some(Box::new(observer));
+    }
+
+    fn report(&self, progress: Progress) {
+        if let Some(observer) = &self.observer {
+            observer(progress);
+        }
     }
 
     /// The method.

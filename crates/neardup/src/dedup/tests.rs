@@ -306,3 +306,24 @@ proptest! {
         prop_assert_eq!(pairs.len(), brute);
     }
 }
+
+#[test]
+fn progress_reports_every_stage_with_the_final_counts() {
+    use std::sync::{Arc, Mutex};
+    let mut dedup = Dedup::new(simhash(), Options::default()).unwrap();
+    // 0 and 0b111 are a pair; 0 twice is one distinct sketch; u64::MAX is far from both.
+    for (id, bits) in [("a", 0u64), ("b", 0), ("c", 0b111), ("d", u64::MAX)] {
+        dedup.push(Document::new(id, fp(bits))).unwrap();
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    dedup.on_progress(move |p| log.lock().unwrap().push(p));
+    let summary = dedup.clusters(&mut VecSink::default()).unwrap();
+    let seen = seen.lock().unwrap();
+    let stages: Vec<Stage> = seen.iter().map(|p| p.stage).collect();
+    assert_eq!(stages, [Stage::Grouping, Stage::Candidates, Stage::Writing]);
+    let last = seen.last().unwrap();
+    assert_eq!(last.distinct, 3);
+    assert_eq!(last.pairs as usize, summary.edges);
+    assert_eq!(last.candidates, 1);
+}
