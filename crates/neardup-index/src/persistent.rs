@@ -236,6 +236,20 @@ impl<S: Store> PersistentIndex<S> {
     /// is refused whole, before anything is written. If another handle committed batches since this index
     /// last looked, they are replayed with this one, in order ([`refresh`](Self::refresh)).
     pub fn apply(&mut self, batch: &[Edit]) -> Result<u64, Error> {
+        let changes = self.prepare(batch)?;
+        if changes.is_empty() {
+            return Ok(self.store.sequence());
+        }
+        let sequence = self.store.apply(&changes)?;
+        self.applied(batch, sequence)?;
+        Ok(sequence)
+    }
+
+    /// The store's changes for a batch of edits, each checked against the index's kind: the first half of
+    /// [`apply`](Self::apply), for a writer that commits them through another handle of the store (so that
+    /// readers of this index's memory never wait for the durable write) and then calls
+    /// [`applied`](Self::applied).
+    pub fn prepare(&self, batch: &[Edit]) -> Result<Vec<Change>, Error> {
         let mut changes = Vec::with_capacity(batch.len());
         for edit in batch {
             changes.push(match (edit, &self.memory) {
@@ -265,14 +279,20 @@ impl<S: Store> PersistentIndex<S> {
                 (Edit::Delete(id), _) => Change::Delete(id.clone()),
             });
         }
-        if changes.is_empty() {
-            return Ok(self.store.sequence());
+        Ok(changes)
+    }
+
+    /// Brings the memory up to a batch of edits ([`prepare`](Self::prepare)d) that a handle of the same store
+    /// committed as `sequence`: applied directly when it is the next batch, else everything since the memory
+    /// last looked is replayed from the store, in order.
+    pub fn applied(&mut self, batch: &[Edit], sequence: u64) -> Result<(), Error> {
+        if sequence <= self.seen {
+            return Ok(());
         }
-        let sequence = self.store.apply(&changes)?;
         if sequence != self.seen + 1 {
             // Another handle wrote in between: replay everything since, this batch included, in order.
             self.refresh()?;
-            return Ok(sequence);
+            return Ok(());
         }
         for edit in batch {
             match (edit, &mut self.memory) {
@@ -284,13 +304,23 @@ impl<S: Store> PersistentIndex<S> {
                 (Edit::Delete(id), Memory::Lsh(index)) => {
                     index.remove(id);
                 }
-                (Edit::Put(..), Memory::Lsh(_)) | (Edit::PutSignature(..), Memory::Hamming(_)) => {
-                    unreachable!("the kind of every edit was checked")
+                // Refused by `prepare` before anything was committed.
+                (Edit::Put(..), Memory::Lsh(_)) => {
+                    return Err(Error::WrongKind {
+                        index: "lsh",
+                        change: "fingerprint",
+                    });
+                }
+                (Edit::PutSignature(..), Memory::Hamming(_)) => {
+                    return Err(Error::WrongKind {
+                        index: "hamming",
+                        change: "signature",
+                    });
                 }
             }
         }
         self.seen = sequence;
-        Ok(sequence)
+        Ok(())
     }
 
     /// Brings the memory up to the store's latest batch: replays the batches committed since it last looked

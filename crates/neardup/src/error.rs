@@ -79,6 +79,12 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A shared index's write queue is full: try again later.
+    #[error("{location}: too many writes are waiting; try again later")]
+    Busy {
+        /// The index's location.
+        location: String,
+    },
     /// A scheme or parameter that this version cannot make documents' sketches with.
     #[error("unsupported: {what}")]
     Unsupported {

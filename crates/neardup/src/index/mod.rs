@@ -38,6 +38,9 @@ pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, Store};
 use neardup_index::store::{Meta, RedbStore, StoreError};
 use std::path::Path;
 
+mod shared;
+pub use shared::{GroupCommit, Reply, Shared, Write, Written};
+
 /// How an index is laid out, chosen at creation.
 #[derive(Clone, Debug)]
 pub struct IndexSettings {
@@ -351,16 +354,32 @@ impl<S: Store> Index<S> {
             }
             _ => unreachable!("check() refused other methods"),
         };
-        matches.sort_by(|a, b| {
-            if a.score.closer_than(b.score) {
-                std::cmp::Ordering::Less
-            } else if b.score.closer_than(a.score) {
-                std::cmp::Ordering::Greater
-            } else {
-                a.id.cmp(&b.id)
-            }
-        });
+        sort_matches(&mut matches);
         Ok(matches)
+    }
+
+    /// The score of two sketches of the index's method if it is within `radius` (the measure queries use:
+    /// Hamming distance, or the similarity estimated from the signatures).
+    pub fn score_within(&self, a: &Sketch, b: &Sketch, radius: Radius) -> Option<Score> {
+        match (a, b, self.kind()) {
+            (Sketch::Fingerprint(x), Sketch::Fingerprint(y), Kind::Hamming(design)) => {
+                let k = match radius {
+                    Radius::Distance(k) => k,
+                    _ => design.k,
+                };
+                let d = neardup_index::hamming(x.bits(), y.bits());
+                (d <= k).then_some(Score::Distance(d))
+            }
+            (Sketch::Signature(x), Sketch::Signature(y), Kind::Lsh { threshold, .. }) => {
+                let t = match radius {
+                    Radius::Similarity(t) => t,
+                    _ => *threshold,
+                };
+                let s = neardup_index::lsh::similarity(x.values(), y.values());
+                (s >= t).then_some(Score::Similarity(s))
+            }
+            _ => None,
+        }
     }
 
     /// Entries and memory.
@@ -395,6 +414,19 @@ impl<S: Store> Index<S> {
             reason: e.to_string(),
         })
     }
+}
+
+/// Closest first, then by id.
+fn sort_matches(matches: &mut [Match]) {
+    matches.sort_by(|a, b| {
+        if a.score.closer_than(b.score) {
+            std::cmp::Ordering::Less
+        } else if b.score.closer_than(a.score) {
+            std::cmp::Ordering::Greater
+        } else {
+            a.id.cmp(&b.id)
+        }
+    });
 }
 
 fn store_error(dir: &Path, e: StoreError) -> Error {
