@@ -1,6 +1,7 @@
 //! `neardup`: the command-line front door. Each subcommand translates arguments into calls of the `neardup`
 //! library (the engine: schemes, [`neardup::dedup`], [`neardup::index`]) and formats the results; no
-//! algorithm lives here, and nothing below the engine is imported.
+//! algorithm lives here, and nothing below the engine is imported. `serve` starts the `neardup-server`
+//! crate's service.
 
 // Doc comments in this crate are `--help` text, where `<TAB>` means a tab character, not an HTML tag.
 #![allow(rustdoc::invalid_html_tags)]
@@ -14,6 +15,7 @@ mod inputs;
 mod output;
 mod plan;
 mod records;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,6 +60,8 @@ enum Command {
     Plan(plan::PlanArgs),
     /// Measure single-thread fingerprinting throughput (text in, fingerprint out) on a JSONL corpus.
     Bench(bench::BenchArgs),
+    /// Serve indexes over HTTP: online lookup and durable inserts, with tokens, limits and metrics.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Dedup(args) => dedup::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Index(args) => index::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

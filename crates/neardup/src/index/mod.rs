@@ -34,8 +34,8 @@ use neardup_index::hamming::plan::recommend;
 pub use neardup_index::lsh::{Banding, Preset};
 pub use neardup_index::persistent::{Edit as Change, Refreshed};
 use neardup_index::persistent::{Memory, PersistentIndex};
-pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, Store};
-use neardup_index::store::{Meta, RedbStore, StoreError};
+pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, RedbStore, Store};
+use neardup_index::store::{Meta, StoreError};
 use std::path::Path;
 
 mod shared;

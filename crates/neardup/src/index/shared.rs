@@ -132,7 +132,8 @@ pub struct Shared<S: Store + Clone + Send + Sync + 'static> {
 impl<S: Store + Clone + Send + Sync + 'static> Shared<S> {
     /// Shares an index, starting its writer thread.
     pub fn new(index: Index<S>, options: GroupCommit) -> Self {
-        let (method, kind, location) = (index.method(), index.kind().clone(), index.location.clone());
+        let (method, kind, location) =
+            (index.method(), index.kind().clone(), index.location.clone());
         let store = index.store().clone();
         let index = Arc::new(RwLock::new(index));
         let (sender, receiver) = std::sync::mpsc::sync_channel(options.queue.max(1));
@@ -424,7 +425,10 @@ mod tests {
         let mut answers: Vec<_> = receiver.iter().collect();
         answers.sort_by_key(|(n, _)| *n);
         let ids = |o: &Result<Written, Error>| match o {
-            Ok(Written::Put { matches }) => matches.iter().map(|m| m.id.clone()).collect::<Vec<String>>(),
+            Ok(Written::Put { matches }) => matches
+                .iter()
+                .map(|m| m.id.clone())
+                .collect::<Vec<String>>(),
             other => panic!("{other:?}"),
         };
         assert!(ids(&answers[0].1).is_empty());
@@ -451,7 +455,10 @@ mod tests {
             ("x".into(), fp(1)),
             ("y".into(), other),
         ]));
-        assert!(matches!(refused, Err(Error::MethodMismatch { .. })), "{refused:?}");
+        assert!(
+            matches!(refused, Err(Error::MethodMismatch { .. })),
+            "{refused:?}"
+        );
         assert_eq!(
             shared.write(Write::PutMany(vec![("x".into(), fp(1))])),
             Ok(Written::PutMany { stored: 1 })

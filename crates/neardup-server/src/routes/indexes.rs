@@ -1,0 +1,62 @@
+//! `PUT`, `GET`, `DELETE /v1/indexes/{name}` and `GET /v1/indexes`: the named indexes of the data directory.
+
+use crate::error::ApiError;
+use crate::state::{AppState, IndexSpec, describe};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use std::sync::Arc;
+
+/// 201 with the description; 409 if the name is taken.
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    // JSON whatever the Content-Type says (`curl -d` sends a form type).
+    let spec: IndexSpec = serde_json::from_slice(&super::body(bytes)?).map_err(|e| {
+        ApiError::bad_request(
+            "bad_index_settings",
+            format!(
+                "the body is not an index's settings ({{\"scheme\": \"simhash\", \"k\": 3}}): {e}"
+            ),
+        )
+    })?;
+    let created = {
+        let state = Arc::clone(&state);
+        let name = name.clone();
+        tokio::task::spawn_blocking(move || state.create(&name, &spec))
+            .await
+            .map_err(|e| ApiError::internal(format!("creating the index failed: {e}")))??
+    };
+    Ok((StatusCode::CREATED, axum::Json(describe(&name, &created))).into_response())
+}
+
+/// Every index's description.
+pub async fn list(State(state): State<Arc<AppState>>) -> impl IntoResponse {
+    let all: Vec<_> = state.all().iter().map(|(n, i)| describe(n, i)).collect();
+    axum::Json(json!({"indexes": all}))
+}
+
+/// One index's description.
+pub async fn show(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let index = state.index(&name)?;
+    Ok(axum::Json(describe(&name, &index)))
+}
+
+/// 204; 404 if there is no such index.
+pub async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    tokio::task::spawn_blocking(move || state.delete(&name))
+        .await
+        .map_err(|e| ApiError::internal(format!("deleting the index failed: {e}")))??;
+    Ok(StatusCode::NO_CONTENT)
+}
