@@ -1,0 +1,704 @@
+//! `neardup serve`, started for real on a free loopback port and driven with a real HTTP client: every
+//! endpoint, the error paths, auth, the limits, readers during writes, SIGTERM, and `kill -9` during a
+//! write load followed by a restart that finds every acknowledged id. Every server is killed when its test
+//! ends, and every request has a timeout.
+
+mod common;
+
+use common::temp_dir;
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, Response};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "test-token-7f3a";
+const PAGE: &str =
+    "The quick brown fox jumps over the lazy dog near the river bank every single morning";
+
+/// A running server, killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+    client: Client,
+}
+
+impl Server {
+    fn start(data: &Path, extra: &[&str]) -> Server {
+        let tokens = data.with_extension("tokens");
+        std::fs::write(&tokens, format!("# test\n{TOKEN}\n")).unwrap();
+        let mut args = vec![
+            "serve".to_owned(),
+            "--data".to_owned(),
+            data.display().to_string(),
+            "--listen".to_owned(),
+            "127.0.0.1:0".to_owned(),
+        ];
+        if !extra.contains(&"--no-auth") {
+            args.extend(["--token-file".to_owned(), tokens.display().to_string()]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start neardup serve");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let started = Instant::now();
+        let base = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                let _ = child.kill();
+                panic!("neardup serve ended before listening");
+            }
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "no address");
+        };
+        // Keep draining stderr so that the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        let client = Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        Server {
+            child,
+            base,
+            client,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.client.get(self.url(path)).send().unwrap()
+    }
+
+    fn post(&self, path: &str, body: impl Into<reqwest::blocking::Body>) -> Response {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(TOKEN)
+            .body(body)
+            .send()
+            .unwrap()
+    }
+
+    fn put_index(&self, name: &str, settings: Value) -> Response {
+        self.client
+            .put(self.url(&format!("/v1/indexes/{name}")))
+            .bearer_auth(TOKEN)
+            .json(&settings)
+            .send()
+            .unwrap()
+    }
+
+    fn delete(&self, path: &str) -> Response {
+        self.client
+            .delete(self.url(path))
+            .bearer_auth(TOKEN)
+            .send()
+            .unwrap()
+    }
+
+    /// SIGTERM, and the exit status.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no exit after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn json_of(r: Response) -> Value {
+    let status = r.status();
+    let text = r.text().unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{status}: not JSON ({e}): {text}"))
+}
+
+/// Asserts the status and a JSON error with this code.
+fn assert_error(r: Response, status: StatusCode, code: &str) {
+    assert_eq!(r.status(), status);
+    let body = json_of(r);
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert!(
+        !body["error"]["message"].as_str().unwrap().is_empty(),
+        "{body}"
+    );
+}
+
+fn ids(matches: &Value) -> Vec<&str> {
+    matches
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect()
+}
+
+fn fresh(name: &str) -> PathBuf {
+    temp_dir(&format!("serve-{name}")).join("data")
+}
+
+#[test]
+fn every_endpoint_answers_and_every_error_is_named() {
+    let server = Server::start(&fresh("endpoints"), &[]);
+    let health = server.get("/healthz");
+    assert_eq!(health.status(), 200);
+    assert_eq!(json_of(health)["status"], "ok");
+
+    // The served document is the committed one, and names every path of the contract.
+    let openapi = json_of(server.get("/openapi.json"));
+    let committed: Value = serde_json::from_str(
+        &std::fs::read_to_string(common::repo().join("crates/neardup-server/openapi.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(openapi, committed);
+    assert_eq!(openapi["openapi"], "3.1.0");
+    for path in [
+        "/healthz",
+        "/openapi.json",
+        "/metrics",
+        "/v1/fingerprint",
+        "/v1/indexes",
+        "/v1/indexes/{name}",
+        "/v1/indexes/{name}/documents",
+        "/v1/indexes/{name}/fingerprints",
+        "/v1/indexes/{name}/query",
+        "/v1/indexes/{name}/query-batch",
+    ] {
+        assert!(openapi["paths"].get(path).is_some(), "{path}");
+    }
+
+    // Fingerprints: the same text from HTML and text, and the medium from the Content-Type.
+    let html = format!("<html><body><nav>menu</nav><p>{PAGE}</p></body></html>");
+    let from_html = json_of(
+        server
+            .client
+            .post(server.url("/v1/fingerprint"))
+            .header("Content-Type", "text/html")
+            .body(html.clone())
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(from_html["media"], "html");
+    let from_text = json_of(server.post("/v1/fingerprint?media=text", PAGE));
+    assert_eq!(from_html["fingerprint"], from_text["fingerprint"]);
+    assert_eq!(from_text["tokens"], 16);
+    let minhash = json_of(server.post("/v1/fingerprint?scheme=minhash&num_perm=64", PAGE));
+    assert!(
+        minhash["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("minhash-oph-v1:k=64")
+    );
+    assert_error(
+        server.post("/v1/fingerprint?scheme=nope", PAGE),
+        StatusCode::BAD_REQUEST,
+        "unknown_scheme",
+    );
+    assert_error(
+        server.post("/v1/fingerprint", "!!! ??? ..."),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "no_text",
+    );
+    assert_error(
+        server.post("/v1/fingerprint", ""),
+        StatusCode::BAD_REQUEST,
+        "empty_body",
+    );
+    assert_error(
+        server.post("/v1/fingerprint?media=pdf", "not a pdf"),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "unreadable_document",
+    );
+
+    // Indexes.
+    let created = server.put_index("web", json!({"scheme": "simhash", "k": 3}));
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let created = json_of(created);
+    assert_eq!(created["scheme"], "simhash-doc-v1");
+    assert_eq!(created["k"], 3);
+    assert_error(
+        server.put_index("web", json!({"scheme": "simhash"})),
+        StatusCode::CONFLICT,
+        "index_exists",
+    );
+    assert_error(
+        server.put_index(".hidden", json!({"scheme": "simhash"})),
+        StatusCode::BAD_REQUEST,
+        "bad_index_name",
+    );
+    assert_error(
+        server.put_index("x", json!({"scheme": "minhash", "k": 3})),
+        StatusCode::BAD_REQUEST,
+        "bad_index_settings",
+    );
+    assert_error(
+        server.put_index("x", json!({"scheme": "simhash", "colour": 3})),
+        StatusCode::BAD_REQUEST,
+        "bad_index_settings",
+    );
+    assert_error(
+        server.put_index("x", json!({"scheme": "simhash", "k": 9})),
+        StatusCode::BAD_REQUEST,
+        "unsupported",
+    );
+    let lsh = json_of(server.put_index("mh", json!({"scheme": "minhash", "threshold": 0.7})));
+    assert_eq!(lsh["kind"], "lsh");
+    assert_eq!(lsh["threshold"], 0.7);
+    let listed = json_of(server.get("/v1/indexes"));
+    let names: Vec<&str> = listed["indexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mh", "web"]);
+    assert_error(
+        server.get("/v1/indexes/nope"),
+        StatusCode::NOT_FOUND,
+        "no_such_index",
+    );
+
+    // Documents: matches stored before, then stored. Ids are any string (a URL with a query here).
+    let url = "https://example.org/a?b=c&d=e f";
+    let first = json_of(
+        server
+            .client
+            .post(server.url("/v1/indexes/web/documents"))
+            .query(&[("id", url)])
+            .bearer_auth(TOKEN)
+            .header("Content-Type", "text/html")
+            .body(html)
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(first["id"], url);
+    assert_eq!(first["matches"], json!([]));
+    let second = json_of(server.post("/v1/indexes/web/documents?id=b", format!("{PAGE}!")));
+    assert_eq!(ids(&second["matches"]), [url]);
+    assert_eq!(second["matches"][0]["distance"], 0);
+    assert_error(
+        server.post("/v1/indexes/web/documents", PAGE),
+        StatusCode::BAD_REQUEST,
+        "missing_id",
+    );
+    assert_error(
+        server.post("/v1/indexes/nope/documents?id=a", PAGE),
+        StatusCode::NOT_FOUND,
+        "no_such_index",
+    );
+    let stored = json_of(server.get("/v1/indexes/web/documents?id=b"));
+    assert_eq!(stored["fingerprint"], from_text["fingerprint"]);
+
+    // Queries by document and by fingerprint.
+    let by_doc = json_of(server.post("/v1/indexes/web/query", PAGE));
+    assert_eq!(ids(&by_doc["matches"]), ["b", url]);
+    let fp = from_text["fingerprint"].as_str().unwrap();
+    let by_fp = json_of(
+        server
+            .client
+            .post(server.url("/v1/indexes/web/query"))
+            .query(&[("fingerprint", fp), ("k", "0")])
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(by_fp["matches"], by_doc["matches"]);
+    assert_error(
+        server.post("/v1/indexes/web/query?k=5", PAGE),
+        StatusCode::BAD_REQUEST,
+        "unsupported",
+    );
+    assert_error(
+        server.post("/v1/indexes/web/query?threshold=0.5", PAGE),
+        StatusCode::BAD_REQUEST,
+        "bad_parameter",
+    );
+    assert_error(
+        server.post("/v1/indexes/web/query?fingerprint=nonsense", ""),
+        StatusCode::BAD_REQUEST,
+        "bad_fingerprint",
+    );
+    assert_error(
+        server.post(
+            &format!("/v1/indexes/web/query?fingerprint={}", minhash_fp(&minhash)),
+            "",
+        ),
+        StatusCode::BAD_REQUEST,
+        "scheme_mismatch",
+    );
+    assert_error(
+        server.post("/v1/indexes/web/query?colour=red", PAGE),
+        StatusCode::BAD_REQUEST,
+        "bad_parameter",
+    );
+
+    // NDJSON: a batch of fingerprints, then a batch of queries answered in order.
+    let far = "simhash-doc-v1:aaaaaaaaaaaaa";
+    let batch = format!(
+        "{}\n\n{}\n",
+        json!({"id": "c", "fingerprint": fp}),
+        json!({"id": "far", "fingerprint": far})
+    );
+    let added = json_of(server.post("/v1/indexes/web/fingerprints", batch));
+    assert_eq!(added["stored"], 2);
+    assert_eq!(added["entries"], 4);
+    let bad = format!(
+        "{}\n{}\n",
+        json!({"id": "d", "fingerprint": fp}),
+        json!({"id": "e"})
+    );
+    let refused = server.post("/v1/indexes/web/fingerprints", bad);
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        json_of(refused)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("line 2")
+    );
+    assert_eq!(
+        json_of(server.get("/v1/indexes/web"))["entries"],
+        4,
+        "a bad batch stores nothing"
+    );
+    let answers = server
+        .client
+        .post(server.url("/v1/indexes/web/query-batch"))
+        .body(format!(
+            "{}\n{}\n{}\n",
+            json!({"fingerprint": far}),
+            json!({"fingerprint": fp}),
+            json!({"fingerprint": neardup::Fingerprint::new(
+                neardup::Scheme::SimhashDocV1,
+                0x5555_5555_5555_5555
+            )
+            .to_string()})
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(answers.status(), 200);
+    let lines: Vec<Value> = answers
+        .text()
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(ids(&lines[0]["matches"]), ["far"]);
+    assert_eq!(ids(&lines[1]["matches"]), ["b", "c", url]);
+    assert_eq!(lines[2]["matches"], json!([]));
+
+    // MinHash documents answer with similarities.
+    server.post("/v1/indexes/mh/documents?id=m1", PAGE);
+    let near = json_of(server.post(
+        "/v1/indexes/mh/documents?id=m2",
+        format!("{PAGE} and again the next day"),
+    ));
+    assert_eq!(ids(&near["matches"]), ["m1"]);
+    assert!(near["matches"][0]["similarity"].as_f64().unwrap() >= 0.7);
+
+    // Removal.
+    assert_eq!(
+        server.delete("/v1/indexes/web/documents?id=c").status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_error(
+        server.delete("/v1/indexes/web/documents?id=c"),
+        StatusCode::NOT_FOUND,
+        "no_such_document",
+    );
+    assert_eq!(
+        server.delete("/v1/indexes/mh").status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_error(
+        server.delete("/v1/indexes/mh"),
+        StatusCode::NOT_FOUND,
+        "no_such_index",
+    );
+    assert_error(
+        server.get("/v1/nowhere"),
+        StatusCode::NOT_FOUND,
+        "no_such_route",
+    );
+
+    // Metrics count what happened, by route pattern, and index sizes.
+    let metrics = server.get("/metrics").text().unwrap();
+    assert!(
+        metrics.contains(r#"neardup_http_requests_total{method="POST",route="/v1/indexes/{name}/documents",status="200"}"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"neardup_index_entries{index="web"} 3"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains("neardup_http_request_duration_seconds_bucket"));
+    assert!(metrics.contains("neardup_http_errors_total"));
+    assert!(!metrics.contains(TOKEN));
+}
+
+fn minhash_fp(answer: &Value) -> String {
+    let fp = answer["fingerprint"].as_str().unwrap();
+    fp.replace(':', "%3A")
+        .replace(',', "%2C")
+        .replace('=', "%3D")
+}
+
+#[test]
+fn writes_need_a_token_and_reads_too_when_asked() {
+    let data = fresh("auth");
+    let server = Server::start(&data, &[]);
+    let put = |token: Option<&str>| {
+        let mut request = server
+            .client
+            .put(server.url("/v1/indexes/a"))
+            .body(r#"{"scheme": "simhash"}"#);
+        if let Some(t) = token {
+            request = request.bearer_auth(t);
+        }
+        request.send().unwrap()
+    };
+    assert_error(put(None), StatusCode::UNAUTHORIZED, "unauthorized");
+    let wrong = put(Some("test-token-7f3b"));
+    assert_eq!(wrong.headers().get("www-authenticate").unwrap(), "Bearer");
+    assert_error(wrong, StatusCode::UNAUTHORIZED, "unauthorized");
+    assert_error(put(Some("")), StatusCode::UNAUTHORIZED, "unauthorized");
+    assert_eq!(put(Some(TOKEN)).status(), StatusCode::CREATED);
+    let anonymous = |path: &str| {
+        server
+            .client
+            .post(server.url(path))
+            .body(PAGE)
+            .send()
+            .unwrap()
+    };
+    assert_error(
+        anonymous("/v1/indexes/a/documents?id=x"),
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+    );
+    assert_eq!(anonymous("/v1/indexes/a/query").status(), 200);
+    assert_eq!(server.get("/v1/indexes").status(), 200);
+    drop(server);
+
+    let guarded = Server::start(&data, &["--auth-reads"]);
+    assert_error(
+        guarded.get("/v1/indexes"),
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+    );
+    assert_eq!(guarded.get("/healthz").status(), 200);
+    assert_eq!(guarded.get("/metrics").status(), 200);
+    let read = guarded
+        .client
+        .get(guarded.url("/v1/indexes/a"))
+        .bearer_auth(TOKEN)
+        .send()
+        .unwrap();
+    assert_eq!(read.status(), 200);
+    drop(guarded);
+
+    // No tokens and no --no-auth: refuses to start, saying why.
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "serve",
+            "--data",
+            data.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-auth"));
+}
+
+#[test]
+fn limits_are_enforced_with_named_errors() {
+    let server = Server::start(
+        &fresh("limits"),
+        &[
+            "--max-body",
+            "1K",
+            "--max-batch",
+            "2",
+            "--request-timeout",
+            "0.000001",
+        ],
+    );
+    // The timeout is so short that any request doing work is answered 408; health checks still answer.
+    let slow = server.post("/v1/fingerprint", PAGE.repeat(10));
+    assert_eq!(slow.status(), StatusCode::REQUEST_TIMEOUT);
+    drop(server);
+
+    let server = Server::start(&fresh("limits2"), &["--max-body", "1K", "--max-batch", "2"]);
+    assert_error(
+        server.post("/v1/fingerprint", PAGE.repeat(20)),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+    );
+    server.put_index("a", json!({"scheme": "simhash"}));
+    let fp = "simhash-doc-v1:aaaaaaaaaaaaa";
+    let three: String = (0..3)
+        .map(|n| format!("{}\n", json!({"id": n.to_string(), "fingerprint": fp})))
+        .collect();
+    assert_error(
+        server.post("/v1/indexes/a/fingerprints", three),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "batch_too_large",
+    );
+}
+
+#[test]
+fn readers_go_on_during_writes() {
+    let server = Server::start(&fresh("concurrent"), &[]);
+    server.put_index("a", json!({"scheme": "simhash", "k": 3}));
+    let probe = "simhash-doc-v1:aaaaaaaaaaaaa";
+    server.post(
+        "/v1/indexes/a/fingerprints",
+        format!("{}\n", json!({"id": "probe", "fingerprint": probe})),
+    );
+    let writers = 4;
+    let per_writer = 25;
+    let batch = 200;
+    std::thread::scope(|scope| {
+        for w in 0..writers {
+            let server = &server;
+            scope.spawn(move || {
+                for b in 0..per_writer {
+                    let lines: String = (0..batch)
+                        .map(|i| {
+                            let bits = (((w * per_writer + b) * batch + i + 1) as u64)
+                                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                            let fp = neardup::Fingerprint::new(neardup::Scheme::SimhashDocV1, bits)
+                                .to_string();
+                            format!(
+                                "{}\n",
+                                json!({"id": format!("{w}-{b}-{i}"), "fingerprint": fp})
+                            )
+                        })
+                        .collect();
+                    let r = server.post("/v1/indexes/a/fingerprints", lines);
+                    assert_eq!(r.status(), 200);
+                }
+            });
+        }
+        for _ in 0..4 {
+            let server = &server;
+            scope.spawn(move || {
+                for _ in 0..100 {
+                    let r = server
+                        .client
+                        .post(server.url("/v1/indexes/a/query"))
+                        .query(&[("fingerprint", probe)])
+                        .send()
+                        .unwrap();
+                    assert_eq!(r.status(), 200);
+                    assert!(ids(&json_of(r)["matches"]).contains(&"probe"));
+                }
+            });
+        }
+    });
+    let entries = json_of(server.get("/v1/indexes/a"))["entries"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(entries, (writers * per_writer * batch + 1) as u64);
+}
+
+#[test]
+fn sigterm_commits_and_exits_zero() {
+    let data = fresh("sigterm");
+    let server = Server::start(&data, &[]);
+    server.put_index("a", json!({"scheme": "simhash"}));
+    assert_eq!(
+        server
+            .post("/v1/indexes/a/documents?id=kept", PAGE)
+            .status(),
+        200
+    );
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    let again = Server::start(&data, &[]);
+    assert_eq!(
+        json_of(again.get("/v1/indexes/a/documents?id=kept"))["id"],
+        "kept"
+    );
+}
+
+#[test]
+fn kill_9_during_writes_loses_no_acknowledged_id() {
+    let data = fresh("kill9");
+    for round in 0..3 {
+        let server = Server::start(&data, &[]);
+        if round == 0 {
+            server.put_index("a", json!({"scheme": "simhash"}));
+        }
+        let acknowledged = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for w in 0..4 {
+                let (server, acknowledged) = (&server, &acknowledged);
+                scope.spawn(move || {
+                    for n in 0.. {
+                        let id = format!("r{round}-w{w}-{n}");
+                        let body = format!("{PAGE} {id} {}", "word ".repeat(n % 7));
+                        match server
+                            .client
+                            .post(server.url("/v1/indexes/a/documents"))
+                            .query(&[("id", &id)])
+                            .bearer_auth(TOKEN)
+                            .body(body)
+                            .send()
+                        {
+                            Ok(r) if r.status() == 200 => acknowledged.lock().unwrap().push(id),
+                            _ => break,
+                        }
+                    }
+                });
+            }
+            std::thread::sleep(Duration::from_millis(400 + 150 * round as u64));
+            Command::new("kill")
+                .args(["-KILL", &server.child.id().to_string()])
+                .status()
+                .unwrap();
+        });
+        drop(server);
+        let acknowledged = acknowledged.into_inner().unwrap();
+        assert!(
+            !acknowledged.is_empty(),
+            "round {round}: nothing was written"
+        );
+        let again = Server::start(&data, &[]);
+        for id in &acknowledged {
+            let r = again
+                .client
+                .get(again.url("/v1/indexes/a/documents"))
+                .query(&[("id", id)])
+                .send()
+                .unwrap();
+            assert_eq!(r.status(), 200, "round {round}: acknowledged {id} is lost");
+        }
+    }
+}
