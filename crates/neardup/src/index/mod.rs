@@ -38,7 +38,7 @@ pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, RedbStore, 
 use neardup_index::store::{Meta, StoreError};
 use std::path::Path;
 
-mod shared;
+pub mod shared;
 pub use shared::{GroupCommit, Reply, Shared, Write, Written};
 
 /// How an index is laid out, chosen at creation.
