@@ -52,7 +52,7 @@ pub struct AppState {
     /// Reads need a token too.
     pub auth_reads: bool,
     /// Documents extracted and sketched at once.
-    pub workers: tokio::sync::Semaphore,
+    pub workers: Arc<tokio::sync::Semaphore>,
     /// Counters and histograms.
     pub metrics: Metrics,
 }
@@ -83,7 +83,7 @@ impl AppState {
             limits,
             tokens: crate::auth::Tokens::new(config.tokens),
             auth_reads: config.auth_reads,
-            workers: tokio::sync::Semaphore::new(limits.workers.max(1)),
+            workers: Arc::new(tokio::sync::Semaphore::new(limits.workers.max(1))),
             metrics: Metrics::default(),
         })
     }

@@ -175,15 +175,19 @@ pub(crate) async fn analyze(
             "the request has no document: send its bytes as the body",
         ));
     }
-    let _permit = state
-        .workers
-        .acquire()
+    // The permit goes with the work: a request cut at its time limit stops waiting, but its document is
+    // still being sketched, and still counts against the limit until it is done.
+    let permit = Arc::clone(&state.workers)
+        .acquire_owned()
         .await
         .map_err(|_| ApiError::internal("the service is stopping"))?;
-    tokio::task::spawn_blocking(move || method.analyze(&bytes, hint))
-        .await
-        .map_err(|e| ApiError::internal(format!("sketching the document failed: {e}")))?
-        .map_err(ApiError::from)
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        method.analyze(&bytes, hint)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("sketching the document failed: {e}")))?
+    .map_err(ApiError::from)
 }
 
 /// `?k=` or `?threshold=`: how far a query looks.
