@@ -65,7 +65,18 @@ def request(method, url, body=b"", headers=None):
         return r.status, r.read()
 
 
+SERVER_PID = None
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wrk(url, script, duration, env=None):
+    cpu_before = cpu_seconds(SERVER_PID) if SERVER_PID else None
     out = subprocess.run(
         ["wrk", "-t2", "-c64", f"-d{duration}s", "--latency", "-s", str(HERE / script), url],
         capture_output=True, text=True, env={**os.environ, **(env or {})}, check=True).stdout
@@ -73,9 +84,14 @@ def wrk(url, script, duration, env=None):
     lat = {p: parse_ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out).group(1)) for p in ("50", "99")}
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    return {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"],
-            "errors": (int(errors.group(1)) if errors else 0)
-            + (sum(map(int, socket.groups())) if socket else 0)}
+    result = {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"],
+              "errors": (int(errors.group(1)) if errors else 0)
+              + (sum(map(int, socket.groups())) if socket else 0)}
+    if cpu_before is not None:
+        # The server's own CPU: wrk shares the machine, so this says what one core of the server answers.
+        total = int(re.search(r"(\d+) requests in", out).group(1))
+        result["per_server_cpu_s"] = total / max(1e-9, cpu_seconds(SERVER_PID) - cpu_before)
+    return result
 
 
 def parse_ms(s):
@@ -110,7 +126,9 @@ def main():
     results = {"n": args.n, "duration_s": args.duration, "runs": args.runs, "cpus": os.cpu_count()}
     rng = random.Random(7)
 
+    global SERVER_PID
     server, base = start_server(args.binary, str(work / "data"), str(work / "tokens"))
+    SERVER_PID = server.pid
     try:
         request("PUT", f"{base}/v1/indexes/bench", json.dumps({"scheme": "simhash", "k": 3, "expected": args.n}).encode(), auth)
         # 1. Load N fingerprints in batches of 100,000.
@@ -202,6 +220,7 @@ def main():
     peer = subprocess.Popen([args.peer_python, str(HERE / "peer_datasketch.py"), str(work / "peer-signatures.json")],
                             stdout=subprocess.PIPE, text=True)
     peer_url = peer.stdout.readline().strip()
+    SERVER_PID = peer.pid
     if not peer_url:
         raise SystemExit("the datasketch peer did not start (is datasketch 2.0 installed in --peer-python?)")
     try:
