@@ -126,6 +126,20 @@ pub struct PersistentIndex<S: Store> {
     seen: u64,
 }
 
+/// The error for an edit of the other kind than the index's memory.
+fn wrong_kind(memory: &Memory) -> Error {
+    match memory {
+        Memory::Lsh(_) => Error::WrongKind {
+            index: "lsh",
+            change: "fingerprint",
+        },
+        Memory::Hamming(_) => Error::WrongKind {
+            index: "hamming",
+            change: "signature",
+        },
+    }
+}
+
 /// A fingerprint's bytes.
 fn encode_fingerprint(fp: u64) -> Vec<u8> {
     fp.to_le_bytes().to_vec()
@@ -253,17 +267,8 @@ impl<S: Store> PersistentIndex<S> {
         let mut changes = Vec::with_capacity(batch.len());
         for edit in batch {
             changes.push(match (edit, &self.memory) {
-                (Edit::Put(..), Memory::Lsh(_)) => {
-                    return Err(Error::WrongKind {
-                        index: "lsh",
-                        change: "fingerprint",
-                    });
-                }
-                (Edit::PutSignature(..), Memory::Hamming(_)) => {
-                    return Err(Error::WrongKind {
-                        index: "hamming",
-                        change: "signature",
-                    });
+                (Edit::Put(..), Memory::Lsh(_)) | (Edit::PutSignature(..), Memory::Hamming(_)) => {
+                    return Err(wrong_kind(&self.memory));
                 }
                 (Edit::Put(id, fp), Memory::Hamming(_)) => Change::Put {
                     id: id.clone(),
@@ -305,17 +310,9 @@ impl<S: Store> PersistentIndex<S> {
                     index.remove(id);
                 }
                 // Refused by `prepare` before anything was committed.
-                (Edit::Put(..), Memory::Lsh(_)) => {
-                    return Err(Error::WrongKind {
-                        index: "lsh",
-                        change: "fingerprint",
-                    });
-                }
-                (Edit::PutSignature(..), Memory::Hamming(_)) => {
-                    return Err(Error::WrongKind {
-                        index: "hamming",
-                        change: "signature",
-                    });
+                (Edit::Put(..), memory @ Memory::Lsh(_))
+                | (Edit::PutSignature(..), memory @ Memory::Hamming(_)) => {
+                    return Err(wrong_kind(memory));
                 }
             }
         }

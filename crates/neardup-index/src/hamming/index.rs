@@ -131,7 +131,11 @@ impl PendingBlocks {
         let mut start = 0;
         for b in 0..count {
             let width = 64 / count + u32::from(b < 64 % count);
-            let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
             blocks.push((start, mask));
             start += width;
         }
