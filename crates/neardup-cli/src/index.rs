@@ -318,21 +318,8 @@ fn query(
     let index = open(dir)?;
     let method = index.method();
     doc.method.adopt(method, &dir.display().to_string())?;
-    let radius = match (method, k, threshold) {
-        (Method::SimHash(_), Some(_), Some(_)) | (Method::SimHash(_), None, Some(_)) => {
-            bail!(
-                "--threshold applies to MinHash indexes; {} holds {method} fingerprints",
-                dir.display()
-            )
-        }
-        (Method::SimHash(_), Some(k), None) => Radius::Distance(k),
-        (_, Some(_), _) => bail!(
-            "-k/--k is a Hamming distance for SimHash indexes; {} holds {method} signatures",
-            dir.display()
-        ),
-        (_, None, Some(t)) => Radius::Similarity(t),
-        (_, None, None) => Radius::Default,
-    };
+    let radius = Radius::asked(method, k, threshold)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     let mut out = OutputGuard::new(std::io::BufWriter::new(std::io::stdout().lock()));
     let mut tally = Tally::default();
     let mut answer = |item: &str, sketch: &Sketch| -> Result<()> {

@@ -75,6 +75,7 @@ impl From<neardup::Error> for ApiError {
             }
             E::UnknownScheme { .. } => Self::bad_request("unknown_scheme", message),
             E::Unsupported { .. } => Self::bad_request("unsupported", message),
+            E::BadRadius { .. } => Self::bad_request("bad_parameter", message),
             E::Busy { .. } => Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message),
             _ => Self::internal(message),
         }

@@ -79,6 +79,12 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A query's distance or threshold does not fit the index (the other family's, both, out of range).
+    #[error("{reason}")]
+    BadRadius {
+        /// What is wrong, in words.
+        reason: String,
+    },
     /// A shared index's write queue is full: try again later.
     #[error("{location}: too many writes are waiting; try again later")]
     Busy {

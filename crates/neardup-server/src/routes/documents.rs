@@ -2,9 +2,7 @@
 //! up, remove one, and query by document or fingerprint, one or a batch. Ids are any UTF-8 string, so they
 //! travel in the query string (`?id=`), never as path segments.
 
-use super::{
-    analyze, body, check_radius, field, matches_json, media_hint, ndjson_lines, params, radius,
-};
+use super::{analyze, body, field, matches_json, media_hint, ndjson_lines, params, radius};
 use crate::error::ApiError;
 use crate::state::{AppState, SharedIndex};
 use axum::body::Bytes;
@@ -193,8 +191,7 @@ pub async fn query(
     let p = params(query)?;
     let bytes = body(bytes)?;
     let index = state.index(&name)?;
-    let radius = radius(p.k, p.threshold)?;
-    check_radius(radius, index.method())?;
+    let radius = radius(index.method(), p.k, p.threshold)?;
     let sketch = match (&p.fingerprint, bytes.is_empty()) {
         (Some(f), true) => parse_sketch(&index, f, None)?,
         (Some(_), false) => {
@@ -226,8 +223,7 @@ pub async fn query_batch(
     let p = params(query)?;
     let bytes = body(bytes)?;
     let index = state.index(&name)?;
-    let radius = radius(p.k, p.threshold)?;
-    check_radius(radius, index.method())?;
+    let radius = radius(index.method(), p.k, p.threshold)?;
     let lines = ndjson_lines(&bytes, state.limits.max_batch)?;
     let sketches = lines
         .iter()

@@ -190,41 +190,13 @@ pub(crate) async fn analyze(
     .map_err(ApiError::from)
 }
 
-/// `?k=` or `?threshold=`: how far a query looks.
-pub(crate) fn radius(k: Option<u32>, threshold: Option<f64>) -> Result<Radius, ApiError> {
-    match (k, threshold) {
-        (Some(_), Some(_)) => Err(ApiError::bad_request(
-            "bad_parameter",
-            "give k (SimHash) or threshold (MinHash), not both",
-        )),
-        (Some(k), None) => Ok(Radius::Distance(k)),
-        (None, Some(t)) if (0.0..=1.0).contains(&t) => Ok(Radius::Similarity(t)),
-        (None, Some(t)) => Err(ApiError::bad_request(
-            "bad_parameter",
-            format!("threshold {t} is not a similarity in 0..1"),
-        )),
-        (None, None) => Ok(Radius::Default),
-    }
-}
-
-/// Refuses a radius of the other family before the engine sees it.
-pub(crate) fn check_radius(radius: Radius, method: neardup::Method) -> Result<(), ApiError> {
-    let simhash = matches!(method, neardup::Method::SimHash(_));
-    match radius {
-        Radius::Distance(_) if !simhash => Err(ApiError::bad_request(
-            "bad_parameter",
-            format!(
-                "k is a Hamming distance for SimHash indexes; this index holds {method} signatures: use threshold"
-            ),
-        )),
-        Radius::Similarity(_) if simhash => Err(ApiError::bad_request(
-            "bad_parameter",
-            format!(
-                "threshold is for MinHash indexes; this index holds {method} fingerprints: use k"
-            ),
-        )),
-        _ => Ok(()),
-    }
+/// `?k=` or `?threshold=`: how far a query looks in an index of `method`.
+pub(crate) fn radius(
+    method: neardup::Method,
+    k: Option<u32>,
+    threshold: Option<f64>,
+) -> Result<Radius, ApiError> {
+    Ok(Radius::asked(method, k, threshold)?)
 }
 
 /// Matches as JSON: `{"id", "distance"}` or `{"id", "similarity"}`.

@@ -80,6 +80,49 @@ pub enum Radius {
     Similarity(f64),
 }
 
+impl Radius {
+    /// The radius a front door was asked for: a distance `k` (SimHash), a similarity `threshold` (MinHash),
+    /// or neither (the index's own), for an index of `method`. Refuses both at once, the other family's, and
+    /// a threshold outside 0..1.
+    pub fn asked(method: Method, k: Option<u32>, threshold: Option<f64>) -> Result<Radius, Error> {
+        let simhash = matches!(method, Method::SimHash(_));
+        let bad = |reason: String| Err(Error::BadRadius { reason });
+        match (k, threshold) {
+            (Some(_), Some(_)) => bad(
+                "give a distance k (SimHash) or a similarity threshold (MinHash), not both"
+                    .to_owned(),
+            ),
+            (Some(_), None) if !simhash => Err(wrong_family(method)),
+            (None, Some(_)) if simhash => Err(wrong_family(method)),
+            (None, Some(t)) if !(0.0..=1.0).contains(&t) => {
+                bad(format!("threshold {t} is not a similarity in 0..1"))
+            }
+            (Some(k), None) => Ok(Radius::Distance(k)),
+            (None, Some(t)) => Ok(Radius::Similarity(t)),
+            (None, None) => Ok(Radius::Default),
+        }
+    }
+}
+
+/// A distance asked of a MinHash index, or a similarity of a SimHash one.
+fn wrong_family(method: Method) -> Error {
+    let reason = if matches!(method, Method::SimHash(_)) {
+        format!("a threshold is for MinHash indexes; this index holds {method} fingerprints: use k")
+    } else {
+        format!(
+            "k is a Hamming distance for SimHash indexes; this index holds {method} signatures: use a threshold"
+        )
+    };
+    Error::BadRadius { reason }
+}
+
+/// A radius made concrete for an index: the distance or the similarity a query reaches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Reach {
+    Distance(u32),
+    Similarity(f64),
+}
+
 /// A stored id near a query, with its score.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Match {
@@ -314,45 +357,28 @@ impl<S: Store> Index<S> {
             location: self.location.clone(),
             reason: e.to_string(),
         };
-        let mut matches: Vec<Match> = match (sketch, self.inner.memory(), self.kind()) {
-            (Sketch::Fingerprint(fp), Memory::Hamming(h), Kind::Hamming(design)) => {
-                let k = match radius {
-                    Radius::Distance(k) => k,
-                    _ => design.k,
-                };
-                if k > design.k {
-                    return Err(Error::Unsupported {
-                        what: format!(
-                            "k = {k} is larger than the index's k = {}: its tables cannot find every match",
-                            design.k
-                        ),
-                    });
-                }
-                h.query(fp.bits(), k)
-                    .map_err(|e| failed(&e))?
-                    .into_iter()
-                    .map(|m| Match {
-                        id: m.id,
-                        score: Score::Distance(m.distance),
-                    })
-                    .collect()
-            }
-            (Sketch::Signature(sig), Memory::Lsh(l), Kind::Lsh { threshold, .. }) => {
-                let t = match radius {
-                    Radius::Similarity(t) => t,
-                    _ => *threshold,
-                };
-                l.query(sig.values())
-                    .map_err(|e| failed(&e))?
-                    .into_iter()
-                    .filter(|c| c.similarity >= t)
-                    .map(|c| Match {
-                        id: c.id,
-                        score: Score::Similarity(c.similarity),
-                    })
-                    .collect()
-            }
-            _ => unreachable!("check() refused other methods"),
+        let reach = self.reach(radius)?;
+        let mut matches: Vec<Match> = match (sketch, self.inner.memory(), reach) {
+            (Sketch::Fingerprint(fp), Memory::Hamming(h), Reach::Distance(k)) => h
+                .query(fp.bits(), k)
+                .map_err(|e| failed(&e))?
+                .into_iter()
+                .map(|m| Match {
+                    id: m.id,
+                    score: Score::Distance(m.distance),
+                })
+                .collect(),
+            (Sketch::Signature(sig), Memory::Lsh(l), Reach::Similarity(t)) => l
+                .query(sig.values())
+                .map_err(|e| failed(&e))?
+                .into_iter()
+                .filter(|c| c.similarity >= t)
+                .map(|c| Match {
+                    id: c.id,
+                    score: Score::Similarity(c.similarity),
+                })
+                .collect(),
+            _ => unreachable!("check() refused other methods, reach() other radii"),
         };
         sort_matches(&mut matches);
         Ok(matches)
@@ -361,24 +387,38 @@ impl<S: Store> Index<S> {
     /// The score of two sketches of the index's method if it is within `radius` (the measure queries use:
     /// Hamming distance, or the similarity estimated from the signatures).
     pub fn score_within(&self, a: &Sketch, b: &Sketch, radius: Radius) -> Option<Score> {
-        match (a, b, self.kind()) {
-            (Sketch::Fingerprint(x), Sketch::Fingerprint(y), Kind::Hamming(design)) => {
-                let k = match radius {
-                    Radius::Distance(k) => k,
-                    _ => design.k,
-                };
+        match (a, b, self.reach(radius).ok()?) {
+            (Sketch::Fingerprint(x), Sketch::Fingerprint(y), Reach::Distance(k)) => {
                 let d = neardup_index::hamming(x.bits(), y.bits());
                 (d <= k).then_some(Score::Distance(d))
             }
-            (Sketch::Signature(x), Sketch::Signature(y), Kind::Lsh { threshold, .. }) => {
-                let t = match radius {
-                    Radius::Similarity(t) => t,
-                    _ => *threshold,
-                };
+            (Sketch::Signature(x), Sketch::Signature(y), Reach::Similarity(t)) => {
                 let s = neardup_index::lsh::similarity(x.values(), y.values());
                 (s >= t).then_some(Score::Similarity(s))
             }
             _ => None,
+        }
+    }
+
+    /// How far a radius reaches in this index: its own k or threshold by default. Refuses a radius of the
+    /// other family and a distance above the index's k (its tables could not find every match).
+    fn reach(&self, radius: Radius) -> Result<Reach, Error> {
+        match (self.kind(), radius) {
+            (Kind::Hamming(design), Radius::Default) => Ok(Reach::Distance(design.k)),
+            (Kind::Hamming(design), Radius::Distance(k)) if k > design.k => {
+                Err(Error::Unsupported {
+                    what: format!(
+                        "k = {k} is larger than the index's k = {}: its tables cannot find every match",
+                        design.k
+                    ),
+                })
+            }
+            (Kind::Hamming(_), Radius::Distance(k)) => Ok(Reach::Distance(k)),
+            (Kind::Lsh { threshold, .. }, Radius::Default) => Ok(Reach::Similarity(*threshold)),
+            (Kind::Lsh { .. }, Radius::Similarity(t)) => Ok(Reach::Similarity(t)),
+            (Kind::Hamming(_), Radius::Similarity(_)) | (Kind::Lsh { .. }, Radius::Distance(_)) => {
+                Err(wrong_family(self.method))
+            }
         }
     }
 
