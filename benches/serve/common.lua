@@ -26,4 +26,21 @@ function M.random_fingerprint()
   return "simhash-doc-v1:" .. table.concat(t)
 end
 
+-- Each wrk thread learns its number, so the ids it inserts never collide with another thread's.
+local threads = 0
+function M.setup(thread)
+  thread:set("thread_id", threads)
+  threads = threads + 1
+end
+
+-- One NDJSON line for POST /v1/indexes/NAME/fingerprints: a fresh id and a random fingerprint.
+function M.insert_body(prefix, thread_id, counter)
+  return string.format('{"id":"%s-%d-%d-%d","fingerprint":"%s"}\n', prefix, os.time(), thread_id, counter,
+    M.random_fingerprint())
+end
+
+function M.token_header()
+  return { ["Authorization"] = "Bearer " .. os.getenv("NEARDUP_TOKEN") }
+end
+
 return M

@@ -2,21 +2,14 @@
 package.path = debug.getinfo(1, "S").source:match("@?(.*/)") .. "?.lua;" .. package.path
 local common = require("common")
 local counter = 0
-local thread_id = 0
-local threads = 0
-
-function setup(thread)
-  thread:set("thread_id", threads)
-  threads = threads + 1
-end
+-- thread_id: a global, set by common.setup before init runs.
+setup = common.setup
 
 function init(args)
-  math.randomseed(os.time() + thread_id * 7919)
+  math.randomseed(os.time() + (thread_id or 0) * 7919)
 end
 
 function request()
   counter = counter + 1
-  local body = string.format('{"id":"ins-%d-%d-%d","fingerprint":"%s"}\n', os.time(), thread_id, counter,
-    common.random_fingerprint())
-  return wrk.format("POST", nil, { ["Authorization"] = "Bearer " .. os.getenv("NEARDUP_TOKEN") }, body)
+  return wrk.format("POST", nil, common.token_header(), common.insert_body("ins", thread_id, counter))
 end

@@ -3,16 +3,11 @@ package.path = debug.getinfo(1, "S").source:match("@?(.*/)") .. "?.lua;" .. pack
 local common = require("common")
 local queries = {}
 local counter = 0
-local thread_id = 0
-local threads = 0
-
-function setup(thread)
-  thread:set("thread_id", threads)
-  threads = threads + 1
-end
+-- thread_id: a global, set by common.setup before init runs.
+setup = common.setup
 
 function init(args)
-  math.randomseed(os.time() + thread_id * 7919)
+  math.randomseed(os.time() + (thread_id or 0) * 7919)
   for _, f in ipairs(common.lines(os.getenv("NEARDUP_QUERIES"))) do
     queries[#queries + 1] = wrk.path .. "/query?fingerprint=" .. common.encode(f)
   end
@@ -21,10 +16,8 @@ end
 function request()
   counter = counter + 1
   if counter % 10 == 0 then
-    local body = string.format('{"id":"mix-%d-%d-%d","fingerprint":"%s"}\n', os.time(), thread_id, counter,
-      common.random_fingerprint())
-    return wrk.format("POST", wrk.path .. "/fingerprints",
-      { ["Authorization"] = "Bearer " .. os.getenv("NEARDUP_TOKEN") }, body)
+    return wrk.format("POST", wrk.path .. "/fingerprints", common.token_header(),
+      common.insert_body("mix", thread_id, counter))
   end
   return wrk.format("POST", queries[math.random(1, #queries)], nil, "")
 end
