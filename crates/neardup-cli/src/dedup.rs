@@ -293,17 +293,15 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     }
     let started = Instant::now();
     let mut tally = Tally::default();
-    let mut warc_records = WarcRecords::new();
-    // Records: each pushed document's record ordinal, for writing the split.
-    let (dataset, ordinals) = if records {
+    // Records: each pushed document's record ordinal, for writing the split. Files: each WARC member's record.
+    let (dataset, ordinals, warc_records) = if records {
         let dataset = args.records.open(&args.paths, &mut tally);
         let ordinals = read_records(&args, &dataset, &mut dedup, &mut tally)?;
-        (Some(dataset), ordinals)
+        (Some(dataset), ordinals, WarcRecords::new())
     } else {
-        let (read, records) = read_files(&args, &mut dedup)?;
+        let (read, warc_records) = read_files(&args, &mut dedup)?;
         tally = read;
-        warc_records = records;
-        (None, Vec::new())
+        (None, Vec::new(), warc_records)
     };
     let finding = records::phase("finding near-duplicates");
     let bar = finding.clone();

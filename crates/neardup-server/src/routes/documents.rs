@@ -124,11 +124,15 @@ pub async fn show(
         Some(sketch) => Ok(axum::Json(
             json!({"id": id, "fingerprint": sketch.to_string()}),
         )),
-        None => Err(ApiError::not_found(
-            "no_such_document",
-            format!("index '{name}' has no document with id '{id}'"),
-        )),
+        None => Err(no_such_document(&name, &id)),
     }
+}
+
+fn no_such_document(index: &str, id: &str) -> ApiError {
+    ApiError::not_found(
+        "no_such_document",
+        format!("index '{index}' has no document with id '{id}'"),
+    )
 }
 
 /// `DELETE /v1/indexes/{name}/documents?id=ID`: 204, or 404 if it was not stored.
@@ -141,10 +145,7 @@ pub async fn remove(
     let index = state.index(&name)?;
     match write(&index, Write::Remove { id: id.clone() }).await? {
         Written::Removed { existed: true } => Ok(StatusCode::NO_CONTENT),
-        _ => Err(ApiError::not_found(
-            "no_such_document",
-            format!("index '{name}' has no document with id '{id}'"),
-        )),
+        _ => Err(no_such_document(&name, &id)),
     }
 }
 
