@@ -63,6 +63,9 @@ pub use profile::{Measure, Profile};
 pub use scheme::{Analysis, SCHEMES, Scheme};
 pub use sketch::{DocumentAnalysis, Method, Sketch};
 
+/// datasketch's MinHash, bit-exact (SHA-1, NumPy's MT19937 draws, `LeanMinHash` bytes), re-exported from
+/// `neardup-sketch` for front doors that speak datasketch (the Python package's `neardup.datasketch`).
+pub use neardup_sketch::datasketch;
 /// Text extraction and tokenization, re-exported for callers that need the steps (golden vectors, tools).
 pub use neardup_text as text;
 /// Media detection and hints, re-exported from `neardup-text`.

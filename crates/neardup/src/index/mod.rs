@@ -155,25 +155,7 @@ impl Index<RedbStore> {
     /// Creates an index in `dir` (an embedded database file; the directory is created if missing) for
     /// documents sketched with `method`. Refuses bottom-k samples, which are compared pair by pair.
     pub fn create(dir: &Path, method: Method, settings: &IndexSettings) -> Result<Self, Error> {
-        let kind = match method {
-            Method::BottomK(params) => {
-                return Err(crate::schemes::pair_by_pair(&params, "indexed"));
-            }
-            Method::SimHash(_) => {
-                crate::schemes::check_k(settings.k)?;
-                Kind::Hamming(recommend(settings.k, settings.expected.max(1.0)))
-            }
-            Method::MinHash(scheme) => {
-                let (banding, threshold) = settings
-                    .dedup
-                    .choose_bands(settings.preset, scheme.values())?;
-                Kind::Lsh { banding, threshold }
-            }
-        };
-        let meta = Meta {
-            scheme: method.name(),
-            kind,
-        };
+        let meta = layout(method, settings)?;
         let store = RedbStore::create(dir, &meta.to_settings()).map_err(|e| store_error(dir, e))?;
         Self::from_store(store, dir.display().to_string())
     }
@@ -183,6 +165,42 @@ impl Index<RedbStore> {
         let store = RedbStore::open(dir).map_err(|e| store_error(dir, e))?;
         Self::from_store(store, dir.display().to_string())
     }
+}
+
+impl Index<MemoryStore> {
+    /// An index that lives only in memory, laid out as [`Index::create`] lays out one on disk.
+    pub fn in_memory(method: Method, settings: &IndexSettings) -> Result<Self, Error> {
+        let meta = layout(method, settings)?;
+        let store = MemoryStore::new(meta.to_settings()).map_err(|e| Error::Index {
+            location: "memory".to_owned(),
+            reason: e.to_string(),
+        })?;
+        Self::from_store(store, "memory".to_owned())
+    }
+}
+
+/// The layout of a new index of `method`: Hamming tables for SimHash, LSH bands for MinHash. Refuses bottom-k
+/// samples, which are compared pair by pair.
+fn layout(method: Method, settings: &IndexSettings) -> Result<Meta, Error> {
+    let kind = match method {
+        Method::BottomK(params) => {
+            return Err(crate::schemes::pair_by_pair(&params, "indexed"));
+        }
+        Method::SimHash(_) => {
+            crate::schemes::check_k(settings.k)?;
+            Kind::Hamming(recommend(settings.k, settings.expected.max(1.0)))
+        }
+        Method::MinHash(scheme) => {
+            let (banding, threshold) = settings
+                .dedup
+                .choose_bands(settings.preset, scheme.values())?;
+            Kind::Lsh { banding, threshold }
+        }
+    };
+    Ok(Meta {
+        scheme: method.name(),
+        kind,
+    })
 }
 
 impl<S: Store> Index<S> {

@@ -1,0 +1,246 @@
+"""neardup: near-duplicate documents, from Python.
+
+The same engine as the ``neardup`` command and server, so the same input gives the same fingerprints,
+signatures and clusters everywhere:
+
+* ``neardup.fingerprint(data)``: the ``simhash-doc-v1`` fingerprint of a document (bytes in any medium:
+  HTML, PDF, XML, text, EPUB; or a ``str``). Same text, same fingerprint, from any medium.
+* ``neardup.sketch(data, scheme=...)``: a fingerprint or a MinHash-family signature, for any scheme in
+  ``neardup.schemes()``; ``neardup.compare(a, b)`` compares two.
+* ``neardup.sketches(texts, scheme=...)``: a whole column at once, on all cores, as a NumPy array
+  (``uint64`` fingerprints, or a 2-D ``uint32`` array of signatures).
+* ``neardup.Index(path_or_none, scheme=..., k=... | threshold=...)``: stored sketches and exact-radius
+  queries, in memory or in the same files as ``neardup index``.
+* ``neardup.dedup(texts, ids=None, ...)``: clusters safe to act on, as a ``pyarrow.Table`` with the CLI's
+  columns (``id``, ``cluster``, ``representative``, ``duplicate_of``, ``score``).
+* ``neardup.datasketch``: a drop-in for datasketch 2.0's ``MinHash``, ``LeanMinHash`` and ``MinHashLSH``.
+
+Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, ``NoTokens``,
+``ParseError``, ``UnsupportedError``, ``IndexError``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional, Sequence
+
+from . import _native
+from ._native import (
+    Error,
+    Index,
+    IndexError,
+    MediaError,
+    NoTokens,
+    ParseError,
+    SchemeMismatch,
+    Sketch,
+    UnsupportedError,
+    compare,
+    fingerprint,
+    schemes,
+    sketch,
+)
+
+__version__ = _native.__version__
+Fingerprint = Sketch
+"""A SimHash fingerprint is a :class:`Sketch` of a SimHash scheme (``value``, ``distance``, ``similarity``)."""
+
+__all__ = [
+    "Error",
+    "Fingerprint",
+    "Index",
+    "IndexError",
+    "MediaError",
+    "NoTokens",
+    "ParseError",
+    "SchemeMismatch",
+    "Sketch",
+    "UnsupportedError",
+    "compare",
+    "dedup",
+    "fingerprint",
+    "schemes",
+    "sketch",
+    "sketches",
+]
+
+
+def _string_column(values: Any):
+    """A pyarrow string or binary array of one chunk for any column-like input (list, tuple, NumPy array,
+    pyarrow Array or ChunkedArray, pandas or polars Series), without a Python object per item where the
+    input is already columnar."""
+    import pyarrow as pa
+
+    if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
+        values = values.to_arrow()
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if not isinstance(values, pa.Array):
+        values = pa.array(values)
+    if pa.types.is_string_view(values.type) if hasattr(pa.types, "is_string_view") else False:
+        values = values.cast(pa.large_string())
+    if not (
+        pa.types.is_string(values.type)
+        or pa.types.is_large_string(values.type)
+        or pa.types.is_binary(values.type)
+        or pa.types.is_large_binary(values.type)
+    ):
+        raise TypeError(f"documents must be strings or bytes, not {values.type}")
+    return values
+
+
+def _buffers(column):
+    """The (offsets, data, offset width, validity) of an Arrow string column, as bytes, sliced to it."""
+    import pyarrow as pa
+
+    if column.offset != 0:
+        column = pa.concat_arrays([column])  # a sliced array: copy to offset 0
+        if column.offset != 0:
+            column = column.take(pa.array(range(len(column))))
+    validity, offsets, data = column.buffers()[:3]
+    width = 8 if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type) else 4
+    offsets_bytes = offsets.to_pybytes()[: (len(column) + 1) * width] if offsets is not None else b"\0" * width
+    data_bytes = data.to_pybytes() if data is not None else b""
+    validity_bytes = validity.to_pybytes() if validity is not None and column.null_count else None
+    return offsets_bytes, data_bytes, width, validity_bytes
+
+
+def _scheme_params(num_perm, seed, shingle, char_shingle):
+    return dict(num_perm=num_perm, seed=seed, shingle=shingle, char_shingle=char_shingle)
+
+
+def sketches(
+    texts: Any,
+    scheme: str = "simhash-doc-v1",
+    *,
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    errors: str = "raise",
+):
+    """Sketches a column of documents on all cores (the GIL released).
+
+    ``texts``: a list, a NumPy array of strings, a ``pyarrow`` Array or ChunkedArray, a pandas or polars
+    Series; ``str`` values are text, ``bytes`` values documents in any medium. Returns a NumPy array: one
+    ``uint64`` per document for a SimHash scheme (the fingerprint's value, as ``Sketch.value``), or a 2-D
+    ``uint32`` array of signatures (one row per document) for a MinHash scheme. ``errors="raise"`` (default)
+    raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` leaves its row at
+    zero and warns with the count.
+    """
+    import numpy as np
+
+    column = _string_column(texts)
+    offsets, data, width, validity = _buffers(column)
+    kind, per_row, values, failures = _native.sketch_column(
+        offsets, data, width, validity, scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
+    )
+    _report(failures, errors)
+    if kind == "simhash":
+        return np.frombuffer(values, dtype="<u8").copy()
+    return np.frombuffer(values, dtype="<u4").reshape(len(column), per_row).copy()
+
+
+def _report(failures, errors: str) -> None:
+    if not failures:
+        return
+    row, message = failures[0]
+    if errors == "raise":
+        raise Error(f"row {row}: {message}" + (f" (and {len(failures) - 1} more rows)" if len(failures) > 1 else ""))
+    if errors not in ("zero", "keep"):
+        raise ValueError(f"errors must be 'raise' or 'keep', not {errors!r}")
+    warnings.warn(
+        f"{len(failures)} documents could not be sketched; the first, row {row}: {message}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def dedup(
+    texts: Any,
+    ids: Optional[Any] = None,
+    scheme: str = "simhash-doc-v1",
+    *,
+    k: Optional[int] = None,
+    threshold: Optional[float] = None,
+    verify: str = "exact",
+    clustering: str = "centres",
+    representative: str = "smallest-id",
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    errors: str = "keep",
+):
+    """Finds near-duplicate documents and groups them in clusters safe to act on.
+
+    ``texts`` as for :func:`sketches`; ``ids`` (same length; default the row numbers as strings) must be
+    unique. SimHash schemes pair documents within ``k`` bits (default 3); MinHash schemes at similarity
+    ``threshold`` or more (default 0.8), verified exactly by default (``verify="estimate"`` or ``"none"``).
+    ``clustering="centres"`` (default) keeps every member within the threshold of its representative;
+    ``"components"`` gives connected components. ``representative``: ``"smallest-id"`` (default),
+    ``"first"`` (input order) or ``"longest"``.
+
+    Returns a ``pyarrow.Table`` with one row per document, in input order, and the CLI's columns: ``id``,
+    ``cluster`` (``uint64``, null for a document in no cluster), ``representative`` (the id kept for its
+    cluster), ``duplicate_of`` (for a removed document, the kept id it duplicates; null for the kept ones)
+    and ``score`` (its distance or similarity to that one). Keep the rows where ``duplicate_of`` is null.
+    Documents that cannot be sketched (empty, no words, broken) are kept alone, with a warning
+    (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = _string_column(texts)
+    n = len(column)
+    if ids is None:
+        id_array = pa.array([str(i) for i in range(n)], pa.string())
+    else:
+        id_array = _string_column(ids)
+        if len(id_array) != n:
+            raise ValueError(f"{len(id_array)} ids for {n} documents")
+        if id_array.null_count:
+            raise ValueError("ids must not be null")
+    # Each row's rank among the ids in byte order: the engine's "smallest id" and its ties follow it.
+    order_idx = pc.sort_indices(id_array.cast(pa.large_binary())).to_numpy()
+    ranks = np.empty(n, dtype=np.uint64)
+    ranks[order_idx] = np.arange(n, dtype=np.uint64)
+    sorted_ids = id_array.take(pa.array(order_idx))
+    if n > 1 and pc.any(pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1))).as_py():
+        dup = pc.filter(sorted_ids.slice(1), pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1)))[0]
+        raise ValueError(f"the id {dup.as_py()!r} is used by two documents: ids must be unique")
+    offsets, data, width, validity = _buffers(column)
+    (cluster_b, rep_b, dup_b, score_b), failures, _summary = _native.dedup_column(
+        offsets,
+        data,
+        width,
+        validity,
+        ranks.astype("<u8").tobytes(),
+        scheme,
+        k=k,
+        threshold=threshold,
+        verify=verify,
+        clustering=clustering,
+        representative=representative,
+        media=media,
+        **_scheme_params(num_perm, seed, shingle, char_shingle),
+    )
+    _report(failures, errors)
+    cluster = np.frombuffer(cluster_b, dtype="<u8")
+    rep = np.frombuffer(rep_b, dtype="<i8")
+    dup = np.frombuffer(dup_b, dtype="<i8")
+    score = np.frombuffer(score_b, dtype="<f8")
+    in_cluster = cluster != 0
+    is_dup = dup >= 0
+    return pa.table(
+        {
+            "id": id_array.cast(pa.string()) if not pa.types.is_string(id_array.type) else id_array,
+            "cluster": pa.array(cluster, mask=~in_cluster),
+            "representative": id_array.take(pa.array(np.where(in_cluster, rep, 0), mask=~in_cluster)),
+            "duplicate_of": id_array.take(pa.array(np.where(is_dup, dup, 0), mask=~is_dup)),
+            "score": pa.array(score, mask=np.isnan(score)),
+        }
+    )

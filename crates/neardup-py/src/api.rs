@@ -1,0 +1,302 @@
+//! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
+
+use crate::batch::{Column, sketch_rows};
+use crate::errors::{IntoPy, UnsupportedError};
+use neardup::media::{Media, MediaHint};
+use neardup::schemes::{Params, lookup};
+use neardup::{Method, Sketch};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+use std::borrow::Cow;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySketch>()?;
+    m.add_function(wrap_pyfunction!(sketch, m)?)?;
+    m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_column, m)?)?;
+    Ok(())
+}
+
+/// The bytes of a document given as `bytes`, `bytearray`, `memoryview` or `str` (UTF-8).
+pub fn document_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(s) = data.cast::<PyString>() {
+        return Ok(Cow::Owned(s.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(v) = data.extract::<Vec<u8>>() {
+        return Ok(Cow::Owned(v));
+    }
+    Err(PyTypeError::new_err(format!(
+        "a document is bytes or str, not {}",
+        data.get_type().name()?
+    )))
+}
+
+/// The media hint for a `media=` argument: `None` detects from the content; a name forces it.
+pub fn media_hint(media: Option<&str>) -> PyResult<MediaHint<'static>> {
+    match media {
+        None => Ok(MediaHint::Auto),
+        Some(name) if name.eq_ignore_ascii_case("auto") => Ok(MediaHint::Auto),
+        Some(name) => Media::from_name(name).map(MediaHint::Force).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown media '{name}' (known: auto, text, html, xml, pdf, epub, warc)"
+            ))
+        }),
+    }
+}
+
+/// The method a scheme name and its parameters name.
+pub fn method_of(
+    scheme: &str,
+    num_perm: Option<u32>,
+    seed: Option<u64>,
+    shingle: Option<u32>,
+    char_shingle: Option<u32>,
+) -> PyResult<Method> {
+    lookup(scheme)
+        .py_err()?
+        .method(&Params {
+            num_perm,
+            seed,
+            shingle,
+            char_shingle,
+        })
+        .py_err()
+}
+
+/// A document's sketch: a SimHash fingerprint (`simhash-doc-v1:…`) or a MinHash-family signature. Its string
+/// form is self-describing and parses back (`Sketch.parse`).
+#[pyclass(name = "Sketch", module = "neardup", frozen, eq, from_py_object)]
+#[derive(Clone, PartialEq)]
+pub struct PySketch {
+    pub sketch: Sketch,
+}
+
+#[pymethods]
+impl PySketch {
+    /// Parses the string form (`simhash-doc-v1:4bq3pkeb6ge3q`, `minhash-oph-v1:k=128,seed=0,f=w5:…`).
+    #[new]
+    fn new(text: &str) -> PyResult<Self> {
+        Self::parse(text)
+    }
+
+    /// Parses the string form.
+    #[staticmethod]
+    fn parse(text: &str) -> PyResult<Self> {
+        Ok(PySketch {
+            sketch: text.parse().py_err()?,
+        })
+    }
+
+    /// The scheme's canonical name.
+    #[getter]
+    fn scheme(&self) -> PyResult<String> {
+        Ok(self.sketch.method().py_err()?.name())
+    }
+
+    /// SimHash: the 64-bit value; `None` for a signature.
+    #[getter]
+    fn value(&self) -> Option<u64> {
+        self.sketch.fingerprint().map(|f| f.bits())
+    }
+
+    /// MinHash: the signature's values; `None` for a fingerprint.
+    #[getter]
+    fn values(&self) -> Option<Vec<u32>> {
+        self.sketch.signature().map(|s| s.values().to_vec())
+    }
+
+    /// SimHash: the Hamming distance to another fingerprint of the same scheme.
+    fn distance(&self, other: &PySketch) -> PyResult<u32> {
+        match (self.sketch.fingerprint(), other.sketch.fingerprint()) {
+            (Some(a), Some(b)) => a.distance(&b).py_err(),
+            _ => Err(UnsupportedError::new_err(
+                "distance is the Hamming distance of two SimHash fingerprints: use similarity() for signatures",
+            )),
+        }
+    }
+
+    /// The similarity to another sketch of the same scheme: 1 − distance/64 for SimHash, the estimated
+    /// Jaccard similarity for MinHash.
+    fn similarity(&self, other: &PySketch) -> PyResult<f64> {
+        self.sketch.similarity(&other.sketch).py_err()
+    }
+
+    fn __str__(&self) -> String {
+        self.sketch.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Sketch('{}')", self.sketch)
+    }
+
+    fn __hash__(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.sketch.to_string().hash(&mut h);
+        h.finish()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        Ok((slf.get_type().into_any(), (slf.get().sketch.to_string(),)))
+    }
+}
+
+/// A sketch given as a `Sketch` or its string form.
+pub fn as_sketch(value: &Bound<'_, PyAny>) -> PyResult<Sketch> {
+    if let Ok(s) = value.cast::<PySketch>() {
+        return Ok(s.get().sketch.clone());
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        return s.to_cow()?.parse().py_err();
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a neardup.Sketch or its string form, not {}",
+        value.get_type().name()?
+    )))
+}
+
+/// The sketch of one document (bytes in any supported medium, or text), with any scheme.
+#[pyfunction]
+#[pyo3(signature = (data, scheme="simhash-doc-v1", *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[allow(clippy::too_many_arguments)]
+fn sketch(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    scheme: &str,
+    media: Option<&str>,
+    num_perm: Option<u32>,
+    seed: Option<u64>,
+    shingle: Option<u32>,
+    char_shingle: Option<u32>,
+) -> PyResult<PySketch> {
+    let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+    let hint = media_hint(media)?;
+    let bytes = document_bytes(data)?;
+    let analysis = py.detach(|| method.analyze(&bytes, hint)).py_err()?;
+    Ok(PySketch {
+        sketch: analysis.sketch,
+    })
+}
+
+/// The SimHash fingerprint of one document; refuses MinHash schemes (use `sketch`).
+#[pyfunction]
+#[pyo3(signature = (data, scheme="simhash-doc-v1", *, media=None))]
+fn fingerprint(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    scheme: &str,
+    media: Option<&str>,
+) -> PyResult<PySketch> {
+    let method = method_of(scheme, None, None, None, None)?;
+    if !matches!(method, Method::SimHash(_)) {
+        return Err(UnsupportedError::new_err(format!(
+            "{scheme} makes signatures, not fingerprints: use neardup.sketch(data, scheme='{scheme}')"
+        )));
+    }
+    sketch(py, data, scheme, media, None, None, None, None)
+}
+
+/// Compares two sketches (or their strings): `{"similarity": s}`, with `"distance"` and `"verdict"` for
+/// SimHash fingerprints.
+#[pyfunction]
+fn compare<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (a, b) = (as_sketch(a)?, as_sketch(b)?);
+    let out = PyDict::new(py);
+    out.set_item("similarity", a.similarity(&b).py_err()?)?;
+    if let (Some(fa), Some(fb)) = (a.fingerprint(), b.fingerprint()) {
+        out.set_item("distance", fa.distance(&fb).py_err()?)?;
+        out.set_item("verdict", fa.verdict(&fb).py_err()?.name())?;
+    }
+    Ok(out)
+}
+
+/// The scheme registry: one dict per scheme.
+#[pyfunction]
+fn schemes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    neardup::schemes::REGISTRY
+        .iter()
+        .map(|s| {
+            let d = PyDict::new(py);
+            d.set_item("name", s.name)?;
+            d.set_item("aliases", s.aliases.to_vec())?;
+            d.set_item("family", format!("{:?}", s.family).to_lowercase())?;
+            d.set_item("measure", format!("{:?}", s.measure).to_lowercase())?;
+            d.set_item("indexable", s.indexable)?;
+            d.set_item("max_k", s.max_k)?;
+            d.set_item("default_seed", s.default_seed)?;
+            d.set_item("about", s.about)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Sketches a column of documents (Arrow string buffers: `offsets` of `offset_width` bytes, `data`, and an
+/// optional validity bitmap) on all cores with the GIL released. Returns `(kind, width, values, failures)`:
+/// `kind` is "simhash" (one `uint64` per row) or "minhash" (`width` `uint32` values per row), `values` the
+/// little-endian bytes (a failed row's are zeros), and `failures` `(row, message)` pairs in row order.
+#[pyfunction]
+#[pyo3(signature = (offsets, data, offset_width, validity, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn sketch_column<'py>(
+    py: Python<'py>,
+    offsets: &[u8],
+    data: &[u8],
+    offset_width: usize,
+    validity: Option<&[u8]>,
+    scheme: &str,
+    media: Option<&str>,
+    num_perm: Option<u32>,
+    seed: Option<u64>,
+    shingle: Option<u32>,
+    char_shingle: Option<u32>,
+) -> PyResult<(
+    &'static str,
+    usize,
+    Bound<'py, PyBytes>,
+    Vec<(usize, String)>,
+)> {
+    let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+    let hint = media_hint(media)?;
+    let column = Column::new(offsets, data, offset_width, validity)?;
+    let rows = py.detach(|| sketch_rows(&column, method, hint, false));
+    let (kind, width) = match method {
+        Method::SimHash(_) => ("simhash", 1),
+        Method::MinHash(scheme) => ("minhash", scheme.values() as usize),
+        Method::BottomK(_) => {
+            return Err(UnsupportedError::new_err(
+                "bottom-k samples vary in length: sketch them one at a time with neardup.sketch",
+            ));
+        }
+    };
+    let mut out = Vec::with_capacity(rows.len() * width * if kind == "simhash" { 8 } else { 4 });
+    let mut failures = Vec::new();
+    for (row, result) in rows.into_iter().enumerate() {
+        match result {
+            Ok(done) => match &done.sketch {
+                Sketch::Fingerprint(f) => out.extend_from_slice(&f.bits().to_le_bytes()),
+                Sketch::Signature(s) => {
+                    for v in s.values() {
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+                Sketch::BottomK(_) => unreachable!("refused above"),
+            },
+            Err(message) => {
+                out.resize(out.len() + width * if kind == "simhash" { 8 } else { 4 }, 0);
+                failures.push((row, message));
+            }
+        }
+    }
+    Ok((kind, width, PyBytes::new(py, &out), failures))
+}

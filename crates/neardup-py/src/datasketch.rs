@@ -1,0 +1,531 @@
+//! The kernels under `neardup.datasketch`: datasketch 2.0's permutations, hashing and LSH band tables,
+//! bit-exact, in native code. The Python module keeps datasketch's objects and semantics (a `hashvalues`
+//! NumPy array, replaced on each update) and calls these for the work.
+//!
+//! Arrays cross as NumPy array addresses (`arr.__array_interface__['data'][0]`) because the stable ABI has
+//! no buffer protocol before Python 3.11. The contract, kept by `neardup/datasketch.py`: each address is of
+//! a live, C-contiguous array of the scheme's dtype (`uint32` for "affine32", `uint64` for "affine64" and
+//! "legacy") holding at least the given number of values, and a written array is not shared.
+
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use neardup::datasketch::{Mt19937, fmix32, sha1, sha1_hash32};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
+use std::hash::BuildHasher;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(ds_permutations, m)?)?;
+    m.add_function(wrap_pyfunction!(ds_update, m)?)?;
+    m.add_function(wrap_pyfunction!(ds_update_hashes, m)?)?;
+    m.add_class::<BandIndex>()?;
+    Ok(())
+}
+
+/// Batches at least this large are permuted with the GIL released.
+const DETACH_AT: usize = 256;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Affine32,
+    Affine64,
+    Legacy,
+}
+
+const MERSENNE_61: u64 = (1 << 61) - 1;
+
+impl Scheme {
+    fn parse(name: &str) -> PyResult<Scheme> {
+        match name {
+            "affine32" => Ok(Scheme::Affine32),
+            "affine64" => Ok(Scheme::Affine64),
+            "legacy" => Ok(Scheme::Legacy),
+            _ => Err(PyValueError::new_err(format!(
+                "scheme must be one of affine32, affine64, legacy, got '{name}'"
+            ))),
+        }
+    }
+
+    fn wide(self) -> bool {
+        self != Scheme::Affine32
+    }
+}
+
+/// The MurmurHash3 64-bit finalizer (datasketch's `_fmix` at width 64).
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
+}
+
+/// datasketch's `sha1_hash64`: the first 8 bytes of SHA-1, little-endian.
+fn sha1_hash64(data: &[u8]) -> u64 {
+    let d = sha1(data);
+    u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
+}
+
+fn mod_mersenne61(x: u64) -> u64 {
+    let r = (x & MERSENNE_61) + (x >> 61);
+    if r >= MERSENNE_61 { r - MERSENNE_61 } else { r }
+}
+
+/// `MinHash(num_perm, seed, scheme).permutations` as little-endian bytes of the scheme's dtype: `(a, b)`.
+#[pyfunction]
+fn ds_permutations<'py>(
+    py: Python<'py>,
+    scheme: &str,
+    num_perm: usize,
+    seed: i64,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let scheme = Scheme::parse(scheme)?;
+    let seed = u32::try_from(seed)
+        .map_err(|_| PyValueError::new_err("Seed must be between 0 and 2**32 - 1"))?;
+    let mut rng = Mt19937::new(seed);
+    let (a, b): (Vec<u8>, Vec<u8>) = match scheme {
+        Scheme::Affine32 => {
+            let a: Vec<u32> = (0..num_perm)
+                .map(|_| rng.randint_u32(0, 1 << 31).wrapping_mul(2).wrapping_add(1))
+                .collect();
+            let b: Vec<u32> = (0..num_perm).map(|_| rng.randint_u32(0, 1 << 32)).collect();
+            (le32(&a), le32(&b))
+        }
+        Scheme::Affine64 => {
+            let a: Vec<u64> = (0..num_perm)
+                .map(|_| rng.randint_u64(0, 1 << 63).wrapping_mul(2).wrapping_add(1))
+                .collect();
+            // randint(0, 2**64, dtype=uint64): the full range takes each 64-bit output as it is.
+            let b: Vec<u64> = (0..num_perm).map(|_| rng.next_u64()).collect();
+            (le64(&a), le64(&b))
+        }
+        Scheme::Legacy => {
+            let (a, b): (Vec<u64>, Vec<u64>) = (0..num_perm)
+                .map(|_| {
+                    let a = rng.randint_u64(1, MERSENNE_61);
+                    (a, rng.randint_u64(0, MERSENNE_61))
+                })
+                .unzip();
+            (le64(&a), le64(&b))
+        }
+    };
+    Ok((PyBytes::new(py, &a), PyBytes::new(py, &b)))
+}
+
+fn le32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn le64(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The arrays of one update, borrowed from NumPy by address (see the module docs for the contract).
+struct Arrays {
+    scheme: Scheme,
+    a: usize,
+    b: usize,
+    values: usize,
+    num_perm: usize,
+}
+
+impl Arrays {
+    /// Takes the element-wise minimum of the permuted `hashes` into the values.
+    fn apply(&self, hashes: &[u64]) {
+        let n = self.num_perm;
+        // SAFETY: the caller (neardup/datasketch.py) passes addresses of live, C-contiguous arrays of the
+        // scheme's dtype with `num_perm` values each, and the values array is a fresh copy no one else holds.
+        unsafe {
+            match self.scheme {
+                Scheme::Affine32 => {
+                    let a = std::slice::from_raw_parts(self.a as *const u32, n);
+                    let b = std::slice::from_raw_parts(self.b as *const u32, n);
+                    let v = std::slice::from_raw_parts_mut(self.values as *mut u32, n);
+                    for &hv in hashes {
+                        let hv = fmix32(hv as u32);
+                        for ((v, &a), &b) in v.iter_mut().zip(a).zip(b) {
+                            *v = (*v).min(a.wrapping_mul(hv).wrapping_add(b));
+                        }
+                    }
+                }
+                Scheme::Affine64 => {
+                    let a = std::slice::from_raw_parts(self.a as *const u64, n);
+                    let b = std::slice::from_raw_parts(self.b as *const u64, n);
+                    let v = std::slice::from_raw_parts_mut(self.values as *mut u64, n);
+                    for &hv in hashes {
+                        let hv = fmix64(hv);
+                        for ((v, &a), &b) in v.iter_mut().zip(a).zip(b) {
+                            *v = (*v).min(a.wrapping_mul(hv).wrapping_add(b));
+                        }
+                    }
+                }
+                Scheme::Legacy => {
+                    let a = std::slice::from_raw_parts(self.a as *const u64, n);
+                    let b = std::slice::from_raw_parts(self.b as *const u64, n);
+                    let v = std::slice::from_raw_parts_mut(self.values as *mut u64, n);
+                    for &hv in hashes {
+                        for ((v, &a), &b) in v.iter_mut().zip(a).zip(b) {
+                            let phv =
+                                mod_mersenne61(a.wrapping_mul(hv).wrapping_add(b)) & 0xFFFF_FFFF;
+                            *v = (*v).min(phv);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn apply_maybe_detached(&self, py: Python<'_>, hashes: &[u64]) {
+        if hashes.len() >= DETACH_AT {
+            py.detach(|| self.apply(hashes));
+        } else {
+            self.apply(hashes);
+        }
+    }
+}
+
+/// The default hash of one item, as datasketch's `sha1_hash32`/`sha1_hash64` (through hashlib) takes it.
+fn default_hash(scheme: Scheme, item: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let hash = |data: &[u8]| {
+        if scheme.wide() && scheme != Scheme::Legacy {
+            sha1_hash64(data)
+        } else {
+            sha1_hash32(data) as u64
+        }
+    };
+    if let Ok(b) = item.cast::<PyBytes>() {
+        return Ok(hash(b.as_bytes()));
+    }
+    if let Ok(b) = item.cast::<PyByteArray>() {
+        return Ok(hash(&b.to_vec()));
+    }
+    if item.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "Strings must be encoded before hashing",
+        ));
+    }
+    // Other buffers (memoryview, NumPy scalars and arrays): their bytes, as hashlib reads them.
+    match item.call_method0("tobytes").or_else(|_| {
+        item.py()
+            .import("builtins")?
+            .getattr("memoryview")?
+            .call1((item,))?
+            .call_method0("tobytes")
+    }) {
+        Ok(bytes) => Ok(hash(bytes.cast::<PyBytes>()?.as_bytes())),
+        Err(_) => Err(PyTypeError::new_err(
+            "object supporting the buffer API required",
+        )),
+    }
+}
+
+/// `update_batch(items)` with the default hash function.
+#[pyfunction]
+fn ds_update(
+    py: Python<'_>,
+    scheme: &str,
+    a_ptr: usize,
+    b_ptr: usize,
+    values_ptr: usize,
+    num_perm: usize,
+    items: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let scheme = Scheme::parse(scheme)?;
+    let hashes = items
+        .try_iter()?
+        .map(|item| default_hash(scheme, &item?))
+        .collect::<PyResult<Vec<u64>>>()?;
+    let arrays = Arrays {
+        scheme,
+        a: a_ptr,
+        b: b_ptr,
+        values: values_ptr,
+        num_perm,
+    };
+    arrays.apply_maybe_detached(py, &hashes);
+    Ok(())
+}
+
+/// `update_batch` with hash values already made by a custom `hashfunc` (`count` values of the scheme's dtype
+/// at `hashes_ptr`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn ds_update_hashes(
+    py: Python<'_>,
+    scheme: &str,
+    a_ptr: usize,
+    b_ptr: usize,
+    values_ptr: usize,
+    num_perm: usize,
+    hashes_ptr: usize,
+    count: usize,
+) -> PyResult<()> {
+    let scheme = Scheme::parse(scheme)?;
+    // SAFETY: `count` values of the scheme's dtype at `hashes_ptr` (see the module docs).
+    let hashes: Vec<u64> = unsafe {
+        if scheme.wide() {
+            std::slice::from_raw_parts(hashes_ptr as *const u64, count).to_vec()
+        } else {
+            std::slice::from_raw_parts(hashes_ptr as *const u32, count)
+                .iter()
+                .map(|&h| h as u64)
+                .collect()
+        }
+    };
+    let arrays = Arrays {
+        scheme,
+        a: a_ptr,
+        b: b_ptr,
+        values: values_ptr,
+        num_perm,
+    };
+    arrays.apply_maybe_detached(py, &hashes);
+    Ok(())
+}
+
+/// The band tables of `MinHashLSH`: `b` bands of `r` values of `width` bytes, each band a hash table from
+/// the band's values to the entries that have them. Entries are the caller's integer ids; each entry's
+/// `b·r` values are kept once, in an arena, and buckets hold arena slots, so a bucket's key is read from any
+/// of its slots (exact matching, no stored copy of the key).
+#[pyclass(module = "neardup._native")]
+pub struct BandIndex {
+    bands: usize,
+    rows: usize,
+    width: usize,
+    /// `b·r·width` bytes per slot, little-endian values.
+    arena: Vec<u8>,
+    id_of_slot: Vec<u32>,
+    free: Vec<u32>,
+    slot_of: HashMap<u32, u32>,
+    tables: Vec<HashTable<Vec<u32>>>,
+    hasher: DefaultHashBuilder,
+}
+
+const FREE: u32 = u32::MAX;
+
+impl BandIndex {
+    fn stride(&self) -> usize {
+        self.bands * self.rows * self.width
+    }
+
+    fn band_len(&self) -> usize {
+        self.rows * self.width
+    }
+
+    fn band_of_slot(&self, slot: u32, band: usize) -> &[u8] {
+        let start = slot as usize * self.stride() + band * self.band_len();
+        &self.arena[start..start + self.band_len()]
+    }
+
+    /// The bucket of `key` in `band`, if any.
+    fn bucket(&self, band: usize, key: &[u8]) -> Option<&Vec<u32>> {
+        let hash = self.hasher.hash_one(key);
+        self.tables[band].find(hash, |slots| self.band_of_slot(slots[0], band) == key)
+    }
+
+    /// The `b·r` values at `ptr` as bytes.
+    fn read_values(&self, ptr: usize) -> Vec<u8> {
+        // SAFETY: `ptr` addresses at least b·r values of `width` bytes (see the module docs).
+        unsafe { std::slice::from_raw_parts(ptr as *const u8, self.stride()).to_vec() }
+    }
+
+    fn insert_values(&mut self, id: u32, values: &[u8]) -> PyResult<()> {
+        if id == FREE {
+            return Err(PyValueError::new_err("ids are below 2**32 - 1"));
+        }
+        if self.slot_of.contains_key(&id) {
+            return Err(PyValueError::new_err("The given key already exists"));
+        }
+        let stride = self.stride();
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                let start = slot as usize * stride;
+                self.arena[start..start + stride].copy_from_slice(values);
+                self.id_of_slot[slot as usize] = id;
+                slot
+            }
+            None => {
+                self.arena.extend_from_slice(values);
+                self.id_of_slot.push(id);
+                (self.id_of_slot.len() - 1) as u32
+            }
+        };
+        self.slot_of.insert(id, slot);
+        for band in 0..self.bands {
+            let start = band * self.band_len();
+            let key = &values[start..start + self.band_len()];
+            let hash = self.hasher.hash_one(key);
+            let (arena, stride, band_len) = (&self.arena, self.stride(), self.band_len());
+            let same = |slots: &Vec<u32>| {
+                let s = slots[0] as usize * stride + band * band_len;
+                &arena[s..s + band_len] == key
+            };
+            let hasher = &self.hasher;
+            let rehash = |slots: &Vec<u32>| {
+                let s = slots[0] as usize * stride + band * band_len;
+                hasher.hash_one(&arena[s..s + band_len])
+            };
+            match self.tables[band].find_mut(hash, same) {
+                Some(slots) => slots.push(slot),
+                None => {
+                    self.tables[band].insert_unique(hash, vec![slot], rehash);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn key_bytes(&self, band_bytes: &[u8]) -> Vec<u8> {
+        // datasketch's key: the band's values byte-swapped (big-endian).
+        band_bytes
+            .chunks_exact(self.width)
+            .flat_map(|v| v.iter().rev().copied())
+            .collect()
+    }
+
+    fn slot(&self, id: u32) -> PyResult<u32> {
+        self.slot_of
+            .get(&id)
+            .copied()
+            .ok_or_else(|| PyKeyError::new_err(id))
+    }
+}
+
+#[pymethods]
+impl BandIndex {
+    #[new]
+    fn new(b: usize, r: usize, width: usize) -> PyResult<Self> {
+        if b == 0 || r == 0 || !(width == 4 || width == 8) {
+            return Err(PyValueError::new_err(
+                "bands and rows are positive; values are 4 or 8 bytes",
+            ));
+        }
+        Ok(BandIndex {
+            bands: b,
+            rows: r,
+            width,
+            arena: Vec::new(),
+            id_of_slot: Vec::new(),
+            free: Vec::new(),
+            slot_of: HashMap::new(),
+            tables: (0..b).map(|_| HashTable::new()).collect(),
+            hasher: DefaultHashBuilder::default(),
+        })
+    }
+
+    /// Stores an entry's first b·r values, read from a NumPy array's address.
+    fn insert(&mut self, id: u32, values_ptr: usize) -> PyResult<()> {
+        let values = self.read_values(values_ptr);
+        self.insert_values(id, &values)
+    }
+
+    /// Stores an entry from the little-endian bytes of its b·r values.
+    fn insert_bytes(&mut self, id: u32, data: &[u8]) -> PyResult<()> {
+        if data.len() != self.stride() {
+            return Err(PyValueError::new_err(format!(
+                "expected {} bytes, got {}",
+                self.stride(),
+                data.len()
+            )));
+        }
+        self.insert_values(id, data)
+    }
+
+    /// The ids sharing at least one of the first `bands` bands exactly (default all), sorted.
+    #[pyo3(signature = (values_ptr, bands=None))]
+    fn query(&self, py: Python<'_>, values_ptr: usize, bands: Option<usize>) -> Vec<u32> {
+        let values = self.read_values(values_ptr);
+        let bands = bands.unwrap_or(self.bands).min(self.bands);
+        py.detach(|| {
+            let mut found = Vec::new();
+            for band in 0..bands {
+                let start = band * self.band_len();
+                if let Some(slots) = self.bucket(band, &values[start..start + self.band_len()]) {
+                    found.extend(slots.iter().map(|&s| self.id_of_slot[s as usize]));
+                }
+            }
+            found.sort_unstable();
+            found.dedup();
+            found
+        })
+    }
+
+    /// Removes an entry (KeyError if absent).
+    fn remove(&mut self, id: u32) -> PyResult<()> {
+        let slot = self.slot(id)?;
+        for band in 0..self.bands {
+            let key = self.band_of_slot(slot, band).to_vec();
+            let hash = self.hasher.hash_one(&key[..]);
+            let (arena, stride, band_len) = (&self.arena, self.stride(), self.band_len());
+            let same = |slots: &Vec<u32>| {
+                let s = slots[0] as usize * stride + band * band_len;
+                arena[s..s + band_len] == key[..]
+            };
+            if let Ok(mut entry) = self.tables[band].find_entry(hash, same) {
+                let slots = entry.get_mut();
+                if let Some(at) = slots.iter().position(|&s| s == slot) {
+                    slots.swap_remove(at);
+                }
+                if slots.is_empty() {
+                    entry.remove();
+                }
+            }
+        }
+        self.slot_of.remove(&id);
+        self.id_of_slot[slot as usize] = FREE;
+        self.free.push(slot);
+        Ok(())
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.slot_of.contains_key(&id)
+    }
+
+    fn __len__(&self) -> usize {
+        self.slot_of.len()
+    }
+
+    /// datasketch's meaning: whether any band table is empty.
+    fn is_empty(&self) -> bool {
+        self.tables.iter().any(|t| t.is_empty())
+    }
+
+    /// datasketch's bucket keys for an entry: each band's values as big-endian bytes.
+    fn band_keys<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let slot = self.slot(id)?;
+        Ok((0..self.bands)
+            .map(|band| PyBytes::new(py, &self.key_bytes(self.band_of_slot(slot, band))))
+            .collect())
+    }
+
+    /// An entry's b·r values, little-endian.
+    fn values<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let slot = self.slot(id)? as usize;
+        let stride = self.stride();
+        Ok(PyBytes::new(
+            py,
+            &self.arena[slot * stride..(slot + 1) * stride],
+        ))
+    }
+
+    /// Per band, bucket key (as in `band_keys`) → number of entries.
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        (0..self.bands)
+            .map(|band| {
+                let d = PyDict::new(py);
+                for slots in self.tables[band].iter() {
+                    let key = self.key_bytes(self.band_of_slot(slots[0], band));
+                    d.set_item(PyBytes::new(py, &key), slots.len())?;
+                }
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// The stored ids, sorted.
+    fn ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.slot_of.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+}

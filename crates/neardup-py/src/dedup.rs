@@ -1,0 +1,202 @@
+//! `neardup.dedup`: the engine's `Dedup` over a column of documents. Clusters come back as row numbers; the
+//! Python side turns them into a `pyarrow.Table` with the CLI's columns, taking ids from the caller's array.
+
+use crate::api::{media_hint, method_of};
+use crate::batch::{Column, sketch_rows};
+use crate::errors::{IntoPy, to_py};
+use neardup::dedup::{
+    Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(dedup_column, m)?)?;
+    Ok(())
+}
+
+/// Each row's place in the clusters: its cluster (0: none), its representative's row and the row it
+/// duplicates (-1: none), and its score (NaN: none).
+struct Rows {
+    cluster: Vec<u64>,
+    representative: Vec<i64>,
+    duplicate_of: Vec<i64>,
+    score: Vec<f64>,
+}
+
+/// Collects clusters by row. Inside the engine a row's id is its id rank, zero-padded so that byte order is
+/// rank order.
+struct RowSink<'a> {
+    rows: &'a mut Rows,
+    row_of_rank: &'a [usize],
+}
+
+impl RowSink<'_> {
+    fn row(&self, id: &str) -> i64 {
+        self.row_of_rank[id.parse::<usize>().expect("ids are ranks")] as i64
+    }
+}
+
+impl Sink for RowSink<'_> {
+    fn pair(&mut self, _: &str, _: &str, _: Score) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
+        let representative = self.row(cluster.representative().id);
+        for m in &cluster.members {
+            let r = self.row(m.id) as usize;
+            self.rows.cluster[r] = cluster.number as u64;
+            self.rows.representative[r] = representative;
+            if let Some(of) = m.duplicate_of {
+                self.rows.duplicate_of[r] = self.row(of);
+            }
+            if let Some(score) = m.score {
+                self.rows.score[r] = score.value();
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_clustering(name: &str) -> PyResult<Clustering> {
+    match name {
+        "centres" | "centers" => Ok(Clustering::Centres),
+        "components" => Ok(Clustering::Components),
+        _ => Err(PyValueError::new_err(format!(
+            "clustering '{name}' is not one of: centres, components"
+        ))),
+    }
+}
+
+fn parse_representative(name: &str) -> PyResult<Representative> {
+    match name {
+        "smallest-id" => Ok(Representative::SmallestId),
+        "first" => Ok(Representative::FirstSeen),
+        "longest" => Ok(Representative::Longest),
+        _ => Err(PyValueError::new_err(format!(
+            "representative '{name}' is not one of: smallest-id, first, longest"
+        ))),
+    }
+}
+
+fn parse_verification(name: &str) -> PyResult<Verification> {
+    match name {
+        "exact" => Ok(Verification::Exact),
+        "estimate" => Ok(Verification::Estimate),
+        "none" => Ok(Verification::None),
+        _ => Err(PyValueError::new_err(format!(
+            "verify '{name}' is not one of: exact, estimate, none"
+        ))),
+    }
+}
+
+/// Deduplicates a column (see `batch::Column`), pushing rows in column order. `order` gives each row's id
+/// rank (little-endian `uint64`s) (its place among the ids in byte order), so that the engine's policies (smallest id, ties) see the
+/// caller's order of ids. Returns `(cluster u64, representative i64, duplicate_of i64, score f64)` as
+/// little-endian bytes, the failures `(row, message)`, and the summary's counts.
+#[pyfunction]
+#[pyo3(signature = (offsets, data, offset_width, validity, order, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn dedup_column<'py>(
+    py: Python<'py>,
+    offsets: &[u8],
+    data: &[u8],
+    offset_width: usize,
+    validity: Option<&[u8]>,
+    order: &[u8],
+    scheme: &str,
+    k: Option<u32>,
+    threshold: Option<f64>,
+    verify: &str,
+    clustering: &str,
+    representative: &str,
+    media: Option<&str>,
+    num_perm: Option<u32>,
+    seed: Option<u64>,
+    shingle: Option<u32>,
+    char_shingle: Option<u32>,
+) -> PyResult<(
+    [Bound<'py, PyBytes>; 4],
+    Vec<(usize, String)>,
+    (usize, usize, usize),
+)> {
+    let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+    let hint = media_hint(media)?;
+    let column = Column::new(offsets, data, offset_width, validity)?;
+    if order.len() != column.len() * 8 {
+        return Err(PyValueError::new_err("one id rank (uint64) per row"));
+    }
+    let order: Vec<u64> = order
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    let options = Options {
+        k: k.unwrap_or(Options::default().k),
+        threshold,
+        verification: parse_verification(verify)?,
+        clustering: parse_clustering(clustering)?,
+        representative: parse_representative(representative)?,
+        ..Options::default()
+    };
+    let mut dedup = Dedup::new(method, options).py_err()?;
+    let keep_profiles = dedup.options().verification == Verification::Exact;
+    let n = column.len();
+    let (rows, failures, summary) = py
+        .detach(|| -> Result<_, neardup::Error> {
+            let mut row_of_rank = vec![usize::MAX; n];
+            for (r, &rank) in order.iter().enumerate() {
+                if let Some(slot) = row_of_rank.get_mut(rank as usize) {
+                    *slot = r;
+                }
+            }
+            if row_of_rank.contains(&usize::MAX) {
+                return Err(neardup::Error::Unsupported {
+                    what: "the id ranks are not a permutation of the rows".to_owned(),
+                });
+            }
+            let mut failures = Vec::new();
+            for (r, result) in sketch_rows(&column, method, hint, keep_profiles)
+                .into_iter()
+                .enumerate()
+            {
+                match result {
+                    Ok(s) => dedup.push(Document {
+                        profile: s.profile,
+                        length: s.tokens,
+                        ..Document::new(format!("{:020}", order[r]), s.sketch)
+                    })?,
+                    Err(message) => failures.push((r, message)),
+                }
+            }
+            let mut rows = Rows {
+                cluster: vec![0; n],
+                representative: vec![-1; n],
+                duplicate_of: vec![-1; n],
+                score: vec![f64::NAN; n],
+            };
+            let summary = dedup.clusters(&mut RowSink {
+                rows: &mut rows,
+                row_of_rank: &row_of_rank,
+            })?;
+            Ok((rows, failures, summary))
+        })
+        .map_err(to_py)?;
+    let bytes = |v: Vec<[u8; 8]>| PyBytes::new(py, v.as_flattened());
+    Ok((
+        [
+            bytes(rows.cluster.iter().map(|v| v.to_le_bytes()).collect()),
+            bytes(
+                rows.representative
+                    .iter()
+                    .map(|v| v.to_le_bytes())
+                    .collect(),
+            ),
+            bytes(rows.duplicate_of.iter().map(|v| v.to_le_bytes()).collect()),
+            bytes(rows.score.iter().map(|v| v.to_le_bytes()).collect()),
+        ],
+        failures,
+        (summary.documents, summary.clusters, summary.duplicates),
+    ))
+}

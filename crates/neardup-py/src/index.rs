@@ -1,0 +1,237 @@
+//! `neardup.Index`: the engine's `Index`, in memory or in the same files as `neardup index` (so the CLI and
+//! Python can share one). Queries take a read lock and run with the GIL released; writes take the write lock.
+
+use crate::api::{PySketch, as_sketch, document_bytes, media_hint, method_of};
+use crate::errors::IntoPy;
+use neardup::Sketch;
+use neardup::dedup::Score;
+use neardup::index::{Index, IndexSettings, Match, MemoryStore, Radius, RedbStore};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::sync::RwLock;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyIndex>()
+}
+
+enum AnyIndex {
+    Disk(Index<RedbStore>),
+    Memory(Index<MemoryStore>),
+}
+
+/// Runs `$body` with `$i` bound to the index, whatever its store.
+macro_rules! with {
+    ($any:expr, $i:ident => $body:expr) => {
+        match $any {
+            AnyIndex::Disk($i) => $body,
+            AnyIndex::Memory($i) => $body,
+        }
+    };
+}
+
+/// An index of one scheme's sketches: add documents (or sketches) under ids, and ask which stored ids are
+/// within a distance `k` (SimHash) or a similarity `threshold` (MinHash) of a document.
+#[pyclass(name = "Index", module = "neardup")]
+pub struct PyIndex {
+    inner: RwLock<AnyIndex>,
+}
+
+fn score(s: Score) -> f64 {
+    s.value()
+}
+
+fn matches(found: Vec<Match>) -> Vec<(String, f64)> {
+    found.into_iter().map(|m| (m.id, score(m.score))).collect()
+}
+
+impl PyIndex {
+    fn read<T>(&self, f: impl FnOnce(&AnyIndex) -> T) -> T {
+        f(&self.inner.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut AnyIndex) -> T) -> T {
+        f(&mut self.inner.write().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The sketch of a document, or the sketch given.
+    fn sketch_of(
+        &self,
+        py: Python<'_>,
+        document: Option<&Bound<'_, PyAny>>,
+        sketch: Option<&Bound<'_, PyAny>>,
+        media: Option<&str>,
+    ) -> PyResult<Sketch> {
+        match (document, sketch) {
+            (Some(doc), None) => {
+                let bytes = document_bytes(doc)?;
+                let hint = media_hint(media)?;
+                let method = self.read(|i| with!(i, i => i.method()));
+                let analysis = py.detach(|| method.analyze(&bytes, hint)).py_err()?;
+                Ok(analysis.sketch)
+            }
+            (None, Some(s)) => as_sketch(s),
+            _ => Err(PyValueError::new_err(
+                "give a document, or sketch= (a neardup.Sketch or its string), not both",
+            )),
+        }
+    }
+}
+
+#[pymethods]
+impl PyIndex {
+    /// Opens the index at `path`, or creates it there (or in memory when `path` is None) for `scheme`.
+    /// SimHash: `k` is the largest distance queries may ask for (default 3) and `expected` the number of
+    /// entries the tables are designed for. MinHash: `threshold` (default 0.8) chooses the LSH bands.
+    #[new]
+    #[pyo3(signature = (path=None, scheme=None, *, k=None, threshold=None, expected=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        path: Option<PathBuf>,
+        scheme: Option<&str>,
+        k: Option<u32>,
+        threshold: Option<f64>,
+        expected: Option<f64>,
+        num_perm: Option<u32>,
+        seed: Option<u64>,
+        shingle: Option<u32>,
+        char_shingle: Option<u32>,
+    ) -> PyResult<Self> {
+        let exists = path.as_ref().is_some_and(|p| p.exists());
+        let inner = if let (Some(path), true) = (&path, exists) {
+            let index = Index::open(path).py_err()?;
+            if let Some(scheme) = scheme {
+                let asked = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+                if asked != index.method() {
+                    return Err(crate::errors::SchemeMismatch::new_err(format!(
+                        "{}: the index holds {} sketches, not {}",
+                        path.display(),
+                        index.method(),
+                        asked
+                    )));
+                }
+            }
+            AnyIndex::Disk(index)
+        } else {
+            let method = method_of(
+                scheme.unwrap_or("simhash-doc-v1"),
+                num_perm,
+                seed,
+                shingle,
+                char_shingle,
+            )?;
+            let mut settings = IndexSettings::default();
+            if let Some(k) = k {
+                settings.k = k;
+            }
+            if let Some(expected) = expected {
+                settings.expected = expected;
+            }
+            settings.dedup.threshold = threshold;
+            match &path {
+                Some(path) => AnyIndex::Disk(Index::create(path, method, &settings).py_err()?),
+                None => AnyIndex::Memory(Index::in_memory(method, &settings).py_err()?),
+            }
+        };
+        Ok(PyIndex {
+            inner: RwLock::new(inner),
+        })
+    }
+
+    /// The scheme of every entry.
+    #[getter]
+    fn scheme(&self) -> String {
+        self.read(|i| with!(i, i => i.method().name()))
+    }
+
+    /// Where the index lives (a path, or "memory").
+    #[getter]
+    fn location(&self) -> String {
+        self.read(|i| with!(i, i => i.location().to_owned()))
+    }
+
+    fn __len__(&self) -> usize {
+        self.read(|i| with!(i, i => i.len()))
+    }
+
+    fn __contains__(&self, id: &str) -> bool {
+        self.read(|i| with!(i, i => i.contains(id)))
+    }
+
+    /// The stored sketch of an id, or None.
+    fn get(&self, id: &str) -> Option<PySketch> {
+        self.read(|i| with!(i, i => i.get(id)))
+            .map(|sketch| PySketch { sketch })
+    }
+
+    /// Stores a document (bytes or text, any medium) or a sketch under `id`, replacing what the id held.
+    /// Durable when it returns, for an index on disk.
+    #[pyo3(signature = (id, document=None, *, sketch=None, media=None))]
+    fn add(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        document: Option<&Bound<'_, PyAny>>,
+        sketch: Option<&Bound<'_, PyAny>>,
+        media: Option<&str>,
+    ) -> PyResult<PySketch> {
+        let sketch = self.sketch_of(py, document, sketch, media)?;
+        py.detach(|| self.write(|i| with!(i, i => i.insert(id, &sketch))))
+            .py_err()?;
+        Ok(PySketch { sketch })
+    }
+
+    /// Stores many `(id, sketch)` pairs (sketches or their strings) in one durable write.
+    fn add_sketches(
+        &self,
+        py: Python<'_>,
+        entries: Vec<(String, Bound<'_, PyAny>)>,
+    ) -> PyResult<usize> {
+        let entries = entries
+            .into_iter()
+            .map(|(id, s)| Ok((id, as_sketch(&s)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        py.detach(|| {
+            self.write(
+                |i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (id.as_str(), s)))),
+            )
+        })
+        .py_err()
+    }
+
+    /// The stored ids near a document or a sketch, closest first: `[(id, score)]`, the score a distance
+    /// (SimHash) or an estimated similarity (MinHash). `k` or `threshold` narrows the index's own radius.
+    #[pyo3(signature = (document=None, *, sketch=None, k=None, threshold=None, media=None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        document: Option<&Bound<'_, PyAny>>,
+        sketch: Option<&Bound<'_, PyAny>>,
+        k: Option<u32>,
+        threshold: Option<f64>,
+        media: Option<&str>,
+    ) -> PyResult<Vec<(String, f64)>> {
+        let sketch = self.sketch_of(py, document, sketch, media)?;
+        let method = self.read(|i| with!(i, i => i.method()));
+        let radius = Radius::asked(method, k, threshold).py_err()?;
+        py.detach(|| self.read(|i| with!(i, i => i.query(&sketch, radius))))
+            .py_err()
+            .map(matches)
+    }
+
+    /// Removes an id; returns whether it was stored.
+    fn remove(&self, py: Python<'_>, id: &str) -> PyResult<bool> {
+        py.detach(|| self.write(|i| with!(i, i => i.remove([id]))))
+            .py_err()
+            .map(|n| n > 0)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "neardup.Index({:?}, scheme={:?}, entries={})",
+            self.location(),
+            self.scheme(),
+            self.__len__()
+        )
+    }
+}

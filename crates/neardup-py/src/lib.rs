@@ -1,0 +1,38 @@
+//! # neardup-py: the Python package's native module, `neardup._native`
+//!
+//! A translation of the engine (`neardup`) into Python, and nothing more: every fingerprint, signature,
+//! match and cluster is made by the same code as the CLI's and the server's, so Python results equal theirs.
+//! The Python package around it (`python/neardup/`) adds the types users see: `neardup.Index`,
+//! `neardup.dedup` returning a `pyarrow.Table`, and `neardup.datasketch`, a drop-in for datasketch 2.0.
+//!
+//! * [`api`]: fingerprints, sketches, comparison, the scheme registry, and batch sketching over Arrow string
+//!   buffers (GIL released, all cores, results in input order whatever the thread count);
+//! * [`index`]: the engine's `Index`, in memory or in the same files as `neardup index`;
+//! * [`dedup`]: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
+//! * [`datasketch`]: the kernels under `neardup.datasketch` (datasketch's permutations, hashing and band
+//!   tables), bit-exact with datasketch 2.0;
+//! * [`errors`]: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
+//!
+//! Buffers cross the boundary as bytes or as NumPy array addresses rather than through the buffer protocol,
+//! which the stable ABI has only from Python 3.11: one abi3 wheel serves CPython 3.9 and later.
+
+mod api;
+mod batch;
+mod datasketch;
+mod dedup;
+mod errors;
+mod index;
+
+use pyo3::prelude::*;
+
+/// The native module. Its names are re-exported, documented and typed by the `neardup` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    api::register(m)?;
+    index::register(m)?;
+    dedup::register(m)?;
+    datasketch::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
