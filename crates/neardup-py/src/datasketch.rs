@@ -187,7 +187,7 @@ impl Arrays {
 /// The default hash of one item, as datasketch's `sha1_hash32`/`sha1_hash64` (through hashlib) takes it.
 fn default_hash(scheme: Scheme, item: &Bound<'_, PyAny>) -> PyResult<u64> {
     let hash = |data: &[u8]| {
-        if scheme.wide() && scheme != Scheme::Legacy {
+        if scheme == Scheme::Affine64 {
             sha1_hash64(data)
         } else {
             sha1_hash32(data) as u64
@@ -204,19 +204,20 @@ fn default_hash(scheme: Scheme, item: &Bound<'_, PyAny>) -> PyResult<u64> {
             "Strings must be encoded before hashing",
         ));
     }
-    // Other buffers (memoryview, NumPy scalars and arrays): their bytes, as hashlib reads them.
-    match item.call_method0("tobytes").or_else(|_| {
-        item.py()
-            .import("builtins")?
-            .getattr("memoryview")?
-            .call1((item,))?
-            .call_method0("tobytes")
-    }) {
-        Ok(bytes) => Ok(hash(bytes.cast::<PyBytes>()?.as_bytes())),
-        Err(_) => Err(PyTypeError::new_err(
-            "object supporting the buffer API required",
-        )),
-    }
+    // Other objects go to hashlib itself, so that what it accepts and its errors are datasketch's exactly
+    // (a non-contiguous array, an object without the buffer protocol).
+    let digest = item
+        .py()
+        .import("hashlib")?
+        .getattr("sha1")?
+        .call1((item,))?
+        .call_method0("digest")?;
+    let digest = digest.cast::<PyBytes>()?.as_bytes();
+    Ok(if scheme == Scheme::Affine64 {
+        u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
+    } else {
+        u32::from_le_bytes(digest[..4].try_into().expect("4 bytes")) as u64
+    })
 }
 
 /// `update_batch(items)` with the default hash function.

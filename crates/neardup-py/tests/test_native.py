@@ -1,0 +1,197 @@
+"""neardup's native API against the `neardup` command on the same inputs, and its own contracts.
+
+The CLI is found at $NEARDUP_BIN, else target/debug/neardup or target/release/neardup of this checkout; the
+real text comes from ../shared/eval (tests that need either skip cleanly without it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import neardup
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+EVAL = ROOT.parent / "shared" / "eval" / "corpus" / "corpus-00.jsonl.zst"
+
+
+def cli() -> str:
+    for candidate in (
+        os.environ.get("NEARDUP_BIN"),
+        ROOT / "target" / "debug" / "neardup",
+        ROOT / "target" / "release" / "neardup",
+    ):
+        if candidate and pathlib.Path(candidate).is_file():
+            return str(candidate)
+    pytest.skip("the neardup binary is not built (cargo build -p neardup-cli, or set NEARDUP_BIN)")
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory) -> tuple[pathlib.Path, list[dict]]:
+    """The first 1,500 records of the evaluation corpus, as a JSON Lines file and as dicts."""
+    if not EVAL.is_file() or shutil.which("zstd") is None:
+        pytest.skip("../shared/eval is absent (or zstd is not installed)")
+    out = subprocess.run(["zstd", "-dc", str(EVAL)], check=True, capture_output=True).stdout
+    lines = out.splitlines()[:1500]
+    path = tmp_path_factory.mktemp("eval") / "sample.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path, [json.loads(line) for line in lines]
+
+
+def run_cli(*args: str) -> str:
+    done = subprocess.run([cli(), *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1", "minhash-datasketch-affine32"])
+def test_sketches_equal_the_cli(records, scheme):
+    path, recs = records
+    by_id = {}
+    for line in run_cli("hash", "--json", "--scheme", scheme, str(path)).splitlines():
+        row = json.loads(line)
+        if "fingerprint" in row:
+            by_id[row["id"]] = row["fingerprint"]
+    texts = [r["text"] for r in recs]
+    ours = [str(neardup.sketch(t, scheme)) if r["id"] in by_id else None for t, r in zip(texts, recs)]
+    assert len(by_id) > 1000
+    for r, s in zip(recs, ours):
+        if s is not None:
+            assert s == by_id[r["id"]], r["id"]
+    # The batch call gives the same values as one at a time.
+    batch = neardup.sketches(texts, scheme, errors="keep")
+    for i, r in enumerate(recs[:200]):
+        if r["id"] not in by_id:
+            continue
+        one = neardup.Sketch.parse(by_id[r["id"]])
+        if scheme.startswith("simhash"):
+            assert int(batch[i]) == one.value
+        else:
+            assert batch[i].tolist() == one.values
+
+
+@pytest.mark.parametrize(
+    "scheme,args",
+    [("simhash-doc-v1", {"k": 3}), ("minhash-oph-v1", {"threshold": 0.7})],
+)
+def test_dedup_clusters_equal_the_cli(records, tmp_path, scheme, args):
+    path, recs = records
+    table_path = tmp_path / "table.jsonl"
+    flags = ["--k", str(args["k"])] if "k" in args else ["--threshold", str(args["threshold"])]
+    run_cli("dedup", "--scheme", scheme, *flags, "--table", str(table_path), str(path))
+    theirs = [json.loads(line) for line in table_path.read_text().splitlines()]
+    assert theirs, "the sample has near-duplicates"
+    table = neardup.dedup([r["text"] for r in recs], ids=[r["id"] for r in recs], scheme=scheme, **args)
+    ours = [row for row in table.to_pylist() if row["cluster"] is not None]
+    fields = ("id", "cluster", "representative", "duplicate_of")
+    ours, theirs = sorted(ours, key=lambda r: r["id"]), sorted(theirs, key=lambda r: r["id"])
+    assert [{f: r[f] for f in fields} for r in ours] == [{f: r[f] for f in fields} for r in theirs]
+    for a, b in zip(ours, theirs):
+        assert (a["score"] is None and b["score"] is None) or a["score"] == pytest.approx(b["score"])
+
+
+def test_dedup_does_not_depend_on_input_order(records):
+    _, recs = records
+    texts = [r["text"] for r in recs]
+    ids = [r["id"] for r in recs]
+    forward = neardup.dedup(texts, ids=ids).sort_by("id").to_pylist()
+    backward = neardup.dedup(texts[::-1], ids=ids[::-1]).sort_by("id").to_pylist()
+    assert forward == backward
+
+
+def test_dedup_accepts_arrow_numpy_and_pandas():
+    pa = pytest.importorskip("pyarrow")
+    texts = ["the cat sat on the mat today", "the cat sat on the mat today", "a different sentence here"]
+    expected = neardup.dedup(texts).to_pylist()
+    assert neardup.dedup(np.array(texts)).to_pylist() == expected
+    assert neardup.dedup(pa.chunked_array([texts[:1], texts[1:]])).to_pylist() == expected
+    assert neardup.dedup(pa.array(texts, pa.large_string())).to_pylist() == expected
+    pd = pytest.importorskip("pandas")
+    assert neardup.dedup(pd.Series(texts)).to_pylist() == expected
+    assert expected[0]["duplicate_of"] == "0" or expected[1]["duplicate_of"] == "0"
+
+
+def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
+    with pytest.raises(ValueError, match="used by two documents"):
+        neardup.dedup(["a b c d", "e f g h"], ids=["x", "x"])
+    with pytest.warns(RuntimeWarning, match="row 1"):
+        table = neardup.dedup(["some words here", "", "some words here"])
+    assert table.column("cluster").to_pylist()[1] is None
+    with pytest.raises(neardup.Error, match="row 1"):
+        neardup.dedup(["some words here", "", "x y z"], errors="raise")
+
+
+def test_threads_give_the_same_sketches_as_one(records):
+    _, recs = records
+    texts = [r["text"] for r in recs]
+    expected = neardup.sketches(texts, "minhash", errors="keep")
+    results = [None] * 4
+
+    def work(i):
+        results[i] = neardup.sketches(texts, "minhash", errors="keep")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        assert np.array_equal(r, expected)
+
+
+def test_fingerprints_compare_and_refuse_other_schemes():
+    a = neardup.fingerprint("<p>Fixed a crash when opening empty files.</p>")
+    b = neardup.fingerprint(b"Fixed a crash when opening empty files.", media="text")
+    assert a == b and a.distance(b) == 0
+    assert neardup.Fingerprint.parse(str(a)) == a
+    assert neardup.compare(a, str(b)) == {"similarity": 1.0, "distance": 0, "verdict": "close"}
+    sig = neardup.sketch("Fixed a crash when opening empty files.", "minhash")
+    with pytest.raises(neardup.SchemeMismatch):
+        a.similarity(sig)
+    with pytest.raises(neardup.ParseError):
+        neardup.Sketch.parse("nonsense")
+    with pytest.raises(neardup.ParseError):
+        neardup.sketch("text", "no-such-scheme")
+    with pytest.raises(neardup.NoTokens):
+        neardup.fingerprint("  ... ")
+    with pytest.raises(neardup.UnsupportedError):
+        neardup.fingerprint("some text", "minhash")
+    import pickle
+
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert {s["name"] for s in neardup.schemes()} >= {"simhash-doc-v1", "minhash-datasketch-affine32"}
+
+
+def test_index_in_memory_and_shared_with_the_cli(tmp_path):
+    index = neardup.Index(None, "simhash", k=3)
+    index.add("a", "the quick brown fox jumps over the lazy dog")
+    index.add("b", "a completely different document about databases")
+    assert len(index) == 2 and "a" in index
+    assert [m[0] for m in index.query("the quick brown fox jumps over the lazy dog")] == ["a"]
+    assert index.remove("a") and not index.remove("a")
+    with pytest.raises(neardup.UnsupportedError):
+        index.query("text", threshold=0.5)
+
+    # An index made by the CLI opens in Python, and what Python adds the CLI finds.
+    path = tmp_path / "idx"
+    doc = tmp_path / "doc.txt"
+    doc.write_text("release notes: fixed a crash when opening empty files in the editor")
+    run_cli("index", "create", str(path), "--scheme", "simhash", "-k", "3")
+    run_cli("index", "add", str(path), str(doc))
+    shared = neardup.Index(str(path))
+    assert len(shared) == 1
+    found = shared.query(doc.read_bytes())
+    assert found and found[0][1] == 0
+    shared.add("from-python", "release notes: fixed a crash when opening empty files in the editor")
+    del shared
+    out = run_cli("index", "query", str(path), str(doc))
+    assert "from-python" in out
+    with pytest.raises(neardup.SchemeMismatch):
+        neardup.Index(str(path), "minhash")
