@@ -5,13 +5,13 @@
 //! The Python package around it (`python/neardup/`) adds the types users see: `neardup.Index`,
 //! `neardup.dedup` returning a `pyarrow.Table`, and `neardup.datasketch`, a drop-in for datasketch 2.0.
 //!
-//! * [`api`]: fingerprints, sketches, comparison, the scheme registry, and batch sketching over Arrow string
+//! * `api`: fingerprints, sketches, comparison, the scheme registry, and batch sketching over Arrow string
 //!   buffers (GIL released, all cores, results in input order whatever the thread count);
-//! * [`index`]: the engine's `Index`, in memory or in the same files as `neardup index`;
-//! * [`dedup`]: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
-//! * [`datasketch`]: the kernels under `neardup.datasketch` (datasketch's permutations, hashing and band
+//! * `index`: the engine's `Index`, in memory or in the same files as `neardup index`;
+//! * `dedup`: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
+//! * `datasketch`: the kernels under `neardup.datasketch` (datasketch's permutations, hashing and band
 //!   tables), bit-exact with datasketch 2.0;
-//! * [`errors`]: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
+//! * `errors`: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
 //!
 //! Buffers cross the boundary as bytes or as NumPy array addresses rather than through the buffer protocol,
 //! which the stable ABI has only from Python 3.11: one abi3 wheel serves CPython 3.9 and later.
