@@ -1538,14 +1538,14 @@ class MinHashLSH:
                     self._key_to_id[key] = i
 
 
-class MinHashLSHInsertionSession:
-    """Context manager for batch insertion of documents into a MinHashLSH."""
+class _Session:
+    """A context manager over a MinHashLSH that flushes its buffers on exit (as datasketch's sessions)."""
 
     def __init__(self, lsh: MinHashLSH, buffer_size: int):
         self.lsh = lsh
         self.lsh.buffer_size = buffer_size
 
-    def __enter__(self) -> MinHashLSHInsertionSession:
+    def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:
@@ -1555,29 +1555,18 @@ class MinHashLSHInsertionSession:
         self.lsh.keys.empty_buffer()
         for hashtable in self.lsh.hashtables:
             hashtable.empty_buffer()
+
+
+class MinHashLSHInsertionSession(_Session):
+    """Context manager for batch insertion of documents into a MinHashLSH."""
 
     def insert(self, key: Hashable, minhash, check_duplication=True) -> None:
         """Insert a unique key to the index, together with a MinHash of the set referenced by the key."""
         self.lsh._insert(key, minhash, check_duplication=check_duplication, buffer=True)
 
 
-class MinHashLSHDeletionSession:
+class MinHashLSHDeletionSession(_Session):
     """Context manager for batch deletion of documents from a MinHashLSH."""
-
-    def __init__(self, lsh: MinHashLSH, buffer_size: int):
-        self.lsh = lsh
-        self.lsh.buffer_size = buffer_size
-
-    def __enter__(self) -> MinHashLSHDeletionSession:
-        return self
-
-    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self.lsh.keys.empty_buffer()
-        for hashtable in self.lsh.hashtables:
-            hashtable.empty_buffer()
 
     def remove(self, key: Hashable) -> None:
         """Remove a key from the index (ValueError if it does not exist)."""
