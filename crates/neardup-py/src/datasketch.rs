@@ -8,7 +8,9 @@
 //! "legacy") holding at least the given number of values, and a written array is not shared.
 
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
-use neardup::datasketch::{Mt19937, fmix32, sha1, sha1_hash32};
+use neardup::datasketch::{
+    Variant, fmix32, fmix64, mod_mersenne61, permutations, permutations_affine64, sha1,
+};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
@@ -32,8 +34,6 @@ enum Scheme {
     Legacy,
 }
 
-const MERSENNE_61: u64 = (1 << 61) - 1;
-
 impl Scheme {
     fn parse(name: &str) -> PyResult<Scheme> {
         match name {
@@ -51,26 +51,6 @@ impl Scheme {
     }
 }
 
-/// The MurmurHash3 64-bit finalizer (datasketch's `_fmix` at width 64).
-fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
-    h ^ (h >> 33)
-}
-
-/// datasketch's `sha1_hash64`: the first 8 bytes of SHA-1, little-endian.
-fn sha1_hash64(data: &[u8]) -> u64 {
-    let d = sha1(data);
-    u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
-}
-
-fn mod_mersenne61(x: u64) -> u64 {
-    let r = (x & MERSENNE_61) + (x >> 61);
-    if r >= MERSENNE_61 { r - MERSENNE_61 } else { r }
-}
-
 /// `MinHash(num_perm, seed, scheme).permutations` as little-endian bytes of the scheme's dtype: `(a, b)`.
 #[pyfunction]
 fn ds_permutations<'py>(
@@ -82,42 +62,22 @@ fn ds_permutations<'py>(
     let scheme = Scheme::parse(scheme)?;
     let seed = u32::try_from(seed)
         .map_err(|_| PyValueError::new_err("Seed must be between 0 and 2**32 - 1"))?;
-    let mut rng = Mt19937::new(seed);
-    let (a, b): (Vec<u8>, Vec<u8>) = match scheme {
-        Scheme::Affine32 => {
-            let a: Vec<u32> = (0..num_perm)
-                .map(|_| rng.randint_u32(0, 1 << 31).wrapping_mul(2).wrapping_add(1))
-                .collect();
-            let b: Vec<u32> = (0..num_perm).map(|_| rng.randint_u32(0, 1 << 32)).collect();
-            (le32(&a), le32(&b))
-        }
-        Scheme::Affine64 => {
-            let a: Vec<u64> = (0..num_perm)
-                .map(|_| rng.randint_u64(0, 1 << 63).wrapping_mul(2).wrapping_add(1))
-                .collect();
-            // randint(0, 2**64, dtype=uint64): the full range takes each 64-bit output as it is.
-            let b: Vec<u64> = (0..num_perm).map(|_| rng.next_u64()).collect();
-            (le64(&a), le64(&b))
-        }
-        Scheme::Legacy => {
-            let (a, b): (Vec<u64>, Vec<u64>) = (0..num_perm)
-                .map(|_| {
-                    let a = rng.randint_u64(1, MERSENNE_61);
-                    (a, rng.randint_u64(0, MERSENNE_61))
-                })
-                .unzip();
-            (le64(&a), le64(&b))
+    let (a, b) = match scheme {
+        Scheme::Affine32 => permutations(Variant::Affine32, num_perm, seed),
+        Scheme::Affine64 => permutations_affine64(num_perm, seed),
+        Scheme::Legacy => permutations(Variant::Legacy, num_perm, seed),
+    };
+    // The scheme's dtype: affine32's values fit in 32 bits.
+    let bytes = |v: Vec<u64>| -> Vec<u8> {
+        if scheme.wide() {
+            v.into_iter().flat_map(u64::to_le_bytes).collect()
+        } else {
+            v.into_iter()
+                .flat_map(|x| (x as u32).to_le_bytes())
+                .collect()
         }
     };
-    Ok((PyBytes::new(py, &a), PyBytes::new(py, &b)))
-}
-
-fn le32(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn le64(v: &[u64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    Ok((PyBytes::new(py, &bytes(a)), PyBytes::new(py, &bytes(b))))
 }
 
 /// The arrays of one update, borrowed from NumPy by address (see the module docs for the contract).
@@ -132,45 +92,33 @@ struct Arrays {
 impl Arrays {
     /// Takes the element-wise minimum of the permuted `hashes` into the values.
     fn apply(&self, hashes: &[u64]) {
-        let n = self.num_perm;
         // SAFETY: the caller (neardup/datasketch.py) passes addresses of live, C-contiguous arrays of the
         // scheme's dtype with `num_perm` values each, and the values array is a fresh copy no one else holds.
-        unsafe {
-            match self.scheme {
-                Scheme::Affine32 => {
-                    let a = std::slice::from_raw_parts(self.a as *const u32, n);
-                    let b = std::slice::from_raw_parts(self.b as *const u32, n);
-                    let v = std::slice::from_raw_parts_mut(self.values as *mut u32, n);
-                    for &hv in hashes {
-                        let hv = fmix32(hv as u32);
-                        for ((v, &a), &b) in v.iter_mut().zip(a).zip(b) {
-                            *v = (*v).min(a.wrapping_mul(hv).wrapping_add(b));
-                        }
-                    }
-                }
-                Scheme::Affine64 => {
-                    let a = std::slice::from_raw_parts(self.a as *const u64, n);
-                    let b = std::slice::from_raw_parts(self.b as *const u64, n);
-                    let v = std::slice::from_raw_parts_mut(self.values as *mut u64, n);
-                    for &hv in hashes {
-                        let hv = fmix64(hv);
-                        for ((v, &a), &b) in v.iter_mut().zip(a).zip(b) {
-                            *v = (*v).min(a.wrapping_mul(hv).wrapping_add(b));
-                        }
-                    }
-                }
-                Scheme::Legacy => {
-                    let a = std::slice::from_raw_parts(self.a as *const u64, n);
-                    let b = std::slice::from_raw_parts(self.b as *const u64, n);
-                    let v = std::slice::from_raw_parts_mut(self.values as *mut u64, n);
-                    for &hv in hashes {
-                        for ((v, &a), &b) in v.iter_mut().zip(a).zip(b) {
-                            let phv =
-                                mod_mersenne61(a.wrapping_mul(hv).wrapping_add(b)) & 0xFFFF_FFFF;
-                            *v = (*v).min(phv);
-                        }
-                    }
-                }
+        unsafe fn arrays<'a, T>(x: &Arrays) -> (&'a [T], &'a [T], &'a mut [T]) {
+            unsafe {
+                (
+                    std::slice::from_raw_parts(x.a as *const T, x.num_perm),
+                    std::slice::from_raw_parts(x.b as *const T, x.num_perm),
+                    std::slice::from_raw_parts_mut(x.values as *mut T, x.num_perm),
+                )
+            }
+        }
+        match self.scheme {
+            Scheme::Affine32 => {
+                let (a, b, v) = unsafe { arrays::<u32>(self) };
+                let mixed = hashes.iter().map(|&h| fmix32(h as u32));
+                min_into(v, a, b, mixed, |a, b, h| a.wrapping_mul(h).wrapping_add(b));
+            }
+            Scheme::Affine64 => {
+                let (a, b, v) = unsafe { arrays::<u64>(self) };
+                let mixed = hashes.iter().map(|&h| fmix64(h));
+                min_into(v, a, b, mixed, |a, b, h| a.wrapping_mul(h).wrapping_add(b));
+            }
+            Scheme::Legacy => {
+                let (a, b, v) = unsafe { arrays::<u64>(self) };
+                min_into(v, a, b, hashes.iter().copied(), |a, b, h| {
+                    mod_mersenne61(a.wrapping_mul(h).wrapping_add(b)) & 0xFFFF_FFFF
+                });
             }
         }
     }
@@ -184,15 +132,32 @@ impl Arrays {
     }
 }
 
+/// For each (pre-mixed) hash, `values[i] = min(values[i], permute(a[i], b[i], hash))`.
+fn min_into<T: Copy + Ord>(
+    values: &mut [T],
+    a: &[T],
+    b: &[T],
+    hashes: impl Iterator<Item = T>,
+    permute: impl Fn(T, T, T) -> T,
+) {
+    for h in hashes {
+        for ((v, &a), &b) in values.iter_mut().zip(a).zip(b) {
+            *v = (*v).min(permute(a, b, h));
+        }
+    }
+}
+
 /// The default hash of one item, as datasketch's `sha1_hash32`/`sha1_hash64` (through hashlib) takes it.
 fn default_hash(scheme: Scheme, item: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let hash = |data: &[u8]| {
+    // sha1_hash64 for affine64, sha1_hash32 otherwise: the digest's first 8 or 4 bytes, little-endian.
+    let from_digest = |d: &[u8]| {
         if scheme == Scheme::Affine64 {
-            sha1_hash64(data)
+            u64::from_le_bytes(d[..8].try_into().expect("8 bytes"))
         } else {
-            sha1_hash32(data) as u64
+            u32::from_le_bytes(d[..4].try_into().expect("4 bytes")) as u64
         }
     };
+    let hash = |data: &[u8]| from_digest(&sha1(data));
     if let Ok(b) = item.cast::<PyBytes>() {
         return Ok(hash(b.as_bytes()));
     }
@@ -212,12 +177,7 @@ fn default_hash(scheme: Scheme, item: &Bound<'_, PyAny>) -> PyResult<u64> {
         .getattr("sha1")?
         .call1((item,))?
         .call_method0("digest")?;
-    let digest = digest.cast::<PyBytes>()?.as_bytes();
-    Ok(if scheme == Scheme::Affine64 {
-        u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
-    } else {
-        u32::from_le_bytes(digest[..4].try_into().expect("4 bytes")) as u64
-    })
+    Ok(from_digest(digest.cast::<PyBytes>()?.as_bytes()))
 }
 
 /// `update_batch(items)` with the default hash function.

@@ -238,9 +238,19 @@ pub const fn fmix32(mut h: u32) -> u32 {
     h ^ (h >> 16)
 }
 
-/// `x mod (2^61 − 1)` for any u64, without a division.
+/// The MurmurHash3 64-bit finalizer (datasketch's `_fmix` at width 64, for `scheme="affine64"`).
 #[inline(always)]
-fn mod_mersenne61(x: u64) -> u64 {
+pub const fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^ (h >> 33)
+}
+
+/// `x mod (2^61 − 1)` for any u64, without a division (the legacy scheme's permutation modulus).
+#[inline(always)]
+pub fn mod_mersenne61(x: u64) -> u64 {
     let r = (x & MERSENNE_61) + (x >> 61);
     if r >= MERSENNE_61 { r - MERSENNE_61 } else { r }
 }
@@ -265,6 +275,17 @@ pub fn permutations(variant: Variant, num_perm: usize, seed: u32) -> (Vec<u64>, 
             })
             .unzip(),
     }
+}
+
+/// The permutation parameters `(a, b)` of `MinHash(num_perm, seed, scheme="affine64")`: `a` odd below 2^64,
+/// `b` any 64-bit value (NumPy takes each 64-bit output as it is for the full range).
+pub fn permutations_affine64(num_perm: usize, seed: u32) -> (Vec<u64>, Vec<u64>) {
+    let mut rng = Mt19937::new(seed);
+    let a = (0..num_perm)
+        .map(|_| rng.randint_u64(0, 1 << 63).wrapping_mul(2).wrapping_add(1))
+        .collect();
+    let b = (0..num_perm).map(|_| rng.next_u64()).collect();
+    (a, b)
 }
 
 /// A datasketch-compatible MinHash accumulator (datasketch's `MinHash` object).
