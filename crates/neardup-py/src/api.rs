@@ -1,6 +1,6 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{Column, sketch_rows};
+use crate::batch::{Buffers, Column, sketch_rows};
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::schemes::{Params, lookup};
@@ -28,7 +28,10 @@ pub fn document_bytes<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>>
         return Ok(Cow::Borrowed(b.as_bytes()));
     }
     if let Ok(s) = data.cast::<PyString>() {
-        return Ok(Cow::Owned(s.to_cow()?.as_bytes().to_vec()));
+        return Ok(match s.to_cow()? {
+            Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+            Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+        });
     }
     if let Ok(v) = data.extract::<Vec<u8>>() {
         return Ok(Cow::Owned(v));
@@ -177,12 +180,22 @@ fn sketch(
     char_shingle: Option<u32>,
 ) -> PyResult<PySketch> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+    Ok(PySketch {
+        sketch: sketch_document(py, method, data, media)?,
+    })
+}
+
+/// A document's sketch by `method`, made with the GIL released.
+pub fn sketch_document(
+    py: Python<'_>,
+    method: Method,
+    data: &Bound<'_, PyAny>,
+    media: Option<&str>,
+) -> PyResult<Sketch> {
     let hint = media_hint(media)?;
     let bytes = document_bytes(data)?;
     let analysis = py.detach(|| method.analyze(&bytes, hint)).py_err()?;
-    Ok(PySketch {
-        sketch: analysis.sketch,
-    })
+    Ok(analysis.sketch)
 }
 
 /// The SimHash fingerprint of one document; refuses MinHash schemes (use `sketch`).
@@ -200,7 +213,9 @@ fn fingerprint(
             "{scheme} makes signatures, not fingerprints: use neardup.sketch(data, scheme='{scheme}')"
         )));
     }
-    sketch(py, data, scheme, media, None, None, None, None)
+    Ok(PySketch {
+        sketch: sketch_document(py, method, data, media)?,
+    })
 }
 
 /// Compares two sketches (or their strings): `{"similarity": s}`, with `"distance"` and `"verdict"` for
@@ -241,19 +256,15 @@ fn schemes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Sketches a column of documents (Arrow string buffers: `offsets` of `offset_width` bytes, `data`, and an
-/// optional validity bitmap) on all cores with the GIL released. Returns `(kind, width, values, failures)`:
+/// Sketches a column of documents (Arrow buffers, see `batch::Buffers`) on all cores with the GIL released. Returns `(kind, width, values, failures)`:
 /// `kind` is "simhash" (one `uint64` per row) or "minhash" (`width` `uint32` values per row), `values` the
 /// little-endian bytes (a failed row's are zeros), and `failures` `(row, message)` pairs in row order.
 #[pyfunction]
-#[pyo3(signature = (offsets, data, offset_width, validity, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn sketch_column<'py>(
     py: Python<'py>,
-    offsets: &[u8],
-    data: &[u8],
-    offset_width: usize,
-    validity: Option<&[u8]>,
+    column: Buffers<'_>,
     scheme: &str,
     media: Option<&str>,
     num_perm: Option<u32>,
@@ -268,18 +279,22 @@ fn sketch_column<'py>(
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let column = Column::new(offsets, data, offset_width, validity)?;
-    let rows = py.detach(|| sketch_rows(&column, method, hint, false));
-    let (kind, width) = match method {
-        Method::SimHash(_) => ("simhash", 1),
-        Method::MinHash(scheme) => ("minhash", scheme.values() as usize),
+    let column = Column::new(column)?;
+    let (kind, width, row_bytes) = match method {
+        Method::SimHash(_) => ("simhash", 1, 8),
+        Method::MinHash(scheme) => (
+            "minhash",
+            scheme.values() as usize,
+            scheme.values() as usize * 4,
+        ),
         Method::BottomK(_) => {
             return Err(UnsupportedError::new_err(
                 "bottom-k samples vary in length: sketch them one at a time with neardup.sketch",
             ));
         }
     };
-    let mut out = Vec::with_capacity(rows.len() * width * if kind == "simhash" { 8 } else { 4 });
+    let rows = py.detach(|| sketch_rows(&column, method, hint, false));
+    let mut out = Vec::with_capacity(rows.len() * row_bytes);
     let mut failures = Vec::new();
     for (row, result) in rows.into_iter().enumerate() {
         match result {
@@ -293,7 +308,7 @@ fn sketch_column<'py>(
                 Sketch::BottomK(_) => unreachable!("refused above"),
             },
             Err(message) => {
-                out.resize(out.len() + width * if kind == "simhash" { 8 } else { 4 }, 0);
+                out.resize(out.len() + row_bytes, 0);
                 failures.push((row, message));
             }
         }

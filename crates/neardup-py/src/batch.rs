@@ -8,22 +8,32 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 
-/// A borrowed Arrow `string`/`large_string`/`binary` column.
+/// An Arrow `string`/`large_string`/`binary` column as Python hands it over (`neardup._buffers`): the
+/// offsets buffer, the data buffer, the offsets' width (4 or 8 bytes), the validity bitmap (None when
+/// nothing is null), and the array's offset and length (a sliced array shares its parent's buffers).
+pub type Buffers<'a> = (&'a [u8], &'a [u8], usize, Option<&'a [u8]>, usize, usize);
+
+/// A borrowed Arrow column, checked.
 pub struct Column<'a> {
+    /// The `len + 1` offsets of this column's rows.
     offsets: Vec<u64>,
     data: &'a [u8],
     validity: Option<&'a [u8]>,
+    /// The first row's bit in `validity`.
+    first: usize,
 }
 
 impl<'a> Column<'a> {
-    /// Checks the buffers: `offsets` holds rows + 1 little-endian offsets of `offset_width` (4 or 8) bytes,
-    /// non-decreasing and within `data`; `validity`, if any, has a bit per row.
-    pub fn new(
-        offsets: &[u8],
-        data: &'a [u8],
-        offset_width: usize,
-        validity: Option<&'a [u8]>,
-    ) -> PyResult<Self> {
+    /// Checks the buffers: the offsets of rows `offset..offset + len` (and the one after) are there,
+    /// non-decreasing and within `data`; `validity`, if any, has a bit for each of those rows.
+    pub fn new(buffers: Buffers<'a>) -> PyResult<Self> {
+        let (offsets, data, offset_width, validity, first, len) = buffers;
+        let wanted = first
+            .checked_add(len + 1)
+            .and_then(|n| n.checked_mul(offset_width))
+            .filter(|&n| n <= offsets.len())
+            .ok_or_else(|| PyValueError::new_err("the column's offsets buffer is short"))?;
+        let offsets = &offsets[first * offset_width..wanted];
         let offsets: Vec<u64> = match offset_width {
             4 => offsets
                 .chunks_exact(4)
@@ -35,17 +45,13 @@ impl<'a> Column<'a> {
                 .collect(),
             w => return Err(PyValueError::new_err(format!("offsets of {w} bytes"))),
         };
-        if offsets.is_empty()
-            || offsets.windows(2).any(|w| w[0] > w[1])
-            || *offsets.last().unwrap() as usize > data.len()
-        {
+        if offsets.windows(2).any(|w| w[0] > w[1]) || offsets[len] as usize > data.len() {
             return Err(PyValueError::new_err(
                 "the column's offsets do not describe its data (not an Arrow string column?)",
             ));
         }
-        let rows = offsets.len() - 1;
         if let Some(v) = validity
-            && v.len() * 8 < rows
+            && v.len() * 8 < first + len
         {
             return Err(PyValueError::new_err(
                 "the column's validity bitmap is short",
@@ -55,6 +61,7 @@ impl<'a> Column<'a> {
             offsets,
             data,
             validity,
+            first,
         })
     }
 
@@ -64,8 +71,9 @@ impl<'a> Column<'a> {
 
     /// Row `i`'s bytes, or `None` for a null.
     pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        let bit = self.first + i;
         if let Some(v) = self.validity
-            && v[i / 8] & (1 << (i % 8)) == 0
+            && v[bit / 8] & (1 << (bit % 8)) == 0
         {
             return None;
         }

@@ -2,7 +2,7 @@
 //! Python side turns them into a `pyarrow.Table` with the CLI's columns, taking ids from the caller's array.
 
 use crate::api::{media_hint, method_of};
-use crate::batch::{Column, sketch_rows};
+use crate::batch::{Buffers, Column, sketch_rows};
 use crate::errors::{IntoPy, to_py};
 use neardup::dedup::{
     Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
@@ -92,19 +92,16 @@ fn parse_verification(name: &str) -> PyResult<Verification> {
     }
 }
 
-/// Deduplicates a column (see `batch::Column`), pushing rows in column order. `order` gives each row's id
-/// rank (little-endian `uint64`s) (its place among the ids in byte order), so that the engine's policies (smallest id, ties) see the
-/// caller's order of ids. Returns `(cluster u64, representative i64, duplicate_of i64, score f64)` as
+/// Deduplicates a column (Arrow buffers, see `batch::Buffers`), pushing rows in column order. `order` gives
+/// each row's id rank as little-endian `uint64`s (its place among the ids in byte order), so that the
+/// engine's policies (smallest id, ties) see the caller's order of ids. Returns `(cluster u64, representative i64, duplicate_of i64, score f64)` as
 /// little-endian bytes, the failures `(row, message)`, and the summary's counts.
 #[pyfunction]
-#[pyo3(signature = (offsets, data, offset_width, validity, order, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[pyo3(signature = (column, order, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn dedup_column<'py>(
     py: Python<'py>,
-    offsets: &[u8],
-    data: &[u8],
-    offset_width: usize,
-    validity: Option<&[u8]>,
+    column: Buffers<'_>,
     order: &[u8],
     scheme: &str,
     k: Option<u32>,
@@ -124,7 +121,7 @@ fn dedup_column<'py>(
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let column = Column::new(offsets, data, offset_width, validity)?;
+    let column = Column::new(column)?;
     if order.len() != column.len() * 8 {
         return Err(PyValueError::new_err("one id rank (uint64) per row"));
     }

@@ -77,7 +77,7 @@ def _string_column(values: Any):
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     if not isinstance(values, pa.Array):
         values = pa.array(values)
-    if pa.types.is_string_view(values.type) if hasattr(pa.types, "is_string_view") else False:
+    if getattr(pa.types, "is_string_view", lambda _: False)(values.type):
         values = values.cast(pa.large_string())
     if not (
         pa.types.is_string(values.type)
@@ -90,19 +90,20 @@ def _string_column(values: Any):
 
 
 def _buffers(column):
-    """The (offsets, data, offset width, validity) of an Arrow string column, as bytes, sliced to it."""
+    """The Arrow buffers of a string or binary column, as the native module takes them: (offsets, data,
+    offset width, validity or None, offset, length). A sliced array is read in place, at its offset."""
     import pyarrow as pa
 
-    if column.offset != 0:
-        column = pa.concat_arrays([column])  # a sliced array: copy to offset 0
-        if column.offset != 0:
-            column = column.take(pa.array(range(len(column))))
     validity, offsets, data = column.buffers()[:3]
     width = 8 if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type) else 4
-    offsets_bytes = offsets.to_pybytes()[: (len(column) + 1) * width] if offsets is not None else b"\0" * width
-    data_bytes = data.to_pybytes() if data is not None else b""
-    validity_bytes = validity.to_pybytes() if validity is not None and column.null_count else None
-    return offsets_bytes, data_bytes, width, validity_bytes
+    return (
+        offsets.to_pybytes() if offsets is not None else b"\0" * width,
+        data.to_pybytes() if data is not None else b"",
+        width,
+        validity.to_pybytes() if validity is not None and column.null_count else None,
+        column.offset,
+        len(column),
+    )
 
 
 def _scheme_params(num_perm, seed, shingle, char_shingle):
@@ -132,9 +133,8 @@ def sketches(
     import numpy as np
 
     column = _string_column(texts)
-    offsets, data, width, validity = _buffers(column)
     kind, per_row, values, failures = _native.sketch_column(
-        offsets, data, width, validity, scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
+        _buffers(column), scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
     )
     _report(failures, errors)
     if kind == "simhash":
@@ -212,12 +212,8 @@ def dedup(
     if n > 1 and pc.any(pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1))).as_py():
         dup = pc.filter(sorted_ids.slice(1), pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1)))[0]
         raise ValueError(f"the id {dup.as_py()!r} is used by two documents: ids must be unique")
-    offsets, data, width, validity = _buffers(column)
     (cluster_b, rep_b, dup_b, score_b), failures, _summary = _native.dedup_column(
-        offsets,
-        data,
-        width,
-        validity,
+        _buffers(column),
         ranks.astype("<u8").tobytes(),
         scheme,
         k=k,
