@@ -1,10 +1,9 @@
 //! `neardup.Index`: the engine's `Index`, in memory or in the same files as `neardup index` (so the CLI and
 //! Python can share one). Queries take a read lock and run with the GIL released; writes take the write lock.
 
-use crate::api::{PySketch, as_sketch, document_bytes, media_hint, method_of};
+use crate::api::{PySketch, as_sketch, method_of, sketch_document};
 use crate::errors::IntoPy;
 use neardup::Sketch;
-use neardup::dedup::Score;
 use neardup::index::{Index, IndexSettings, Match, MemoryStore, Radius, RedbStore};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -37,12 +36,8 @@ pub struct PyIndex {
     inner: RwLock<AnyIndex>,
 }
 
-fn score(s: Score) -> f64 {
-    s.value()
-}
-
 fn matches(found: Vec<Match>) -> Vec<(String, f64)> {
-    found.into_iter().map(|m| (m.id, score(m.score))).collect()
+    found.into_iter().map(|m| (m.id, m.score.value())).collect()
 }
 
 impl PyIndex {
@@ -64,11 +59,8 @@ impl PyIndex {
     ) -> PyResult<Sketch> {
         match (document, sketch) {
             (Some(doc), None) => {
-                let bytes = document_bytes(doc)?;
-                let hint = media_hint(media)?;
                 let method = self.read(|i| with!(i, i => i.method()));
-                let analysis = py.detach(|| method.analyze(&bytes, hint)).py_err()?;
-                Ok(analysis.sketch)
+                sketch_document(py, method, doc, media)
             }
             (None, Some(s)) => as_sketch(s),
             _ => Err(PyValueError::new_err(
