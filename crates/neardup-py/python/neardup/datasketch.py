@@ -191,6 +191,17 @@ def _is_plain_int(x) -> bool:
 # MinHash
 
 
+def _union_values(mhs, mismatch: str) -> np.ndarray:
+    """The element-wise minimum of at least two MinHash of one seed, size and scheme (datasketch's checks and
+    messages: `mismatch` differs by a full stop between MinHash.union and LeanMinHash.union)."""
+    if len(mhs) < 2:
+        raise ValueError("Cannot union less than 2 MinHash")
+    num_perm, seed, scheme = len(mhs[0]), mhs[0].seed, mhs[0].scheme
+    if any((seed != m.seed or num_perm != len(m) or scheme != m.scheme) for m in mhs):
+        raise ValueError(mismatch)
+    return np.minimum.reduce([m.hashvalues for m in mhs])
+
+
 class MinHash:
     """MinHash is a probabilistic data structure for computing `Jaccard similarity`_ between sets.
 
@@ -566,16 +577,10 @@ class MinHash:
     @classmethod
     def union(cls, *mhs: MinHash) -> MinHash:
         """Create a MinHash which is the union of the (at least 2) MinHash objects passed."""
-        if len(mhs) < 2:
-            raise ValueError("Cannot union less than 2 MinHash")
-        num_perm = len(mhs[0])
-        seed = mhs[0].seed
-        scheme = mhs[0].scheme
-        if any((seed != m.seed or num_perm != len(m) or scheme != m.scheme) for m in mhs):
-            raise ValueError(
-                "The unioning MinHash must have the same seed, number of permutation functions and scheme"
-            )
-        hashvalues = np.minimum.reduce([m.hashvalues for m in mhs])
+        hashvalues = _union_values(
+            mhs, "The unioning MinHash must have the same seed, number of permutation functions and scheme"
+        )
+        num_perm, seed, scheme = len(mhs[0]), mhs[0].seed, mhs[0].scheme
         permutations = mhs[0].permutations
         return cls(
             num_perm=num_perm,
@@ -774,18 +779,11 @@ class LeanMinHash(MinHash):
     @classmethod
     def union(cls, *lmhs: LeanMinHash) -> LeanMinHash:
         """Create a new lean MinHash by unioning multiple lean MinHash."""
-        if len(lmhs) < 2:
-            raise ValueError("Cannot union less than 2 MinHash")
-        num_perm = len(lmhs[0])
-        seed = lmhs[0].seed
-        scheme = lmhs[0].scheme
-        if any((seed != m.seed or num_perm != len(m) or scheme != m.scheme) for m in lmhs):
-            raise ValueError(
-                "The unioning MinHash must have the same seed, number of permutation functions and scheme."
-            )
-        hashvalues = np.minimum.reduce([m.hashvalues for m in lmhs])
+        hashvalues = _union_values(
+            lmhs, "The unioning MinHash must have the same seed, number of permutation functions and scheme."
+        )
         lmh = object.__new__(LeanMinHash)
-        lmh._initialize_slots(seed, hashvalues, scheme)
+        lmh._initialize_slots(lmhs[0].seed, hashvalues, lmhs[0].scheme)
         return lmh
 
 
