@@ -328,11 +328,9 @@ impl DocArgs {
                 .unwrap_or(Err(neardup::Error::NoTokens {
                     scheme: "any scheme",
                 })),
-            _ if keep_profile => method.sketch_text_with_profile(text).map(|(s, p)| {
-                let n = p.as_ref().map_or(0, |p| p.len() as u64);
-                (s, p, n)
-            }),
-            _ => method.sketch_text(text).map(|s| (s, None, 0)),
+            _ => method
+                .analyze_text(text, keep_profile)
+                .map(|(sketch, tokens, profile)| (sketch, profile, tokens)),
         };
         result.map_err(|e| Problem::of(&e, e.to_string()))
     }

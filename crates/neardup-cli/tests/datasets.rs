@@ -177,3 +177,40 @@ fn compressed_jsonl_in_and_out() {
         assert!(lines.contains(line));
     }
 }
+
+#[test]
+fn keep_longest_counts_the_tokens_of_records() {
+    // Two records within k bits; the longer has the larger id, so only its token count can make it the
+    // representative (a record's count once was 0 for SimHash, and every tie went to the smallest id).
+    let dir = temp_dir("keep-longest");
+    let base = rows()[0].1.clone();
+    let longer = format!("{base} and one more closing remark");
+    let input = dir.join("corpus.jsonl");
+    std::fs::write(
+        &input,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"id": "a-short", "text": base}),
+            serde_json::json!({"id": "b-long", "text": longer}),
+        ),
+    )
+    .unwrap();
+    let simhash: &[&str] = &["--scheme", "simhash", "--k", "7"];
+    let minhash: &[&str] = &[
+        "--scheme",
+        "minhash",
+        "--threshold",
+        "0.5",
+        "--verify",
+        "estimate",
+    ];
+    for scheme in [simhash, minhash] {
+        let input = input.to_str().unwrap();
+        let args = [&["dedup", "--keep", "longest", "--jsonl", input], scheme].concat();
+        let out = neardup(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(first.contains("\tb-long\t"), "{scheme:?}: {stdout}");
+    }
+}

@@ -71,20 +71,8 @@ impl Method {
 
     /// Sketches a document whose text is already extracted (with [`neardup_text::extract`]).
     pub fn analyze_extracted(&self, doc: &neardup_text::Extracted) -> Result<Analysis, Error> {
-        match self {
-            Method::SimHash(scheme) => {
-                let (fingerprint, tokens) = scheme.fingerprint_text_counted(&doc.text)?;
-                Ok(Analysis::of(Sketch::Fingerprint(fingerprint), doc, tokens))
-            }
-            Method::MinHash(scheme) => {
-                let (signature, tokens) = scheme.signature_text(&doc.text)?;
-                Ok(Analysis::of(Sketch::Signature(signature), doc, tokens))
-            }
-            Method::BottomK(params) => {
-                let (sample, shingles) = crate::minhash::bottom_k(&doc.text, *params)?;
-                Ok(Analysis::of(Sketch::BottomK(sample), doc, shingles))
-            }
-        }
+        let (sketch, tokens, _) = self.analyze_text(&doc.text, false)?;
+        Ok(Analysis::of(sketch, doc, tokens))
     }
 
     /// Like [`analyze_extracted`](Self::analyze_extracted), also returning the document's exact [`Profile`]
@@ -93,28 +81,43 @@ impl Method {
         &self,
         doc: &neardup_text::Extracted,
     ) -> Result<(Analysis, Option<Profile>), Error> {
+        let (sketch, tokens, profile) = self.analyze_text(&doc.text, true)?;
+        Ok((Analysis::of(sketch, doc, tokens), profile))
+    }
+
+    /// Sketches text as it is, with no detection or extraction (a record's text field, a Python `str`):
+    /// the sketch, how many features it summarizes (as [`Analysis::tokens`]) and, with `keep_profile`, a
+    /// MinHash method's exact [`Profile`], made in the same pass.
+    pub fn analyze_text(
+        &self,
+        text: &str,
+        keep_profile: bool,
+    ) -> Result<(Sketch, u64, Option<Profile>), Error> {
         match self {
-            Method::SimHash(_) | Method::BottomK(_) => Ok((self.analyze_extracted(doc)?, None)),
-            Method::MinHash(scheme) => {
-                let (signature, profile) = scheme.signature_and_profile(&doc.text)?;
+            Method::SimHash(scheme) => {
+                let (fingerprint, tokens) = scheme.fingerprint_text_counted(text)?;
+                Ok((Sketch::Fingerprint(fingerprint), tokens, None))
+            }
+            Method::MinHash(scheme) if keep_profile => {
+                let (signature, profile) = scheme.signature_and_profile(text)?;
                 let shingles = profile.len() as u64;
-                Ok((
-                    Analysis::of(Sketch::Signature(signature), doc, shingles),
-                    Some(profile),
-                ))
+                Ok((Sketch::Signature(signature), shingles, Some(profile)))
+            }
+            Method::MinHash(scheme) => {
+                let (signature, tokens) = scheme.signature_text(text)?;
+                Ok((Sketch::Signature(signature), tokens, None))
+            }
+            Method::BottomK(params) => {
+                let (sample, shingles) = crate::minhash::bottom_k(text, *params)?;
+                Ok((Sketch::BottomK(sample), shingles, None))
             }
         }
     }
 
     /// Like [`sketch_text`](Self::sketch_text), also returning the exact [`Profile`] for a MinHash method.
     pub fn sketch_text_with_profile(&self, text: &str) -> Result<(Sketch, Option<Profile>), Error> {
-        match self {
-            Method::SimHash(_) | Method::BottomK(_) => Ok((self.sketch_text(text)?, None)),
-            Method::MinHash(scheme) => {
-                let (signature, profile) = scheme.signature_and_profile(text)?;
-                Ok((Sketch::Signature(signature), Some(profile)))
-            }
-        }
+        let (sketch, _, profile) = self.analyze_text(text, true)?;
+        Ok((sketch, profile))
     }
 
     /// The exact measure candidates are verified with: the Hamming distance for SimHash, the Jaccard
