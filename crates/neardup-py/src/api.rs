@@ -1,6 +1,6 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{Buffers, Column, sketch_rows};
+use crate::batch::{ColumnInput, sketch_rows};
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::schemes::{Params, lookup};
@@ -185,7 +185,9 @@ fn sketch(
     })
 }
 
-/// A document's sketch by `method`, made with the GIL released.
+/// A document's sketch by `method`, made with the GIL released. A `str` is text, sketched as it is (as the
+/// CLI reads the text field of records) unless `media` names another medium; bytes are a document in any
+/// medium, detected unless `media` names it.
 pub fn sketch_document(
     py: Python<'_>,
     method: Method,
@@ -193,6 +195,13 @@ pub fn sketch_document(
     media: Option<&str>,
 ) -> PyResult<Sketch> {
     let hint = media_hint(media)?;
+    if let Ok(text) = data.cast::<PyString>()
+        && matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text))
+    {
+        let text = text.to_cow()?;
+        let (sketch, _, _) = py.detach(|| method.analyze_text(&text, false)).py_err()?;
+        return Ok(sketch);
+    }
     let bytes = document_bytes(data)?;
     let analysis = py.detach(|| method.analyze(&bytes, hint)).py_err()?;
     Ok(analysis.sketch)
@@ -264,7 +273,7 @@ fn schemes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn sketch_column<'py>(
     py: Python<'py>,
-    column: Buffers<'_>,
+    column: ColumnInput<'_>,
     scheme: &str,
     media: Option<&str>,
     num_perm: Option<u32>,
@@ -279,7 +288,8 @@ fn sketch_column<'py>(
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let column = Column::new(column)?;
+    let rows = column.rows(py)?;
+    let column = column.column(&rows)?;
     let (kind, width, row_bytes) = match method {
         Method::SimHash(_) => ("simhash", 1, 8),
         Method::MinHash(scheme) => (

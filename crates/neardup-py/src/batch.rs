@@ -2,21 +2,138 @@
 //! cores. Each row's result depends only on the row, and results come back in row order, so the output never
 //! depends on the thread count.
 
-use neardup::media::MediaHint;
+use neardup::media::{Media, MediaHint};
 use neardup::{Method, Profile, Sketch};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// An Arrow `string`/`large_string`/`binary` column as Python hands it over (`neardup._buffers`): the
 /// offsets buffer, the data buffer, the offsets' width (4 or 8 bytes), the validity bitmap (None when
-/// nothing is null), and the array's offset and length (a sliced array shares its parent's buffers).
-pub type Buffers<'a> = (&'a [u8], &'a [u8], usize, Option<&'a [u8]>, usize, usize);
+/// nothing is null), the array's offset and length (a sliced array shares its parent's buffers), and
+/// whether it holds bytes (binary) rather than text (string).
+pub type Buffers<'a> = (
+    &'a [u8],
+    &'a [u8],
+    usize,
+    Option<&'a [u8]>,
+    usize,
+    usize,
+    bool,
+);
+
+/// A column as the native functions take it: Arrow buffers (from any columnar input), or a Python list of
+/// `str`/`bytes`/`None`, copied once into one buffer (much cheaper than building an Arrow array from it).
+pub enum ColumnInput<'a> {
+    Arrow(Buffers<'a>),
+    Items(Py<PyList>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ColumnInput<'a> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match obj.cast::<PyList>() {
+            Ok(list) => Ok(ColumnInput::Items(list.to_owned().unbind())),
+            Err(_) => obj.extract().map(ColumnInput::Arrow),
+        }
+    }
+}
+
+/// The rows of a Python list, copied into Arrow's layout: offsets, data and a validity bitmap, and which
+/// rows were `bytes` (None when none were).
+pub struct OwnedRows {
+    offsets: Vec<u64>,
+    data: Vec<u8>,
+    validity: Option<Vec<u8>>,
+    binary: Option<Vec<bool>>,
+}
+
+impl OwnedRows {
+    /// Copies the list's `str` (as UTF-8) and `bytes` values; `None` is a null. Anything else is a
+    /// `TypeError` naming the row.
+    pub fn from_list(list: &Bound<'_, PyList>) -> PyResult<Self> {
+        let n = list.len();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u64);
+        let mut data = Vec::new();
+        let mut validity: Option<Vec<u8>> = None;
+        let mut binary: Option<Vec<bool>> = None;
+        for (row, item) in list.iter().enumerate() {
+            if let Ok(s) = item.cast::<PyString>() {
+                let text = s.to_cow().map_err(|e| {
+                    PyValueError::new_err(format!("row {row}: not valid Unicode text: {e}"))
+                })?;
+                data.extend_from_slice(text.as_bytes());
+            } else if let Ok(b) = item.cast::<PyBytes>() {
+                data.extend_from_slice(b.as_bytes());
+                binary.get_or_insert_with(|| vec![false; n])[row] = true;
+            } else if item.is_none() {
+                validity.get_or_insert_with(|| vec![0xff; n.div_ceil(8)])[row / 8] &=
+                    !(1 << (row % 8));
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "row {row}: documents must be str or bytes, not {}",
+                    item.get_type().name()?
+                )));
+            }
+            offsets.push(data.len() as u64);
+        }
+        Ok(OwnedRows {
+            offsets,
+            data,
+            validity,
+            binary,
+        })
+    }
+}
+
+impl<'a> ColumnInput<'a> {
+    /// Copies a list's rows (under the GIL); Arrow buffers stay where they are.
+    pub fn rows(&self, py: Python<'_>) -> PyResult<Option<OwnedRows>> {
+        match self {
+            ColumnInput::Arrow(_) => Ok(None),
+            ColumnInput::Items(list) => OwnedRows::from_list(list.bind(py)).map(Some),
+        }
+    }
+
+    /// The column, reading the buffers in place or the rows copied by [`rows`](Self::rows).
+    pub fn column<'b>(&self, rows: &'b Option<OwnedRows>) -> PyResult<Column<'b>>
+    where
+        'a: 'b,
+    {
+        match (self, rows) {
+            (ColumnInput::Arrow(buffers), _) => Column::new(*buffers),
+            (ColumnInput::Items(_), Some(rows)) => Ok(Column {
+                offsets: Cow::Borrowed(&rows.offsets),
+                data: &rows.data,
+                validity: rows.validity.as_deref(),
+                first: 0,
+                binary: match &rows.binary {
+                    None => RowKinds::Text,
+                    Some(rows) => RowKinds::PerRow(rows),
+                },
+            }),
+            (ColumnInput::Items(_), None) => unreachable!("rows() copies a list"),
+        }
+    }
+}
+
+/// Whether a column's rows are text (`str`) or documents in any medium (`bytes`).
+enum RowKinds<'a> {
+    Text,
+    Binary,
+    PerRow(&'a [bool]),
+}
 
 /// A borrowed Arrow column, checked.
 pub struct Column<'a> {
+    /// Which rows are bytes rather than text.
+    binary: RowKinds<'a>,
     /// The `len + 1` offsets of this column's rows.
-    offsets: Vec<u64>,
+    offsets: Cow<'a, [u64]>,
     data: &'a [u8],
     validity: Option<&'a [u8]>,
     /// The first row's bit in `validity`.
@@ -27,7 +144,7 @@ impl<'a> Column<'a> {
     /// Checks the buffers: the offsets of rows `offset..offset + len` (and the one after) are there,
     /// non-decreasing and within `data`; `validity`, if any, has a bit for each of those rows.
     pub fn new(buffers: Buffers<'a>) -> PyResult<Self> {
-        let (offsets, data, offset_width, validity, first, len) = buffers;
+        let (offsets, data, offset_width, validity, first, len, binary) = buffers;
         let wanted = first
             .checked_add(len + 1)
             .and_then(|n| n.checked_mul(offset_width))
@@ -58,7 +175,12 @@ impl<'a> Column<'a> {
             ));
         }
         Ok(Column {
-            offsets,
+            binary: if binary {
+                RowKinds::Binary
+            } else {
+                RowKinds::Text
+            },
+            offsets: Cow::Owned(offsets),
             data,
             validity,
             first,
@@ -67,6 +189,15 @@ impl<'a> Column<'a> {
 
     pub fn len(&self) -> usize {
         self.offsets.len() - 1
+    }
+
+    /// Whether row `i` holds bytes (a document in any medium) rather than text.
+    pub fn is_binary(&self, i: usize) -> bool {
+        match self.binary {
+            RowKinds::Text => false,
+            RowKinds::Binary => true,
+            RowKinds::PerRow(rows) => rows[i],
+        }
     }
 
     /// Row `i`'s bytes, or `None` for a null.
@@ -89,29 +220,32 @@ pub struct Sketched {
 }
 
 /// Sketches every row in parallel; a row that cannot be sketched (a null, no tokens, a broken document)
-/// gives its message.
+/// gives its message. Text rows are sketched as they are unless `hint` forces a medium other than text (as
+/// the CLI reads the text field of records); bytes rows are documents in any medium, detected unless forced.
 pub fn sketch_rows(
     column: &Column<'_>,
     method: Method,
     hint: MediaHint<'_>,
     keep_profiles: bool,
 ) -> Vec<Result<Sketched, String>> {
+    let as_text = matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text));
     (0..column.len())
         .into_par_iter()
         .with_min_len(64)
         .map(|i| {
             let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
-            let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
-            let (analysis, profile) = if keep_profiles {
-                method.analyze_with_profile(&extracted)
+            let (sketch, tokens, profile) = if as_text && !column.is_binary(i) {
+                let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+                method.analyze_text(text, keep_profiles)
             } else {
-                method.analyze_extracted(&extracted).map(|a| (a, None))
+                let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
+                method.analyze_text(&extracted.text, keep_profiles)
             }
             .map_err(|e| e.to_string())?;
             Ok(Sketched {
-                sketch: analysis.sketch,
+                sketch,
                 profile,
-                tokens: analysis.tokens,
+                tokens,
             })
         })
         .collect()

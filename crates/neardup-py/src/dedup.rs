@@ -2,7 +2,7 @@
 //! Python side turns them into a `pyarrow.Table` with the CLI's columns, taking ids from the caller's array.
 
 use crate::api::{media_hint, method_of};
-use crate::batch::{Buffers, Column, sketch_rows};
+use crate::batch::{ColumnInput, sketch_rows};
 use crate::errors::{IntoPy, to_py};
 use neardup::dedup::{
     Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
@@ -101,7 +101,7 @@ fn parse_verification(name: &str) -> PyResult<Verification> {
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn dedup_column<'py>(
     py: Python<'py>,
-    column: Buffers<'_>,
+    column: ColumnInput<'_>,
     order: &[u8],
     scheme: &str,
     k: Option<u32>,
@@ -121,7 +121,8 @@ fn dedup_column<'py>(
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let column = Column::new(column)?;
+    let rows = column.rows(py)?;
+    let column = column.column(&rows)?;
     if order.len() != column.len() * 8 {
         return Err(PyValueError::new_err("one id rank (uint64) per row"));
     }

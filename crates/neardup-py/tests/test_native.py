@@ -79,12 +79,22 @@ def test_sketches_equal_the_cli(records, scheme):
 
 @pytest.mark.parametrize(
     "scheme,args",
-    [("simhash-doc-v1", {"k": 3}), ("minhash-oph-v1", {"threshold": 0.7})],
+    [
+        ("simhash-doc-v1", {"k": 3}),
+        ("minhash-oph-v1", {"threshold": 0.7}),
+        # The representatives by length: the same token counts on both sides.
+        ("simhash-doc-v1", {"k": 3, "representative": "longest"}),
+        ("minhash-oph-v1", {"threshold": 0.7, "verify": "estimate", "representative": "longest"}),
+    ],
 )
 def test_dedup_clusters_equal_the_cli(records, tmp_path, scheme, args):
     path, recs = records
     table_path = tmp_path / "table.jsonl"
     flags = ["--k", str(args["k"])] if "k" in args else ["--threshold", str(args["threshold"])]
+    if "representative" in args:
+        flags += ["--keep", args["representative"]]
+    if "verify" in args:
+        flags += ["--verify", args["verify"]]
     run_cli("dedup", "--scheme", scheme, *flags, "--table", str(table_path), str(path))
     theirs = [json.loads(line) for line in table_path.read_text().splitlines()]
     assert theirs, "the sample has near-duplicates"
@@ -118,6 +128,25 @@ def test_dedup_accepts_arrow_numpy_and_pandas():
     assert expected[0]["duplicate_of"] == "0" or expected[1]["duplicate_of"] == "0"
 
 
+def test_lists_read_natively_equal_arrow_columns(records):
+    pa = pytest.importorskip("pyarrow")
+    _, recs = records
+    texts = [r["text"] for r in recs[:300]]
+    # A list is copied natively, an Arrow column read in place: both must give the same rows.
+    assert np.array_equal(neardup.sketches(texts, "minhash", errors="keep"),
+                          neardup.sketches(pa.array(texts), "minhash", errors="keep"))
+    assert np.array_equal(neardup.sketches(tuple(texts), errors="keep"),
+                          neardup.sketches(pa.array(texts), errors="keep"))
+    mixed = ["the cat sat on the mat today", None, "the cat sat on the mat today".encode(), "é ü ß 文字"]
+    with pytest.warns(RuntimeWarning, match="row 1: null value"):
+        values = neardup.sketches(mixed, errors="zero")
+    assert values[0] == values[2] and values[1] == 0 and values[3] != 0
+    with pytest.raises(TypeError, match="row 1: documents must be str or bytes, not int"):
+        neardup.sketches(["a b c", 7])
+    with pytest.raises(ValueError, match="row 0: not valid Unicode"):
+        neardup.sketches(["\ud800 lone surrogate"])
+
+
 def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
     with pytest.raises(ValueError, match="used by two documents"):
         neardup.dedup(["a b c d", "e f g h"], ids=["x", "x"])
@@ -147,9 +176,14 @@ def test_threads_give_the_same_sketches_as_one(records):
 
 
 def test_fingerprints_compare_and_refuse_other_schemes():
-    a = neardup.fingerprint("<p>Fixed a crash when opening empty files.</p>")
+    a = neardup.fingerprint(b"<p>Fixed a crash when opening empty files.</p>")
     b = neardup.fingerprint(b"Fixed a crash when opening empty files.", media="text")
     assert a == b and a.distance(b) == 0
+    # bytes are detected (HTML above); a str is text as it is, unless media names another medium.
+    markup = "<p>Fixed a crash when opening empty files.</p>"
+    assert neardup.fingerprint(markup, media="html") == a
+    assert neardup.fingerprint(markup) == neardup.fingerprint(markup.encode(), media="text") != a
+    assert neardup.sketches([markup])[0] == neardup.fingerprint(markup).value
     assert neardup.Fingerprint.parse(str(a)) == a
     assert neardup.compare(a, str(b)) == {"similarity": 1.0, "distance": 0, "verdict": "close"}
     sig = neardup.sketch("Fixed a crash when opening empty files.", "minhash")

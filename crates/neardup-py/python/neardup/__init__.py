@@ -3,8 +3,10 @@
 The same engine as the ``neardup`` command and server, so the same input gives the same fingerprints,
 signatures and clusters everywhere:
 
-* ``neardup.fingerprint(data)``: the ``simhash-doc-v1`` fingerprint of a document (bytes in any medium:
-  HTML, PDF, XML, text, EPUB; or a ``str``). Same text, same fingerprint, from any medium.
+* ``neardup.fingerprint(data)``: the ``simhash-doc-v1`` fingerprint of a document. ``bytes`` are a document
+  in any medium (HTML, PDF, XML, text, EPUB), detected from the content; a ``str`` is text, taken as it is
+  (as the CLI takes the text field of JSONL records). ``media="html"`` (or another) reads either as that
+  medium. Same text, same fingerprint, from any medium.
 * ``neardup.sketch(data, scheme=...)``: a fingerprint or a MinHash-family signature, for any scheme in
   ``neardup.schemes()``; ``neardup.compare(a, b)`` compares two.
 * ``neardup.sketches(texts, scheme=...)``: a whole column at once, on all cores, as a NumPy array
@@ -91,7 +93,7 @@ def _string_column(values: Any):
 
 def _buffers(column):
     """The Arrow buffers of a string or binary column, as the native module takes them: (offsets, data,
-    offset width, validity or None, offset, length). A sliced array is read in place, at its offset."""
+    offset width, validity or None, offset, length, binary). A sliced array is read in place, at its offset."""
     import pyarrow as pa
 
     validity, offsets, data = column.buffers()[:3]
@@ -103,7 +105,19 @@ def _buffers(column):
         validity.to_pybytes() if validity is not None and column.null_count else None,
         column.offset,
         len(column),
+        pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type),
     )
+
+
+def _column_input(texts: Any):
+    """What the native batch functions take for a column, and its length: a list of ``str``/``bytes`` as it is
+    (copied once natively: building an Arrow array from Python objects costs more than the copy), anything
+    else as the Arrow buffers of :func:`_string_column`."""
+    if isinstance(texts, (list, tuple)):
+        items = list(texts) if isinstance(texts, tuple) else texts
+        return items, len(items)
+    column = _string_column(texts)
+    return _buffers(column), len(column)
 
 
 def _scheme_params(num_perm, seed, shingle, char_shingle):
@@ -124,7 +138,8 @@ def sketches(
     """Sketches a column of documents on all cores (the GIL released).
 
     ``texts``: a list, a NumPy array of strings, a ``pyarrow`` Array or ChunkedArray, a pandas or polars
-    Series; ``str`` values are text, ``bytes`` values documents in any medium. Returns a NumPy array: one
+    Series; ``str`` values are text, taken as they are, ``bytes`` values documents in any medium, detected
+    (``media=`` names the medium of both). Returns a NumPy array: one
     ``uint64`` per document for a SimHash scheme (the fingerprint's value, as ``Sketch.value``), or a 2-D
     ``uint32`` array of signatures (one row per document) for a MinHash scheme. ``errors="raise"`` (default)
     raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` leaves its row at
@@ -132,14 +147,14 @@ def sketches(
     """
     import numpy as np
 
-    column = _string_column(texts)
+    column, n = _column_input(texts)
     kind, per_row, values, failures = _native.sketch_column(
-        _buffers(column), scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
+        column, scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
     )
     _report(failures, errors)
     if kind == "simhash":
         return np.frombuffer(values, dtype="<u8").copy()
-    return np.frombuffer(values, dtype="<u4").reshape(len(column), per_row).copy()
+    return np.frombuffer(values, dtype="<u4").reshape(n, per_row).copy()
 
 
 def _report(failures, errors: str) -> None:
@@ -194,8 +209,7 @@ def dedup(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    column = _string_column(texts)
-    n = len(column)
+    column, n = _column_input(texts)
     if ids is None:
         id_array = pa.array([str(i) for i in range(n)], pa.string())
     else:
@@ -213,7 +227,7 @@ def dedup(
         dup = pc.filter(sorted_ids.slice(1), pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1)))[0]
         raise ValueError(f"the id {dup.as_py()!r} is used by two documents: ids must be unique")
     (cluster_b, rep_b, dup_b, score_b), failures, _summary = _native.dedup_column(
-        _buffers(column),
+        column,
         ranks.astype("<u8").tobytes(),
         scheme,
         k=k,
