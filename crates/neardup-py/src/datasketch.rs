@@ -2,12 +2,13 @@
 //! bit-exact, in native code. The Python module keeps datasketch's objects and semantics (a `hashvalues`
 //! NumPy array, replaced on each update) and calls these for the work.
 //!
-//! Arrays cross as NumPy array addresses (`arr.__array_interface__['data'][0]`) because the stable ABI has
-//! no buffer protocol before Python 3.11. The contract, kept by `neardup/datasketch.py`: each address is of
+//! The band tables take an entry's values as bytes (`hashvalues.tobytes()`, cheaper than an address for
+//! 128 values). The permutation kernels take NumPy array addresses (`arr.__array_interface__['data'][0]`)
+//! because they write in place and the stable ABI has no buffer protocol before Python 3.11. The contract, kept by `neardup/datasketch.py`: each address is of
 //! a live, C-contiguous array of the scheme's dtype (`uint32` for "affine32", `uint64` for "affine64" and
 //! "legacy") holding at least the given number of values, and a written array is not shared.
 
-use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap};
 use neardup::datasketch::{
     Variant, fmix32, fmix64, mod_mersenne61, permutations, permutations_affine64, sha1,
 };
@@ -244,25 +245,56 @@ fn ds_update_hashes(
     Ok(())
 }
 
-/// The band tables of `MinHashLSH`: `b` bands of `r` values of `width` bytes, each band a hash table from
-/// the band's values to the entries that have them. Entries are the caller's integer ids; each entry's
-/// `b·r` values are kept once, in an arena, and buckets hold arena slots, so a bucket's key is read from any
-/// of its slots (exact matching, no stored copy of the key).
+/// The band tables of `MinHashLSH`: `b` bands of `r` values of `width` bytes; in each band, entries with
+/// equal values are found together. Entries are the caller's integer ids; each entry's `b·r` values are kept
+/// once, in an arena. A band's table maps a 64-bit hash of the band's bytes to the first slot of a chain
+/// threaded through the slots (`prev`/`next` per slot and band), so inserting allocates nothing per bucket
+/// and removing is O(1); every chain member's bytes are compared on lookup, so matching stays exact (two
+/// band contents with one hash share a chain but never match each other).
 #[pyclass(module = "neardup._native")]
 pub struct BandIndex {
     bands: usize,
     rows: usize,
     width: usize,
-    /// `b·r·width` bytes per slot, little-endian values.
+    /// `b·r·width` bytes per slot, the values as given (native byte order).
     arena: Vec<u8>,
     id_of_slot: Vec<u32>,
     free: Vec<u32>,
     slot_of: HashMap<u32, u32>,
-    tables: Vec<HashTable<Vec<u32>>>,
+    /// Per band: hash of the band's bytes → first slot of its chain.
+    heads: Vec<HashMap<u64, u32, PassThrough>>,
+    /// Per slot and band (`slot·b + band`): the previous and next slot of its chain.
+    links: Vec<[u32; 2]>,
     hasher: DefaultHashBuilder,
 }
 
+/// The tables' keys are hashes already.
+#[derive(Clone, Copy, Default)]
+struct PassThrough;
+
+impl BuildHasher for PassThrough {
+    type Hasher = PassThroughHasher;
+    fn build_hasher(&self) -> PassThroughHasher {
+        PassThroughHasher(0)
+    }
+}
+
+struct PassThroughHasher(u64);
+
+impl std::hash::Hasher for PassThroughHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
 const FREE: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
 
 impl BandIndex {
     fn stride(&self) -> usize {
@@ -278,16 +310,19 @@ impl BandIndex {
         &self.arena[start..start + self.band_len()]
     }
 
-    /// The bucket of `key` in `band`, if any.
-    fn bucket(&self, band: usize, key: &[u8]) -> Option<&Vec<u32>> {
-        let hash = self.hasher.hash_one(key);
-        self.tables[band].find(hash, |slots| self.band_of_slot(slots[0], band) == key)
+    fn link(&mut self, slot: u32, band: usize) -> &mut [u32; 2] {
+        &mut self.links[slot as usize * self.bands + band]
     }
 
-    /// The `b·r` values at `ptr` as bytes.
-    fn read_values(&self, ptr: usize) -> Vec<u8> {
-        // SAFETY: `ptr` addresses at least b·r values of `width` bytes (see the module docs).
-        unsafe { std::slice::from_raw_parts(ptr as *const u8, self.stride()).to_vec() }
+    /// The first `b·r` values' bytes of `data` (which may hold more values).
+    fn entry_bytes<'a>(&self, data: &'a [u8]) -> PyResult<&'a [u8]> {
+        data.get(..self.stride()).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "expected at least {} bytes, got {}",
+                self.stride(),
+                data.len()
+            ))
+        })
     }
 
     fn insert_values(&mut self, id: u32, values: &[u8]) -> PyResult<()> {
@@ -308,32 +343,48 @@ impl BandIndex {
             None => {
                 self.arena.extend_from_slice(values);
                 self.id_of_slot.push(id);
+                self.links
+                    .extend(std::iter::repeat_n([NONE, NONE], self.bands));
                 (self.id_of_slot.len() - 1) as u32
             }
         };
         self.slot_of.insert(id, slot);
         for band in 0..self.bands {
             let start = band * self.band_len();
-            let key = &values[start..start + self.band_len()];
-            let hash = self.hasher.hash_one(key);
-            let (arena, stride, band_len) = (&self.arena, self.stride(), self.band_len());
-            let same = |slots: &Vec<u32>| {
-                let s = slots[0] as usize * stride + band * band_len;
-                &arena[s..s + band_len] == key
-            };
-            let hasher = &self.hasher;
-            let rehash = |slots: &Vec<u32>| {
-                let s = slots[0] as usize * stride + band * band_len;
-                hasher.hash_one(&arena[s..s + band_len])
-            };
-            match self.tables[band].find_mut(hash, same) {
-                Some(slots) => slots.push(slot),
-                None => {
-                    self.tables[band].insert_unique(hash, vec![slot], rehash);
+            let hash = self
+                .hasher
+                .hash_one(&values[start..start + self.band_len()]);
+            let next = match self.heads[band].entry(hash) {
+                hashbrown::hash_map::Entry::Occupied(mut head) => {
+                    std::mem::replace(head.get_mut(), slot)
                 }
+                hashbrown::hash_map::Entry::Vacant(head) => {
+                    head.insert(slot);
+                    NONE
+                }
+            };
+            *self.link(slot, band) = [NONE, next];
+            if next != NONE {
+                self.link(next, band)[0] = slot;
             }
         }
         Ok(())
+    }
+
+    /// The slots whose band `band` holds exactly `key`.
+    fn matches<'a>(&'a self, band: usize, key: &'a [u8]) -> impl Iterator<Item = u32> + 'a {
+        let hash = self.hasher.hash_one(key);
+        let mut slot = self.heads[band].get(&hash).copied().unwrap_or(NONE);
+        std::iter::from_fn(move || {
+            while slot != NONE {
+                let this = slot;
+                slot = self.links[this as usize * self.bands + band][1];
+                if self.band_of_slot(this, band) == key {
+                    return Some(this);
+                }
+            }
+            None
+        })
     }
 
     fn key_bytes(&self, band_bytes: &[u8]) -> Vec<u8> {
@@ -369,68 +420,55 @@ impl BandIndex {
             id_of_slot: Vec::new(),
             free: Vec::new(),
             slot_of: HashMap::new(),
-            tables: (0..b).map(|_| HashTable::new()).collect(),
+            heads: (0..b).map(|_| HashMap::default()).collect(),
+            links: Vec::new(),
             hasher: DefaultHashBuilder::default(),
         })
     }
 
-    /// Stores an entry's first b·r values, read from a NumPy array's address.
-    fn insert(&mut self, id: u32, values_ptr: usize) -> PyResult<()> {
-        let values = self.read_values(values_ptr);
-        self.insert_values(id, &values)
-    }
-
-    /// Stores an entry from the little-endian bytes of its b·r values.
-    fn insert_bytes(&mut self, id: u32, data: &[u8]) -> PyResult<()> {
-        if data.len() != self.stride() {
-            return Err(PyValueError::new_err(format!(
-                "expected {} bytes, got {}",
-                self.stride(),
-                data.len()
-            )));
-        }
-        self.insert_values(id, data)
+    /// Stores an entry from the bytes of its values (native order; the first b·r values are kept).
+    fn insert(&mut self, id: u32, data: &[u8]) -> PyResult<()> {
+        let values = self.entry_bytes(data)?;
+        self.insert_values(id, values)
     }
 
     /// The ids sharing at least one of the first `bands` bands exactly (default all), sorted.
-    #[pyo3(signature = (values_ptr, bands=None))]
-    fn query(&self, py: Python<'_>, values_ptr: usize, bands: Option<usize>) -> Vec<u32> {
-        let values = self.read_values(values_ptr);
+    #[pyo3(signature = (data, bands=None))]
+    fn query(&self, data: &[u8], bands: Option<usize>) -> PyResult<Vec<u32>> {
+        let values = self.entry_bytes(data)?;
         let bands = bands.unwrap_or(self.bands).min(self.bands);
-        py.detach(|| {
-            let mut found = Vec::new();
-            for band in 0..bands {
-                let start = band * self.band_len();
-                if let Some(slots) = self.bucket(band, &values[start..start + self.band_len()]) {
-                    found.extend(slots.iter().map(|&s| self.id_of_slot[s as usize]));
-                }
-            }
+        let mut found = Vec::new();
+        for band in 0..bands {
+            let start = band * self.band_len();
+            let key = &values[start..start + self.band_len()];
+            found.extend(self.matches(band, key).map(|s| self.id_of_slot[s as usize]));
+        }
+        if bands > 1 {
             found.sort_unstable();
             found.dedup();
-            found
-        })
+        }
+        Ok(found)
     }
 
     /// Removes an entry (KeyError if absent).
     fn remove(&mut self, id: u32) -> PyResult<()> {
         let slot = self.slot(id)?;
         for band in 0..self.bands {
-            let key = self.band_of_slot(slot, band).to_vec();
-            let hash = self.hasher.hash_one(&key[..]);
-            let (arena, stride, band_len) = (&self.arena, self.stride(), self.band_len());
-            let same = |slots: &Vec<u32>| {
-                let s = slots[0] as usize * stride + band * band_len;
-                arena[s..s + band_len] == key[..]
-            };
-            if let Ok(mut entry) = self.tables[band].find_entry(hash, same) {
-                let slots = entry.get_mut();
-                if let Some(at) = slots.iter().position(|&s| s == slot) {
-                    slots.swap_remove(at);
-                }
-                if slots.is_empty() {
-                    entry.remove();
+            let [prev, next] = *self.link(slot, band);
+            if prev != NONE {
+                self.link(prev, band)[1] = next;
+            } else {
+                let hash = self.hasher.hash_one(self.band_of_slot(slot, band));
+                if next != NONE {
+                    self.heads[band].insert(hash, next);
+                } else {
+                    self.heads[band].remove(&hash);
                 }
             }
+            if next != NONE {
+                self.link(next, band)[0] = prev;
+            }
+            *self.link(slot, band) = [NONE, NONE];
         }
         self.slot_of.remove(&id);
         self.id_of_slot[slot as usize] = FREE;
@@ -448,7 +486,7 @@ impl BandIndex {
 
     /// datasketch's meaning: whether any band table is empty.
     fn is_empty(&self) -> bool {
-        self.tables.iter().any(|t| t.is_empty())
+        self.heads.iter().any(|t| t.is_empty())
     }
 
     /// datasketch's bucket keys for an entry: each band's values as big-endian bytes.
@@ -459,7 +497,7 @@ impl BandIndex {
             .collect())
     }
 
-    /// An entry's b·r values, little-endian.
+    /// An entry's b·r values, in native byte order.
     fn values<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
         let slot = self.slot(id)? as usize;
         let stride = self.stride();
@@ -474,9 +512,15 @@ impl BandIndex {
         (0..self.bands)
             .map(|band| {
                 let d = PyDict::new(py);
-                for slots in self.tables[band].iter() {
-                    let key = self.key_bytes(self.band_of_slot(slots[0], band));
-                    d.set_item(PyBytes::new(py, &key), slots.len())?;
+                for &head in self.heads[band].values() {
+                    let mut slot = head;
+                    while slot != NONE {
+                        let key = PyBytes::new(py, &self.key_bytes(self.band_of_slot(slot, band)));
+                        // A chain normally holds one content; counting by key also splits a shared hash.
+                        let seen: usize = d.get_item(&key)?.map_or(Ok(0), |c| c.extract())?;
+                        d.set_item(key, seen + 1)?;
+                        slot = self.links[slot as usize * self.bands + band][1];
+                    }
                 }
                 Ok(d)
             })

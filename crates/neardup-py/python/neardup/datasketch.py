@@ -1192,24 +1192,20 @@ class MinHashLSH:
             table._select_buffer = [set(c) if j == 0 else set() for c in pending]
         self._query_buffer = []
 
-    def _native_values(self, hashvalues, create: bool):
-        """The hash values as a C-contiguous unsigned array of the index's width, or None if the native
-        tables cannot hold them (the pure-Python tables then decide)."""
+    def _native_bytes(self, hashvalues, create: bool):
+        """The hash values' bytes for the native tables, or None if they cannot hold them (the pure-Python
+        tables then decide). Raw bytes are what datasketch compares, whatever the dtype."""
         if not isinstance(hashvalues, np.ndarray) or hashvalues.ndim != 1 or hashvalues.dtype.kind not in "uif":
             return None
         width = hashvalues.dtype.itemsize
-        if width not in (4, 8) or hashvalues.shape[0] < self.b * self.r:
-            return None
         if self._width != width:
-            if not create:
-                return None
-            if self._key_to_id:
+            if width not in (4, 8) or not create or self._key_to_id:
                 return None
             self._index = _native.BandIndex(self.b, self.r, width)
             self._width = width
-        # Raw bytes are what datasketch compares: view them as unsigned values of the same width.
-        arr = np.ascontiguousarray(hashvalues)
-        return arr.view(np.uint32 if width == 4 else np.uint64)
+        if hashvalues.shape[0] < self.b * self.r:
+            return None
+        return hashvalues.tobytes()
 
     def _new_id(self) -> int:
         if self._free_ids:
@@ -1217,14 +1213,10 @@ class MinHashLSH:
         self._id_to_key.append(_FREE_ID)
         return len(self._id_to_key) - 1
 
-    def _keys_of_ids(self, ids):
-        id_to_key = self._id_to_key
-        return [id_to_key[i] for i in ids]
-
     def _native_candidates(self, minhash, bands=None):
         """The stored keys sharing a band with the MinHash (None if the native tables cannot answer)."""
-        arr = self._native_values(minhash.hashvalues, create=False)
-        if arr is None:
+        data = self._native_bytes(minhash.hashvalues, create=False)
+        if data is None:
             if self._index is None or isinstance(minhash.hashvalues, np.ndarray):
                 # No stored band key can equal these values' (of another width or shape), but compute
                 # them as datasketch does, for its errors.
@@ -1233,10 +1225,11 @@ class MinHashLSH:
                 return []
             return None
         if bands is None:
-            ids = self._index.query(_addr(arr))
+            ids = self._index.query(data)
         else:
-            ids = self._index.query(_addr(arr), bands) if bands > 0 else []
-        return self._keys_of_ids(ids)
+            ids = self._index.query(data, bands) if bands > 0 else []
+        id_to_key = self._id_to_key
+        return [id_to_key[i] for i in ids]
 
     # -- buffer size and sessions -------------------------------------------------------------------------
 
@@ -1289,10 +1282,10 @@ class MinHashLSH:
                     raise ValueError("The given key already exists")
                 self._to_python_tables()
             else:
-                arr = self._native_values(minhash.hashvalues, create=True)
-                if arr is not None:
+                data = self._native_bytes(minhash.hashvalues, create=True)
+                if data is not None:
                     i = self._new_id()
-                    self._index.insert(i, _addr(arr))
+                    self._index.insert(i, data)
                     self._id_to_key[i] = key
                     self._key_to_id[key] = i
                     return
@@ -1347,7 +1340,7 @@ class MinHashLSH:
                         self._width = other._width
                     for key, j in list(other._key_to_id.items()):
                         i = self._new_id()
-                        self._index.insert_bytes(i, other._index.values(j))
+                        self._index.insert(i, other._index.values(j))
                         self._id_to_key[i] = key
                         self._key_to_id[key] = i
                     return
@@ -1402,6 +1395,8 @@ class MinHashLSH:
             raise ValueError("Expecting minhash with length %d, got %d" % (self.h, len(minhash)))
         _check_scheme_consistency(getattr(self, "_minhash_scheme", None), minhash)
         candidates = self._native_candidates(minhash) if self._native else None
+        if candidates is not None and not self.prepickle:
+            return candidates  # a fresh list of unique keys
         if candidates is None:
             found = set()
             for (start, end), hashtable in zip(self.hashranges, self.hashtables):
@@ -1531,7 +1526,7 @@ class MinHashLSH:
                 self._width = width
                 for key, values in entries or ():
                     i = self._new_id()
-                    self._index.insert_bytes(i, values)
+                    self._index.insert(i, values)
                     self._id_to_key[i] = key
                     self._key_to_id[key] = i
 
