@@ -56,16 +56,21 @@ pub enum Features {
     Words(u32),
     /// Character n-grams ([`char_shingles`]).
     Chars(u32),
+    /// The token hashes themselves, [`token_hash`] of each token, not shingled (a word 1-gram is
+    /// `mix64` of it, [`Features::Words`]`(1)`): what weighting token hashes by [`crate::weighted::term_frequencies`]
+    /// sketches. Code `t`.
+    Tokens,
     /// 64-bit feature hashes chosen by the caller (no shingling by this crate).
     Hashes,
 }
 
 impl Features {
-    /// The compact form used in scheme descriptions: `w5`, `c24`, `h`.
+    /// The compact form used in scheme descriptions: `w5`, `c24`, `t`, `h`.
     pub fn code(&self) -> String {
         match self {
             Features::Words(n) => format!("w{n}"),
             Features::Chars(n) => format!("c{n}"),
+            Features::Tokens => "t".to_string(),
             Features::Hashes => "h".to_string(),
         }
     }
@@ -75,6 +80,8 @@ impl Features {
         let number = |s: &str| s.parse::<u32>().ok().filter(|&n| n > 0);
         if code == "h" {
             Some(Features::Hashes)
+        } else if code == "t" {
+            Some(Features::Tokens)
         } else if let Some(n) = code.strip_prefix('w') {
             number(n).map(Features::Words)
         } else if let Some(n) = code.strip_prefix('c') {
@@ -345,9 +352,17 @@ mod tests {
 
     #[test]
     fn features_codes_round_trip() {
-        for f in [Features::Words(5), Features::Chars(24), Features::Hashes] {
+        for f in [
+            Features::Words(5),
+            Features::Chars(24),
+            Features::Tokens,
+            Features::Hashes,
+        ] {
             assert_eq!(Features::from_code(&f.code()), Some(f));
         }
+        // Token hashes and word 1-grams are different features: different codes.
+        assert_ne!(Features::Tokens.code(), Features::Words(1).code());
+        assert_eq!(Features::from_code("t1"), None);
         assert_eq!(Features::from_code("w0"), None);
         assert_eq!(Features::from_code("x5"), None);
     }

@@ -311,7 +311,7 @@ fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u
         }
         Features::Chars(n) => char_shingles(&joined_tokens(text), n as usize).for_each(emit),
         // Refused by the schemes' constructors; an empty stream here.
-        Features::Hashes => {}
+        Features::Tokens | Features::Hashes => {}
     }
     count
 }
@@ -358,7 +358,7 @@ fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature
                 update(&joined.as_bytes()[offset..end(start + n)]);
             }
         }
-        Features::Hashes => unreachable!("refused by MinHashScheme::new"),
+        Features::Tokens | Features::Hashes => unreachable!("refused by MinHashScheme::new"),
     }
     (Some(hasher.signature()), shingles)
 }

@@ -60,7 +60,8 @@ pub fn compute() -> Value {
         };
         let weighted = |similarity: Similarity| {
             let mut hs: Vec<u64> = t.iter().map(|x| token_hash(x.as_bytes())).collect();
-            let mut w = WeightedMinHasher::new(similarity, 32, 0, Features::Words(1));
+            // The features are the token hashes themselves (f=t), not word 1-grams (f=w1, mix64 of them).
+            let mut w = WeightedMinHasher::new(similarity, 32, 0, Features::Tokens);
             for (f, tf) in term_frequencies(&mut hs) {
                 w.update(f, tf);
             }
