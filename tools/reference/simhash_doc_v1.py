@@ -74,7 +74,8 @@ def is_identifier(chunk: str) -> bool:
     return DOI.match(chunk) is not None
 
 
-def tokens(text: str):
+def tokens(text: str, keep_numbers=False):
+    """Steps 1 to 3. With keep_numbers, step 3's last rule is skipped (the MinHash schemes' token stream)."""
     # Step 1
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = unicodedata.normalize("NFKC", text).casefold()
@@ -86,20 +87,20 @@ def tokens(text: str):
             if chunk:
                 s = "".join(chunk)
                 if not is_identifier(s):
-                    out.extend(chunk_tokens(s))
+                    out.extend(chunk_tokens(s, keep_numbers))
             chunk = []
         else:
             chunk.append(ch)
     return out
 
 
-def chunk_tokens(s: str):
+def chunk_tokens(s: str, keep_numbers=False):
     # Step 3
     result, current, single = [], "", False
 
     def flush():
         nonlocal current, single
-        if current and any(unicodedata.category(c).startswith("L") for c in current):
+        if current and (keep_numbers or any(unicodedata.category(c).startswith("L") for c in current)):
             result.append(current)
         current, single = "", False
 
