@@ -38,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 MIB = 1 << 20
@@ -100,6 +101,38 @@ def run_one(argv, limit_s, as_bytes, cwd, tmp):
             "stdout": stdout, "stderr": stderr}
 
 
+class Feeder:
+    """Writes `data` into a FIFO as a producer would (`producer > fifo &`): a blocking open that completes when
+    the command opens the FIFO for reading. If the command never does, stop() releases the open."""
+
+    def __init__(self, path, data):
+        self.path, self.data = path, data
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            fd = os.open(self.path, os.O_WRONLY)
+        except OSError:
+            return
+        try:
+            os.write(fd, self.data)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def stop(self):
+        if self.thread.is_alive():
+            try:
+                fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+            except OSError:
+                fd = None
+            self.thread.join(5)
+            if fd is not None:
+                os.close(fd)
+
+
 def name_forms(path_bytes, corpus_bytes):
     """Strings any one of which, found in stderr, counts as naming the file."""
     rel = os.path.relpath(path_bytes, corpus_bytes) if path_bytes.startswith(corpus_bytes) else path_bytes
@@ -160,7 +193,12 @@ def check(entry, corpus, args, workdir):
         r = go(argv)
         if r["rc"] != 0 or r["timed_out"]:
             problems.append(("check", f"setup {' '.join(argv[1:])} exit {r['rc']}: {first_line(r)}"))
-    result = go(entry["cmd"])
+    feeder = Feeder(path, entry["fifo_feed"].encode()) if "fifo_feed" in entry else None
+    try:
+        result = go(entry["cmd"])
+    finally:
+        if feeder:
+            feeder.stop()
     problems += crashes(result, "")
     rc, crashed = result["rc"], bool(problems)
     stdout = result["stdout"].decode("utf-8", "replace")
@@ -180,6 +218,9 @@ def check(entry, corpus, args, workdir):
     for s in entry.get("must_not_contain", []):
         if s in stdout or s in stderr:
             problems.append(("leak", f"output contains {s!r}"))
+    for s in entry.get("stdout_must_not_contain", []):
+        if s in stdout:
+            problems.append(("leak", f"stdout contains {s!r}"))
     if not crashed:
         for s in entry.get("stderr_mentions", []):
             if s not in stderr:
@@ -323,9 +364,16 @@ def render(entries, results, args, elapsed):
             for e, r, p in group:
                 msgs = "; ".join(m for _, m in p)
                 lines.append(f"    {e['id']}  ({e['note']}) [{r['seconds']:.1f} s, {r['peak_mib']:.0f} MiB]: {msgs}")
+    heavy = sorted(zip(entries, results), key=lambda er: -er[1][0]["peak_mib"])[:8]
+    lines += ["", "Largest peak memory:"]
+    lines += [f"    {r['peak_mib']:6.0f} MiB {r['seconds']:5.1f} s  {e['id']}" for e, (r, _) in heavy]
+    slow = sorted(zip(entries, results), key=lambda er: -er[1][0]["seconds"])[:8]
+    lines += ["", "Longest wall time:"]
+    lines += [f"    {r['seconds']:5.1f} s {r['peak_mib']:6.0f} MiB  {e['id']}" for e, (r, _) in slow]
     passed = len(entries) - len(failing)
     lines += ["", f"{passed} passed, {len(failing)} failed"]
-    return "\n".join(lines) + "\n"
+    # Ids may hold bytes that are not UTF-8 (surrogate escapes): shown escaped.
+    return "\n".join(lines).encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
 
 
 if __name__ == "__main__":
