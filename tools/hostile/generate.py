@@ -328,7 +328,7 @@ def gen_html(c):
         add(f"entities-unterminated-{n}", head + "<p>" + "&notin" * n, f"{n} named references without ';'")
         add(f"svg-nest-{n // 10}", head + "<svg>" + "<g>" * (n // 10), f"{n // 10} nested svg groups")
         add(f"template-nest-{n // 10}", head + "<template>" * (n // 10) + "t", f"{n // 10} nested templates")
-    for formats, paras in ((200, 2_000), (1_000, 1_000), (c.big(2_000, 10_000), c.big(2_000, 10_000))):
+    for formats, paras in ((200, 2_000), (1_000, 1_000), (2_000, 2_000), (c.big(3_000, 10_000), c.big(3_000, 10_000))):
         add(f"reconstruct-{formats}x{paras}",
             head + "<p>" + "".join(f"<b id={i}>" for i in range(formats)) + "</p>" + "<p>x" * paras,
             f"{formats} distinct open <b> then {paras} x '<p>x': the formatting list rebuilt in each paragraph")
@@ -484,8 +484,9 @@ def gen_warc(c):
             f"a record of {n} nested divs between two good ones")
         add(f"deep-stray-{n}.warc", warc_record(http(b"<div></x>" * n + b"deep"), n=1),
             f"a record of {n} x '<div></x>'")
-    # Content-Encoding: gzip bombs. SCALE: ci a 1 MiB chunk x 256 per record (256 MiB), full x 3200 (16 MB -> x200).
-    times = c.big(256, 3200)
+    # Content-Encoding: gzip bombs. SCALE: ci a 1 MiB chunk x 800 per record (4 MB -> 800 MiB at about
+    # 200:1), full x 3200 (16 MB -> x200, as in issue 18).
+    times = c.big(800, 3200)
     zeros = gzip_repeat(b"\0" * (1 << 20), times)
     text_bomb = gzip_repeat(ratio_chunk(rng, 1 << 20), times)
     enc = (b"Content-Type: text/html", b"Content-Encoding: gzip")
@@ -509,10 +510,10 @@ def gen_warc(c):
         "Content-Encoding gzip over garbage", **mention("gzip-garbage.warc"))
     # A large .warc.gz, each record its own gzip member, under the ratio limit (about 50:1), mostly records
     # that are not documents (images), so that it is all decompressed but little is fingerprinted.
-    # SCALE: ci 640 MiB uncompressed (about 13 MB on disk), full about 1 GB on disk (50 GiB uncompressed).
+    # SCALE: ci 1 GiB uncompressed (about 23 MB on disk), full about 1 GB on disk (50 GiB uncompressed).
     img = b"\x89PNG" + ratio_chunk(rng, 1 << 20, entropy_every=200)
     member = gzip.compress(warc_record(http(img, headers=(b"Content-Type: image/png",)), n=7), 9, mtime=0)
-    big_n = c.big(640, 50 * 1024)
+    big_n = c.big(1024, 50 * 1024)
 
     def large():
         yield gzip.compress(good(0), mtime=0)
@@ -599,17 +600,18 @@ def gen_pdf(c):
         c.add(cls, name + ".pdf", data, "pdf", note, **kw)
 
     add("baseline", one_page_pdf(HELLO), "one page of text (must be ok)", expect="ok")
-    # SCALE: 3*10^5 Tj in ci, 3*10^6 in full.
-    for n in sorted({30_000, c.big(300_000, 3_000_000)}):
+    # SCALE: 10^6 Tj in ci, 3*10^6 in full (issue 18: 1.1-1.4 GB and 60 s in release).
+    for n in sorted({30_000, c.big(1_000_000, 3_000_000)}):
         add(f"tj-{n}", one_page_pdf(b"BT /F1 12 Tf 72 700 Td\n" + b"(word) Tj\n" * n + b"ET"), f"{n} Tj operators")
-        add(f"tj-positioned-{n}",
+        m = min(n, c.big(300_000, n))  # SCALE: positioned runs are sorted into lines: ci at most 3*10^5
+        add(f"tj-positioned-{m}",
             one_page_pdf(b"BT /F1 12 Tf\n" + b"".join(b"1 0 0 1 %d %d Tm (w) Tj\n" % (i % 500, (i * 7) % 700)
-                                                       for i in range(n)) + b"ET"),
-            f"{n} Tj operators, each at its own position")
+                                                       for i in range(m)) + b"ET"),
+            f"{m} Tj operators, each at its own position")
         add(f"tj-array-{n}", one_page_pdf(b"BT /F1 12 Tf 72 700 Td [" + b"(a) -20 " * n + b"] TJ ET"),
             f"one TJ array of {n} strings")
-    # SCALE: 10^5 /Contents entries in ci, 10^6 in full.
-    for n in sorted({10_000, c.big(100_000, 1_000_000)}):
+    # SCALE: up to 3*10^5 /Contents entries in ci, 10^6 in full.
+    for n in sorted({10_000, 100_000, c.big(300_000, 1_000_000)}):
         add(f"contents-array-{n}", one_page_pdf(HELLO, contents_ref=b"[" + b"5 0 R " * n + b"]"),
             f"a /Contents array of {n} references to one stream")
     for n in (10_000, 100_000):
@@ -618,17 +620,17 @@ def gen_pdf(c):
                 b"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
                 b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>", stream(HELLO)]
         add(f"kids-repeat-{n}", pdf_file(objs), f"{n} pages that are one page object")
-    # RunLength bombs: 2 bytes -> 128. SCALE: ci 2^21 runs (256 MiB), full 2^23 (1 GiB).
-    runs = c.big(1 << 21, 1 << 23)
+    # RunLength bombs: 2 bytes -> 128. SCALE: ci 2^21 runs (256 MiB; spaces: 1 GiB), full 2^23 (1 GiB; 4 GiB).
     for byte, what in ((b" ", "spaces"), (b"a", "one huge operator"), (b"(", "nested string parentheses"),
                        (b"[", "nested arrays")):
+        runs = c.big(1 << 21, 1 << 23) * (4 if byte == b" " else 1)
         add(f"runlength-bomb-{what.split()[-1]}", one_page_pdf((b"\x81" + byte) * runs + b"\x80",
                                                               b"/Filter /RunLengthDecode"),
             f"RunLengthDecode to {runs * 128 >> 20} MiB of {what}")
-    # Flate bombs. SCALE: ci 256 MiB, full 2 GiB.
+    # Flate bombs. SCALE: ci 256 MiB (spaces: 1 GiB), full 2 GiB (spaces: 4 GiB).
     mib = c.big(256, 2048)
-    add(f"flate-bomb-spaces-{mib}m", one_page_pdf(zlib_repeat(b" " * (1 << 20), mib), b"/Filter /FlateDecode"),
-        f"FlateDecode to {mib} MiB of spaces")
+    add(f"flate-bomb-spaces-{mib * 4}m", one_page_pdf(zlib_repeat(b" " * (1 << 20), mib * 4), b"/Filter /FlateDecode"),
+        f"FlateDecode to {mib * 4} MiB of spaces")
     add(f"flate-bomb-tj-{mib}m",
         one_page_pdf(zlib_repeat(b"(ab) Tj " * (1 << 17), mib), b"/Filter /FlateDecode"),
         f"FlateDecode to {mib} MiB of Tj operators")
