@@ -57,7 +57,7 @@ pub struct CompareArgs {
     k: Option<u32>,
     /// With --exit-code, MinHash and bottom-k: the similarity that counts as a near-duplicate
     /// [default: 0.8].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::plan::parse_similarity)]
     threshold: Option<f64>,
     #[command(flatten)]
     doc: DocArgs,

@@ -96,7 +96,7 @@ pub struct DedupArgs {
     k: Option<u32>,
     /// MinHash: the similarity (exact or estimated, see --verify) at which two documents are
     /// near-duplicates [default: 0.8, or the index's].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::plan::parse_similarity)]
     threshold: Option<f64>,
     /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack): its signature size,
     /// shingles, bands and threshold.
@@ -188,7 +188,7 @@ pub fn parse_weights(s: &str) -> Result<(f64, f64), String> {
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
     );
-    if a >= 0.0 && b >= 0.0 && a + b > 0.0 {
+    if a >= 0.0 && b >= 0.0 && a + b > 0.0 && (a + b).is_finite() {
         Ok((a, b))
     } else {
         Err(bad())

@@ -62,7 +62,7 @@ enum IndexCommand {
         #[arg(short, long, default_value = "1e6", value_parser = parse_count)]
         n: f64,
         /// MinHash: the estimated Jaccard similarity matches must reach; chooses the LSH bands.
-        #[arg(long, default_value_t = 0.8)]
+        #[arg(long, default_value_t = 0.8, value_parser = crate::plan::parse_similarity)]
         threshold: f64,
         /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack).
         #[arg(long, value_parser = crate::plan::parse_preset)]
@@ -113,7 +113,7 @@ enum IndexCommand {
         #[arg(short, long)]
         k: Option<u32>,
         /// MinHash: the similarity to reach (default: the index's threshold; 0 lists every LSH candidate).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::plan::parse_similarity)]
         threshold: Option<f64>,
         /// Print JSON lines.
         #[arg(long, conflicts_with = "null")]
@@ -268,12 +268,32 @@ fn add_fingerprints(dir: &Path, inputs: &[String], batch: usize, ack: bool) -> R
     for input in inputs {
         let reader = inputs::open_lines(input).map_err(anyhow::Error::msg)?;
         let mut changes = Vec::with_capacity(batch);
-        for (n, line) in reader.lines().enumerate() {
-            let line = line.with_context(|| format!("{input}:{}", n + 1))?;
+        let mut read_error = None;
+        // Lines as bytes: a line that is not UTF-8 is refused alone, and the lines after it are read.
+        for (n, line) in reader.split(b'\n').enumerate() {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    read_error = Some(anyhow::Error::new(e).context(format!("{input}:{}", n + 1)));
+                    break;
+                }
+            };
+            let line = match std::str::from_utf8(&line) {
+                Ok(line) => line.trim_end_matches('\r'),
+                Err(e) => {
+                    bad += 1;
+                    eprintln!(
+                        "neardup: {input}:{}: not UTF-8 (invalid byte at column {})",
+                        n + 1,
+                        e.valid_up_to() + 1
+                    );
+                    continue;
+                }
+            };
             if line.trim().is_empty() {
                 continue;
             }
-            match parse_entry(&line, method).and_then(|(id, sketch)| {
+            match parse_entry(line, method).and_then(|(id, sketch)| {
                 index.change(&id, &sketch).map_err(|e| {
                     let shown: String = sketch.to_string().chars().take(48).collect();
                     format!("{shown}… is refused: {e}")
@@ -282,15 +302,23 @@ fn add_fingerprints(dir: &Path, inputs: &[String], batch: usize, ack: bool) -> R
                 Ok(change) => changes.push(change),
                 Err(e) => {
                     bad += 1;
-                    eprintln!("neardup: {input}:{}: {e}", n + 1);
+                    eprintln!(
+                        "neardup: {input}:{}: {}",
+                        n + 1,
+                        crate::inputs::terminal_safe(&e)
+                    );
                 }
             }
             if changes.len() >= batch.max(1) {
                 commit(&mut index, &mut changes)?;
             }
         }
+        // What was read before a read error is committed before the error is reported.
         if !changes.is_empty() {
             commit(&mut index, &mut changes)?;
+        }
+        if let Some(e) = read_error {
+            return Err(e);
         }
     }
     eprintln!(
@@ -424,7 +452,10 @@ fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
     }
     let absent: Vec<&String> = wanted.iter().filter(|id| !index.contains(id)).collect();
     for id in &absent {
-        eprintln!("neardup: {id}: not in the index");
+        eprintln!(
+            "neardup: {}: not in the index",
+            crate::inputs::terminal_safe(id)
+        );
     }
     let removed = index.remove(wanted.iter().map(String::as_str))?;
     eprintln!(

@@ -23,7 +23,7 @@ impl Source {
     /// How the document is named in output: the path as given or found, or `-`.
     pub fn label(&self) -> String {
         match self {
-            Source::File(p) => p.display().to_string(),
+            Source::File(p) => path_label(p),
             Source::Stdin => "-".to_owned(),
         }
     }
@@ -41,7 +41,7 @@ impl Source {
         let mut buf = Vec::new();
         match self {
             Source::File(p) => {
-                let f = std::fs::File::open(p).with_context(|| "cannot open".to_string())?;
+                let f = open_for_reading(p).with_context(|| "cannot open".to_string())?;
                 let len = f.metadata().map(|m| m.len()).unwrap_or(0);
                 if len > max_bytes {
                     anyhow::bail!(
@@ -68,6 +68,48 @@ impl Source {
     }
 }
 
+/// How a path is named in output: as it is when it is UTF-8, else with each byte that is not as `\xNN` (and
+/// each `\` as `\\`), so that two names never print as one.
+pub fn path_label(path: &Path) -> String {
+    if let Some(s) = path.to_str() {
+        return s.to_owned();
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+            out.push_str(&chunk.valid().replace('\\', "\\\\"));
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    path.display().to_string()
+}
+
+/// Opens a file to read, without blocking on a FIFO (named pipe) that no process writes to: `open` would
+/// wait for a writer forever. A pipe with a writer (`<(command)`) is read to its end as before; one without
+/// reads as empty.
+fn open_for_reading(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
+            .open(path)?;
+        let flags = fcntl_getfl(&file)?;
+        fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    std::fs::File::open(path)
+}
+
 /// A problem with an operand itself (missing path, unreadable directory entry), reported per operand.
 pub struct OperandError {
     pub label: String,
@@ -82,13 +124,16 @@ pub struct OperandError {
 /// file its own duplicate): files are identified by device and inode. Symbolic links found while walking a
 /// directory are skipped unless `follow` (a link and its target would otherwise be two copies of one file);
 /// a link named on the command line is read.
+/// Files that are not regular files (FIFOs, sockets, devices) found under a directory are skipped with a
+/// notice, and so, when not following links, are links (counted, one notice per operand).
 pub fn expand(
     operands: &[String],
     follow: bool,
     selection: &Selection,
-) -> (Vec<Source>, Vec<OperandError>) {
+) -> (Vec<Source>, Vec<OperandError>, Vec<OperandError>) {
     let mut sources = Vec::new();
     let mut errors = Vec::new();
+    let mut notices = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut push = |path: PathBuf, sources: &mut Vec<Source>| {
         if seen.insert(file_identity(&path)) {
@@ -110,6 +155,7 @@ pub fn expand(
                     .filter_entry(|e| {
                         e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
                     });
+                let mut links = 0usize;
                 for entry in walker {
                     match entry {
                         Ok(e) if e.file_type().is_file() => {
@@ -118,14 +164,29 @@ pub fn expand(
                                 push(e.into_path(), &mut sources)
                             }
                         }
-                        Ok(_) => {} // directories, and links when not following them
+                        Ok(e) if e.file_type().is_dir() => {}
+                        Ok(e) if e.file_type().is_symlink() => links += 1,
+                        Ok(e) => notices.push(OperandError {
+                            label: path_label(e.path()),
+                            message: format!(
+                                "skipped: {} is not a regular file",
+                                special_kind(&e.file_type())
+                            ),
+                        }),
                         Err(e) => errors.push(OperandError {
-                            label: e
-                                .path()
-                                .map_or_else(|| op.clone(), |p| p.display().to_string()),
+                            label: e.path().map_or_else(|| op.clone(), path_label),
                             message: e.to_string(),
                         }),
                     }
+                }
+                if links > 0 {
+                    notices.push(OperandError {
+                        label: op.clone(),
+                        message: format!(
+                            "skipped {links} symbolic link{} (-L/--follow reads what links point to)",
+                            if links == 1 { "" } else { "s" }
+                        ),
+                    });
                 }
             }
             Ok(_) => push(path.to_path_buf(), &mut sources),
@@ -135,7 +196,26 @@ pub fn expand(
             }),
         }
     }
-    (sources, errors)
+    (sources, errors, notices)
+}
+
+/// "a FIFO", "a socket", "a device": what a file that is not a regular file is.
+fn special_kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_block_device() || file_type.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = file_type;
+    "a special file"
 }
 
 /// What identifies a file whatever the name it is reached by: device and inode on Unix, the canonical path
@@ -177,7 +257,7 @@ pub struct MethodArgs {
     #[arg(long, value_name = "SCHEME")]
     pub scheme: Option<String>,
     /// MinHash: values per signature (K, datasketch's num_perm), or the k of a bottom-k sample [default: 128].
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::plan::parse_num_perm)]
     pub num_perm: Option<u32>,
     /// MinHash: the seed of the permutations [default: 0; datasketch's default is 1].
     #[arg(long)]
@@ -401,9 +481,16 @@ impl DocArgs {
             operands.extend(read_file_list(list)?);
         }
         let selection = Selection::new(&self.glob, &self.exclude, &self.file_type)?;
-        let (sources, operand_errors) = expand(&operands, self.follow, &selection);
+        let (sources, operand_errors, notices) = expand(&operands, self.follow, &selection);
         for e in &operand_errors {
-            eprintln!("neardup: {}: {}", e.label, e.message);
+            eprintln!("neardup: {}: {}", terminal_safe(&e.label), e.message);
+        }
+        for n in &notices {
+            eprintln!(
+                "neardup: warning: {}: {}",
+                terminal_safe(&n.label),
+                n.message
+            );
         }
         let progress = progress_bar(sources.len() as u64);
         // Parallel inside a batch, in order across batches: memory stays bounded and results arrive early.
@@ -500,7 +587,13 @@ impl Tally {
     pub fn record(&mut self, progress: &ProgressBar, label: &str, problem: &Problem) {
         if problem.empty {
             self.empty += 1;
-            progress.suspend(|| eprintln!("neardup: warning: {label}: {}", problem.message));
+            progress.suspend(|| {
+                eprintln!(
+                    "neardup: warning: {}: {}",
+                    terminal_safe(label),
+                    problem.message
+                )
+            });
         } else {
             self.failed += 1;
             report(progress, label, &problem.message);
@@ -529,7 +622,25 @@ pub fn exit_status(failures: usize) -> std::process::ExitCode {
 
 /// Reports a document that gave no fingerprint, without tearing the progress bar.
 pub fn report(progress: &ProgressBar, label: &str, message: &str) {
-    progress.suspend(|| eprintln!("neardup: {label}: {message}"));
+    progress.suspend(|| eprintln!("neardup: {}: {message}", terminal_safe(label)));
+}
+
+/// A name (path, id) as it may be written to a terminal: control characters (line breaks, escape sequences)
+/// are shown escaped, so that a file or record name cannot forge lines or drive the terminal.
+pub fn terminal_safe(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// A progress bar for `len` files, drawn only when stderr is a terminal (hidden in pipes and CI).
@@ -601,7 +712,7 @@ pub fn open_lines(operand: &str) -> Result<Box<dyn std::io::BufRead>, String> {
     if operand == "-" {
         return Ok(Box::new(std::io::stdin().lock()));
     }
-    std::fs::File::open(operand)
+    open_for_reading(Path::new(operand))
         .map(|f| {
             Box::new(std::io::BufReader::with_capacity(1 << 20, f)) as Box<dyn std::io::BufRead>
         })

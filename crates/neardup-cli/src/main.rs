@@ -62,6 +62,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Serve indexes over HTTP: online lookup and durable inserts, with tokens, limits and metrics.
     Serve(serve::ServeArgs),
+    /// Internal: read one PDF from standard input and write its pages (the isolated PDF reader).
+    #[command(hide = true, name = "pdf-worker")]
+    PdfWorker,
 }
 
 fn main() -> ExitCode {
@@ -82,6 +85,17 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
+    if matches!(cli.command, Command::PdfWorker) {
+        return neardup::text::run_pdf_worker();
+    }
+    // Every PDF is read by a worker process of this same program, killed when its time is up and capped in
+    // memory: a PDF that overflows the extractor's stack or eats memory costs that worker, not this run.
+    if let Ok(program) = std::env::current_exe() {
+        neardup::text::isolate_pdf_in_worker(neardup::text::PdfWorker {
+            program,
+            args: vec!["pdf-worker".into()],
+        });
+    }
     let result = match cli.command {
         Command::Hash(args) => hash::run(args),
         Command::Compare(args) => compare::run(args),
@@ -90,6 +104,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Index(args) => index::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::PdfWorker => unreachable!("handled above"),
     };
     match result {
         Ok(code) => code,

@@ -46,14 +46,15 @@ pub struct PlanArgs {
     #[arg(long, default_value = "simhash")]
     scheme: String,
     /// MinHash: the Jaccard similarity to find.
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = 0.8, value_parser = parse_similarity)]
     threshold: f64,
     /// MinHash: values per signature (K, datasketch's num_perm).
     #[arg(
         long = "num-perm",
         visible_alias = "values",
         value_name = "K",
-        default_value_t = 128
+        default_value_t = 128,
+        value_parser = parse_num_perm
     )]
     values: u32,
     /// MinHash: a published configuration instead of the optimizer (fineweb, refinedweb, gopher, the-stack).
@@ -61,10 +62,10 @@ pub struct PlanArgs {
     preset: Option<&'static Preset>,
     /// MinHash: weight of false positives in the optimizer [default: 0.05, what `neardup dedup` and
     /// `neardup index create` use, since they verify candidates; datasketch uses 0.5].
-    #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).0)]
+    #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).0, value_parser = parse_weight)]
     fp_weight: f64,
     /// MinHash: weight of false negatives in the optimizer [default: 0.95; datasketch uses 0.5].
-    #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).1)]
+    #[arg(long, default_value_t = neardup::dedup::default_weights(neardup::dedup::Verification::Exact).1, value_parser = parse_weight)]
     fn_weight: f64,
     /// Maximum Hamming distance to find (inclusive), 0 to 7.
     #[arg(short, long, default_value_t = 3)]
@@ -83,6 +84,35 @@ pub struct PlanArgs {
 /// `--preset NAME`: one of the published LSH configurations.
 pub fn parse_preset(s: &str) -> Result<&'static Preset, String> {
     Preset::named(s).map_err(|e| e.to_string())
+}
+
+/// A similarity from 0 to 1 (`--threshold`): NaN, infinities and values outside are refused.
+pub fn parse_similarity(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if (0.0..=1.0).contains(&t) => Ok(t),
+        _ => Err(format!(
+            "'{s}' is not a similarity between 0 and 1 (e.g. 0.8)"
+        )),
+    }
+}
+
+/// A weight of the optimizer: a finite number, at least 0.
+pub fn parse_weight(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(w) if w >= 0.0 && w.is_finite() => Ok(w),
+        _ => Err(format!("'{s}' is not a weight of at least 0 (e.g. 0.5)")),
+    }
+}
+
+/// A count of signature values (`--num-perm`), within the engine's range.
+pub fn parse_num_perm(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(k) if (1..=neardup::schemes::MAX_NUM_PERM).contains(&k) => Ok(k),
+        _ => Err(format!(
+            "'{s}' is not a number of values from 1 to {}",
+            neardup::schemes::MAX_NUM_PERM
+        )),
+    }
 }
 
 pub fn parse_count(s: &str) -> Result<f64, String> {

@@ -106,9 +106,16 @@ fn take_field<'v>(value: &'v mut Value, path: &FieldPath) -> Option<&'v mut Valu
         .try_fold(value, |v, name| v.get_mut(name.as_str()))
 }
 
-/// Parses a line into a record's fields. Ids that are JSON numbers are taken as their decimal text.
+/// A line without the UTF-8 byte-order mark some tools write at the start of a file.
+fn without_bom(line: &[u8]) -> &[u8] {
+    line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line)
+}
+
+/// Parses a line into a record's fields. Ids that are JSON integers are taken as their decimal text; other
+/// numbers are refused (a float, or an integer past 64 bits that a JSON reader rounds, would not name the
+/// record it came from: `1e29` and `100000000000000000000000000001` would be one id).
 pub(crate) fn parse(line: &[u8], options: &DatasetOptions) -> JsonFields {
-    let mut value: Value = match serde_json::from_slice(line) {
+    let mut value: Value = match serde_json::from_slice(without_bom(line)) {
         Ok(v) => v,
         Err(e) => return JsonFields::Bad(format!("not a JSON object: {e}")),
     };
@@ -127,7 +134,11 @@ pub(crate) fn parse(line: &[u8], options: &DatasetOptions) -> JsonFields {
     let id_field = &options.id_field;
     let id = match options.id_field.lookup(&value) {
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(Value::Number(n)) if !n.is_f64() => Ok(Some(n.to_string())),
+        Some(Value::Number(n)) => Err(format!(
+            "the \"{id_field}\" field is the number {n}, not an integer of at most 64 bits: write ids that are \
+             not as strings"
+        )),
         None | Some(Value::Null) => Ok(None),
         Some(_) => Err(format!(
             "the \"{id_field}\" field is not a string or a number"
@@ -159,8 +170,8 @@ pub(crate) fn removed_line(
     score: f64,
     origin: &dyn std::fmt::Display,
 ) -> Result<Vec<u8>, IoError> {
-    let object: serde_json::Map<String, Value> =
-        serde_json::from_slice(line).map_err(|e| IoError::Data {
+    let object: serde_json::Map<String, Value> = serde_json::from_slice(without_bom(line))
+        .map_err(|e| IoError::Data {
             path: origin.to_string(),
             message: format!("not a JSON object on the second pass: {e}"),
         })?;
@@ -170,7 +181,7 @@ pub(crate) fn removed_line(
             field: (*field).to_owned(),
         });
     }
-    let trimmed = line.trim_ascii_end();
+    let trimmed = without_bom(line).trim_ascii_end();
     // A JSON object ends with '}' once trailing whitespace is gone.
     let body = &trimmed[..trimmed.len() - 1];
     let mut out = Vec::with_capacity(line.len() + duplicate_of.len() + 48);
@@ -225,6 +236,35 @@ mod tests {
             JsonFields::Bad(e) => panic!("{e}"),
         }
         assert!(matches!(parse(b"[1]", &o), JsonFields::Bad(m) if m.contains("array")));
+        // A byte-order mark before the object is not part of it.
+        assert!(matches!(
+            parse(b"\xef\xbb\xbf{\"id\": \"a\", \"text\": \"t\"}", &o),
+            JsonFields::Object { id: Ok(Some(id)), .. } if id == "a"
+        ));
+        // Integers keep every digit; numbers a JSON reader would round are refused, not merged.
+        for (line, want) in [
+            (
+                &br#"{"id": 18446744073709551615, "text": "t"}"#[..],
+                Some("18446744073709551615"),
+            ),
+            (
+                br#"{"id": -9223372036854775808, "text": "t"}"#,
+                Some("-9223372036854775808"),
+            ),
+            (
+                br#"{"id": 123456789012345678901234567890, "text": "t"}"#,
+                None,
+            ),
+            (br#"{"id": 1.5, "text": "t"}"#, None),
+        ] {
+            match parse(line, &o) {
+                JsonFields::Object { id, .. } => match want {
+                    Some(want) => assert_eq!(id, Ok(Some(want.to_owned()))),
+                    None => assert!(id.is_err_and(|e| e.contains("as strings")), "{line:?}"),
+                },
+                JsonFields::Bad(e) => panic!("{e}"),
+            }
+        }
         assert!(matches!(parse(b"{\"id\":", &o), JsonFields::Bad(_)));
     }
 }

@@ -160,7 +160,11 @@ fn nested_fields_numeric_ids_and_media() {
     };
     let (dataset, _) = open(&[&path], options);
     let (records, _, _) = read_all(&dataset, 8);
-    assert_eq!(ids(&records), ["12", "1.5", "s"]);
+    // An id that is a number but not an integer is refused (a float does not keep the digits it was written
+    // with): the record is named by its place.
+    let ids = ids(&records);
+    assert_eq!([ids[0], ids[2]], ["12", "s"]);
+    assert!(ids[1].ends_with("n.jsonl:2"), "{ids:?}");
     assert_eq!(records[0].text, Ok("<p>x</p>".to_owned()));
     assert_eq!(records[0].media.as_deref(), Some("html"));
     assert_eq!(records[1].media, None);

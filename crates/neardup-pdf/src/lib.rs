@@ -9,9 +9,12 @@
 //! repairing spacing diacritics, dropping running headers) is a rule of the fingerprint scheme and lives in
 //! `neardup-text`, next to the other media's rules.
 //!
-//! PDFs are hostile input: every call runs on its own thread, under [`std::panic::catch_unwind`], and with a
-//! time limit. A document that panics or runs out of time gives an error, never a crash or a hang. (A thread
-//! that overruns its time is left to finish in the background; its result is thrown away.)
+//! PDFs are hostile input. By default every call runs on its own thread, under [`std::panic::catch_unwind`],
+//! and with a time limit: a document that panics or runs out of time gives an error. A thread cannot be
+//! stopped, though, and a stack overflow aborts the whole process; so a program that owns its process (the
+//! `neardup` command, the server) calls [`isolate_in_worker`] once, and every PDF is then read by a worker
+//! process ([`run_worker`]) under a memory ceiling, killed when its time is up: a PDF that crashes the
+//! extractor, loops or eats memory costs that worker, never the caller.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -66,6 +69,30 @@ pub enum PdfError {
     /// Extraction took longer than the limit.
     #[error("PDF text extraction took longer than the limit of {0} s")]
     TimedOut(u64),
+    /// The worker process reading the PDF died (a stack overflow, or memory past its ceiling).
+    #[error("the PDF extractor crashed on this file ({0})")]
+    Crashed(String),
+}
+
+/// How a worker process is started: see [`isolate_in_worker`].
+#[derive(Clone, Debug)]
+pub struct Worker {
+    /// The program, which must call [`run_worker`] when given `args`.
+    pub program: std::path::PathBuf,
+    /// Its arguments.
+    pub args: Vec<std::ffi::OsString>,
+}
+
+static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
+
+/// The most memory (address space) a worker may map: past it the extractor's allocation fails and the worker
+/// dies, which is reported as [`PdfError::Crashed`]. It includes the 256 MiB reserved for the stack.
+pub const WORKER_MEMORY: u64 = 1536 << 20;
+
+/// From now on, every PDF in this process is read by a worker process started as `worker` says. Call it
+/// once, early (later calls are ignored).
+pub fn isolate_in_worker(worker: Worker) {
+    let _ = WORKER.set(worker);
 }
 
 /// Extracts the text of every page, in page order, each page in the extractor's reading order.
@@ -73,7 +100,14 @@ pub enum PdfError {
 /// Runs on a thread of its own with a 256 MiB stack (PDF object graphs nest deeply), catches panics, and gives
 /// up after `timeout`.
 pub fn extract_pages(bytes: &[u8], timeout: Duration) -> Result<Vec<String>, PdfError> {
-    let data = bytes.to_vec();
+    if let Some(worker) = WORKER.get() {
+        return extract_in_worker(worker, bytes, timeout);
+    }
+    extract_on_thread(bytes.to_vec(), Some(timeout))
+}
+
+/// Extracts on a thread of its own, with a large stack, waiting for it up to `timeout` (or as long as it takes).
+fn extract_on_thread(data: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<String>, PdfError> {
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(THREAD_NAME.into())
@@ -87,12 +121,193 @@ pub fn extract_pages(bytes: &[u8], timeout: Duration) -> Result<Vec<String>, Pdf
     if let Err(e) = spawned {
         return Err(PdfError::Open(format!("cannot start a thread: {e}")));
     }
+    let Some(timeout) = timeout else {
+        return rx.recv().unwrap_or_else(|_| {
+            Err(PdfError::Panic(
+                "the extraction thread ended without a result".into(),
+            ))
+        });
+    };
     match rx.recv_timeout(timeout) {
         Ok(result) => result,
         Err(mpsc::RecvTimeoutError::Timeout) => Err(PdfError::TimedOut(timeout.as_secs())),
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(PdfError::Panic(
             "the extraction thread ended without a result".into(),
         )),
+    }
+}
+
+/// Reads one PDF in a worker process: its bytes on the worker's standard input, its pages (or its error) on
+/// the worker's standard output. The worker is killed when `timeout` passes.
+fn extract_in_worker(
+    worker: &Worker,
+    bytes: &[u8],
+    timeout: Duration,
+) -> Result<Vec<String>, PdfError> {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(&worker.program)
+        .args(&worker.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| PdfError::Open(format!("cannot start the PDF worker: {e}")))?;
+    let (mut stdin, mut stdout) = (child.stdin.take(), child.stdout.take());
+    let data = bytes.to_vec();
+    // Written and read on threads of their own, so that neither pipe fills while the other waits.
+    let writer = std::thread::spawn(move || {
+        if let Some(stdin) = stdin.as_mut() {
+            let _ = stdin.write_all(&data);
+        }
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let read = stdout.as_mut().map(|s| s.read_to_end(&mut out));
+        let _ = tx.send(read.map(|r| r.map(|_| out)));
+    });
+    let output = rx.recv_timeout(timeout);
+    if output.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait();
+    let _ = writer.join();
+    match output {
+        Err(_) => Err(PdfError::TimedOut(timeout.as_secs())),
+        Ok(Some(Ok(out))) if status.as_ref().is_ok_and(|s| s.success()) => decode(&out)
+            .unwrap_or_else(|| Err(PdfError::Crashed("the worker's answer is garbled".into()))),
+        _ => Err(PdfError::Crashed(match status {
+            Ok(s) => describe_exit(s),
+            Err(e) => e.to_string(),
+        })),
+    }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let what = match signal {
+                6 => "aborted: a stack overflow, or memory past the worker's ceiling",
+                9 => "killed",
+                11 => "segmentation fault",
+                _ => "killed by a signal",
+            };
+            return format!("{what}; signal {signal}");
+        }
+    }
+    format!("the worker exited with {status}")
+}
+
+/// The worker's side: reads a PDF from standard input, extracts it, writes the answer to standard output.
+/// A program that calls [`isolate_in_worker`] runs this (and nothing else) when started with the worker's
+/// arguments. The worker's address space is capped at [`WORKER_MEMORY`] first.
+pub fn run_worker() -> std::process::ExitCode {
+    use std::io::{Read, Write};
+    #[cfg(unix)]
+    {
+        use rustix::process::{Resource, Rlimit, setrlimit};
+        let limit = Rlimit {
+            current: Some(WORKER_MEMORY),
+            maximum: Some(WORKER_MEMORY),
+        };
+        let _ = setrlimit(Resource::As, limit);
+    }
+    let mut data = Vec::new();
+    if std::io::stdin().lock().read_to_end(&mut data).is_err() {
+        return std::process::ExitCode::from(2);
+    }
+    // No time limit here: the caller kills the worker when its time is up.
+    let result = extract_on_thread(data, None);
+    let mut out = std::io::stdout().lock();
+    match out.write_all(&encode(&result)).and_then(|_| out.flush()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(_) => std::process::ExitCode::from(2),
+    }
+}
+
+/// The worker's answer: `O` and each page as a length (u64, little-endian) and its UTF-8; or `E`, the
+/// error's tag, a number and a message.
+fn encode(result: &Result<Vec<String>, PdfError>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let put = |out: &mut Vec<u8>, s: &str| {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    };
+    match result {
+        Ok(pages) => {
+            out.push(b'O');
+            for page in pages {
+                put(&mut out, page);
+            }
+        }
+        Err(e) => {
+            out.push(b'E');
+            let (tag, number, message): (u8, u64, &str) = match e {
+                PdfError::Open(m) => (b'o', 0, m),
+                PdfError::Encrypted => (b'e', 0, ""),
+                PdfError::Pages(m) => (b'p', 0, m),
+                PdfError::Page { page, message } => (b'g', *page as u64, message),
+                PdfError::NoTextLayer { pages } => (b't', *pages as u64, ""),
+                PdfError::NoPages => (b'n', 0, ""),
+                PdfError::Panic(m) => (b'!', 0, m),
+                PdfError::Unavailable => (b'u', 0, ""),
+                PdfError::TimedOut(s) => (b'T', *s, ""),
+                PdfError::Crashed(m) => (b'c', 0, m),
+            };
+            out.push(tag);
+            out.extend_from_slice(&number.to_le_bytes());
+            put(&mut out, message);
+        }
+    }
+    out
+}
+
+fn decode(mut data: &[u8]) -> Option<Result<Vec<String>, PdfError>> {
+    fn take<'a>(data: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = data.split_at_checked(n)?;
+        *data = rest;
+        Some(head)
+    }
+    fn number(data: &mut &[u8]) -> Option<u64> {
+        Some(u64::from_le_bytes(take(data, 8)?.try_into().ok()?))
+    }
+    fn string(data: &mut &[u8]) -> Option<String> {
+        let n = usize::try_from(number(data)?).ok()?;
+        String::from_utf8(take(data, n)?.to_vec()).ok()
+    }
+    match take(&mut data, 1)? {
+        b"O" => {
+            let mut pages = Vec::new();
+            while !data.is_empty() {
+                pages.push(string(&mut data)?);
+            }
+            Some(Ok(pages))
+        }
+        b"E" => {
+            let tag = take(&mut data, 1)?[0];
+            let n = number(&mut data)?;
+            let m = string(&mut data)?;
+            Some(Err(match tag {
+                b'o' => PdfError::Open(m),
+                b'e' => PdfError::Encrypted,
+                b'p' => PdfError::Pages(m),
+                b'g' => PdfError::Page {
+                    page: n as usize,
+                    message: m,
+                },
+                b't' => PdfError::NoTextLayer { pages: n as usize },
+                b'n' => PdfError::NoPages,
+                b'!' => PdfError::Panic(m),
+                b'u' => PdfError::Unavailable,
+                b'T' => PdfError::TimedOut(n),
+                b'c' => PdfError::Crashed(m),
+                _ => return None,
+            }))
+        }
+        _ => None,
     }
 }
 
@@ -172,5 +387,35 @@ mod tests {
             "{e:?}"
         );
         assert!(extract_pages(b"", LIMIT).is_err());
+    }
+
+    #[test]
+    fn answers_round_trip() {
+        let answers = [
+            Ok(vec![
+                "page one".to_owned(),
+                String::new(),
+                "trois — ü".to_owned(),
+            ]),
+            Ok(vec![]),
+            Err(PdfError::Open("bad xref".into())),
+            Err(PdfError::Encrypted),
+            Err(PdfError::Pages("p".into())),
+            Err(PdfError::Page {
+                page: 7,
+                message: "m".into(),
+            }),
+            Err(PdfError::NoTextLayer { pages: 3 }),
+            Err(PdfError::NoPages),
+            Err(PdfError::Panic("x".into())),
+            Err(PdfError::Unavailable),
+            Err(PdfError::TimedOut(60)),
+            Err(PdfError::Crashed("c".into())),
+        ];
+        for answer in answers {
+            assert_eq!(decode(&encode(&answer)), Some(answer));
+        }
+        assert_eq!(decode(b"O\x05"), None);
+        assert_eq!(decode(b""), None);
     }
 }

@@ -34,6 +34,29 @@ pub enum ExtractError {
         /// The limit.
         limit: usize,
     },
+    /// HTML past one of its markup budgets ([`crate::limits::MAX_HTML_ELEMENTS`],
+    /// [`crate::limits::MAX_HTML_ATTRIBUTES`]).
+    #[error("HTML has more {what} than the limit of {limit}")]
+    HtmlBudget {
+        /// What was counted.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+    },
+    /// Text with a run longer than [`crate::limits::MAX_RUN`] without white space.
+    #[error(
+        "the text has a run of more than {limit} bytes without white space (not words; the limit bounds memory)"
+    )]
+    LongRun {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// Extraction passed its time budget.
+    #[error("extraction took longer than the limit of {seconds} s")]
+    TimedOut {
+        /// The limit, in seconds.
+        seconds: u64,
+    },
     /// A WARC archive holds many documents: [`extract_documents`] reads them.
     #[error(
         "a WARC archive holds many documents (one per response record), not one: `neardup hash` and `neardup dedup` list each"
@@ -92,32 +115,35 @@ pub struct Document {
 }
 
 /// Detects, decodes and extracts every document of a file: one for most media, one per response record for
-/// a WARC archive (in archive order). A WARC that is damaged part-way gives the documents before the damage
-/// and then one item with `id: None` and the error.
-pub fn extract_documents(bytes: &[u8], hint: MediaHint<'_>) -> Vec<Document> {
-    let media = match detect(bytes, hint) {
-        Ok(m) => m,
-        Err(u) => {
-            return vec![Document {
-                id: None,
-                bytes: bytes.len() as u64,
-                record: None,
-                result: Err(ExtractError::UnsupportedMedia(u.0)),
-            }];
-        }
-    };
-    if media != Media::Warc {
-        return vec![Document {
+/// a WARC archive (in archive order, each read and extracted when it is asked for, so that memory holds one
+/// record at a time). A WARC that is damaged part-way gives the documents before the damage and then one
+/// item with `id: None` and the error.
+pub fn extract_documents<'a>(
+    bytes: &'a [u8],
+    hint: MediaHint<'_>,
+) -> Box<dyn Iterator<Item = Document> + 'a> {
+    let whole = |result| {
+        Box::new(std::iter::once(Document {
             id: None,
             bytes: bytes.len() as u64,
             record: None,
-            result: extract_as(bytes, media, None, matches!(hint, MediaHint::Force(_))),
-        }];
+            result,
+        }))
+    };
+    let media = match detect(bytes, hint) {
+        Ok(m) => m,
+        Err(u) => return whole(Err(ExtractError::UnsupportedMedia(u.0))),
+    };
+    if media != Media::Warc {
+        return whole(extract_as(
+            bytes,
+            media,
+            None,
+            matches!(hint, MediaHint::Force(_)),
+        ));
     }
-    let (records, error) = crate::warc::warc_documents(bytes);
-    let mut docs: Vec<Document> = records
-        .into_iter()
-        .map(|r| Document {
+    Box::new(crate::warc::warc_documents(bytes).map(|item| match item {
+        Ok(r) => Document {
             bytes: r.body.as_ref().map_or(0, |b| b.len() as u64),
             result: match r.body {
                 Ok(body) => extract_as(&body, r.media, r.charset, false),
@@ -125,17 +151,14 @@ pub fn extract_documents(bytes: &[u8], hint: MediaHint<'_>) -> Vec<Document> {
             },
             id: Some(r.uri),
             record: Some(r.record),
-        })
-        .collect();
-    if let Some(e) = error {
-        docs.push(Document {
+        },
+        Err(e) => Document {
             id: None,
             bytes: 0,
             record: None,
             result: Err(e.into()),
-        });
-    }
-    docs
+        },
+    }))
 }
 
 /// Extracts a document whose medium is known; `charset` is a charset from outside the document (HTTP).

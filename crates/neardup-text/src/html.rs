@@ -8,10 +8,18 @@
 //! million nested elements cost memory, not the stack.
 
 use crate::ExtractError;
-use crate::limits::MAX_HTML_DEPTH;
+use crate::limits::{HTML_TIMEOUT, MAX_HTML_ATTRIBUTES, MAX_HTML_DEPTH, MAX_HTML_ELEMENTS};
 use crate::text_builder::TextBuilder;
+use ego_tree::NodeId;
 use ego_tree::iter::Edge;
-use scraper::{Html, Node};
+use html5ever::tendril::{StrTendril, TendrilSink};
+use html5ever::tree_builder::{ElementFlags, NodeOrText, QuirksMode, TreeSink};
+use html5ever::{Attribute, QualName, driver};
+use scraper::{Html, HtmlTreeSink, Node};
+use std::borrow::Cow;
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::HashMap;
+use std::time::Instant;
 
 /// Elements whose whole subtree carries no document text.
 const DROPPED: &[&str] = &[
@@ -166,13 +174,7 @@ fn main_content(document: &Html) -> Option<ego_tree::NodeId> {
 
 /// Extracts the main-content text of an HTML document that is already decoded.
 pub(crate) fn html_to_text(source: &str) -> Result<String, ExtractError> {
-    let depth = nesting_upper_bound(source);
-    if depth > MAX_HTML_DEPTH {
-        return Err(ExtractError::TooDeep {
-            limit: MAX_HTML_DEPTH,
-        });
-    }
-    let document = Html::parse_document(source);
+    let document = parse_budgeted(source)?;
     let root_id = main_content(&document);
     let root = root_id
         .and_then(|id| document.tree.get(id))
@@ -211,51 +213,296 @@ pub(crate) fn html_to_text(source: &str) -> Result<String, ExtractError> {
     Ok(out.finish())
 }
 
-/// Elements that never have content, and elements whose end tag may be left out (the parser closes them):
-/// neither adds to the nesting bound.
-const NOT_NESTING: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-    "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup",
-    "thead", "tbody", "tfoot", "colgroup", "rb", "rt", "rp", "html", "head", "body", "frame",
-];
+/// How much of the source the parser is given at a time: the budgets are checked between chunks, so this
+/// bounds the work done past a budget before it is noticed. Small, because four bytes (`<p>x`) can make the
+/// builder re-create every open formatting element (up to the depth budget): 256 bytes make at most about
+/// 640,000 elements past the budget.
+const CHUNK: usize = 256;
 
-/// An upper bound on the nesting depth the HTML parser will build: start tags minus end tags, over the
-/// elements that nest. The HTML5 tree builder scans its stack of open elements for many tags, so a
-/// million-deep document costs time quadratic in its depth: it is refused before parsing.
-fn nesting_upper_bound(source: &str) -> usize {
+/// Parses a document under the markup budgets of [`crate::limits`].
+///
+/// The HTML5 tree builder scans its stack of open elements for many tokens, and rebuilds open formatting
+/// elements after each block, so some shapes cost time quadratic in their size (a million nested elements,
+/// formatting elements re-opened in every paragraph). Three guards, each linear:
+/// * a pre-scan counts the attributes of every start tag (html5ever's tokenizer checks each new attribute
+///   against the tag's earlier ones: quadratic in their number), before the parser sees the source;
+/// * the tree sink counts the elements the builder creates (the ones it re-creates too) and the depth of
+///   each, exactly as built, and flags the first budget passed;
+/// * the source is fed in chunks, and between chunks the flag and the clock are read.
+///
+/// The chunks change nothing in the tree: the tokenizer is a streaming one and keeps its state across them.
+fn parse_budgeted(source: &str) -> Result<Html, ExtractError> {
+    check_attributes(source)?;
+    let started = Instant::now();
+    let sink = BudgetedSink::new();
+    let mut parser = driver::parse_document(sink, Default::default());
+    let mut rest = source;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(CHUNK);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        parser.process(StrTendril::from_slice(&rest[..cut]));
+        rest = &rest[cut..];
+        if let Some(exceeded) = parser.tokenizer.sink.sink.exceeded.take() {
+            return Err(exceeded);
+        }
+        if started.elapsed() > HTML_TIMEOUT {
+            return Err(ExtractError::TimedOut {
+                seconds: HTML_TIMEOUT.as_secs(),
+            });
+        }
+    }
+    let (document, exceeded) = parser.finish();
+    exceeded.map_or(Ok(document), Err)
+}
+
+/// Refuses a start tag with more attributes than [`MAX_HTML_ATTRIBUTES`], in one pass: tags are read as the
+/// HTML tokenizer reads them (names, quoted and unquoted values, comments), closely enough that a count here
+/// is never below the tokenizer's.
+fn check_attributes(source: &str) -> Result<(), ExtractError> {
     let b = source.as_bytes();
-    let (mut depth, mut max) = (0usize, 0usize);
+    let find = |from: usize, needle: &[u8]| {
+        b[from.min(b.len())..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| from + p)
+    };
     let mut i = 0;
     while let Some(off) = b[i..].iter().position(|&c| c == b'<') {
         i += off + 1;
-        let close = b.get(i) == Some(&b'/');
-        let start = if close { i + 1 } else { i };
-        let len = b[start..]
-            .iter()
-            .take(16)
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .count();
-        if len == 0 || !b[start].is_ascii_alphabetic() {
+        if b[i..].starts_with(b"!--") {
+            // A comment ends at the first `-->`; an unclosed one runs to the end.
+            match find(i + 3, b"-->") {
+                Some(end) => i = end + 3,
+                None => return Ok(()),
+            }
             continue;
         }
-        let name = source[start..start + len].to_ascii_lowercase();
-        if NOT_NESTING.contains(&name.as_str()) {
+        if !b.get(i).is_some_and(|c| c.is_ascii_alphabetic()) {
             continue;
         }
-        if close {
-            depth = depth.saturating_sub(1);
-        } else {
-            let self_closing = b[start + len..]
-                .iter()
-                .position(|&c| c == b'>')
-                .is_some_and(|gt| gt > 0 && b[start + len + gt - 1] == b'/');
-            if !self_closing {
-                depth += 1;
-                max = max.max(depth);
+        // A start tag: its name, then attributes up to `>`.
+        while i < b.len() && !matches!(b[i], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
+            i += 1;
+        }
+        let mut attributes = 0usize;
+        loop {
+            while i < b.len() && matches!(b[i], b'/' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
+                i += 1;
+            }
+            if i >= b.len() || b[i] == b'>' {
+                break;
+            }
+            attributes += 1;
+            if attributes > MAX_HTML_ATTRIBUTES {
+                return Err(ExtractError::HtmlBudget {
+                    what: "attributes on one element",
+                    limit: MAX_HTML_ATTRIBUTES,
+                });
+            }
+            // The name (a `=` may start it), then an optional value.
+            i += 1;
+            while i < b.len()
+                && !matches!(
+                    b[i],
+                    b'>' | b'/' | b'=' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c
+                )
+            {
+                i += 1;
+            }
+            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
+                i += 1;
+            }
+            if b.get(i) != Some(&b'=') {
+                continue;
+            }
+            i += 1;
+            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(&q @ (b'"' | b'\'')) => match b[i + 1..].iter().position(|&c| c == q) {
+                    Some(end) => i += end + 2,
+                    None => return Ok(()),
+                },
+                _ => {
+                    while i < b.len() && !matches!(b[i], b'>' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
+                    {
+                        i += 1;
+                    }
+                }
             }
         }
     }
-    max
+    Ok(())
+}
+
+/// scraper's tree sink, counting what the tree builder makes: elements created, and each node's depth.
+struct BudgetedSink {
+    inner: HtmlTreeSink,
+    elements: Cell<usize>,
+    /// Depth of every node placed in the tree (the document is 0).
+    depth: RefCell<HashMap<NodeId, u32>>,
+    exceeded: Cell<Option<ExtractError>>,
+}
+
+impl BudgetedSink {
+    fn new() -> Self {
+        BudgetedSink {
+            inner: HtmlTreeSink::new(Html::new_document()),
+            elements: Cell::new(0),
+            depth: RefCell::new(HashMap::new()),
+            exceeded: Cell::new(None),
+        }
+    }
+
+    fn exceed(&self, error: ExtractError) {
+        let first = self.exceeded.take().unwrap_or(error);
+        self.exceeded.set(Some(first));
+    }
+
+    /// Records that `child` now hangs under `parent`.
+    fn placed(&self, parent: &NodeId, child: &NodeOrText<NodeId>) {
+        let NodeOrText::AppendNode(child) = child else {
+            return;
+        };
+        let mut depth = self.depth.borrow_mut();
+        let d = depth.get(parent).copied().unwrap_or(0) + 1;
+        depth.insert(*child, d);
+        if d as usize > MAX_HTML_DEPTH {
+            self.exceed(ExtractError::TooDeep {
+                limit: MAX_HTML_DEPTH,
+            });
+        }
+    }
+
+    fn parent_of(&self, node: &NodeId) -> Option<NodeId> {
+        let html = self.inner.0.borrow();
+        html.tree.get(*node)?.parent().map(|p| p.id())
+    }
+}
+
+impl TreeSink for BudgetedSink {
+    type Handle = NodeId;
+    type Output = (Html, Option<ExtractError>);
+    type ElemName<'a> = Ref<'a, QualName>;
+
+    fn finish(self) -> Self::Output {
+        let exceeded = self.exceeded.take();
+        (self.inner.finish(), exceeded)
+    }
+    fn parse_error(&self, msg: Cow<'static, str>) {
+        self.inner.parse_error(msg)
+    }
+    fn get_document(&self) -> NodeId {
+        self.inner.get_document()
+    }
+    fn elem_name<'a>(&'a self, target: &'a NodeId) -> Ref<'a, QualName> {
+        self.inner.elem_name(target)
+    }
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> NodeId {
+        let n = self.elements.get() + 1;
+        self.elements.set(n);
+        if n > MAX_HTML_ELEMENTS {
+            self.exceed(ExtractError::HtmlBudget {
+                what: "elements",
+                limit: MAX_HTML_ELEMENTS,
+            });
+        }
+        self.inner.create_element(name, attrs, flags)
+    }
+    fn create_comment(&self, text: StrTendril) -> NodeId {
+        self.inner.create_comment(text)
+    }
+    fn create_pi(&self, target: StrTendril, data: StrTendril) -> NodeId {
+        self.inner.create_pi(target, data)
+    }
+    fn append(&self, parent: &NodeId, child: NodeOrText<NodeId>) {
+        self.placed(parent, &child);
+        self.inner.append(parent, child)
+    }
+    fn append_based_on_parent_node(
+        &self,
+        element: &NodeId,
+        prev_element: &NodeId,
+        child: NodeOrText<NodeId>,
+    ) {
+        let parent = self.parent_of(element).unwrap_or(*prev_element);
+        self.placed(&parent, &child);
+        self.inner
+            .append_based_on_parent_node(element, prev_element, child)
+    }
+    fn append_doctype_to_document(
+        &self,
+        name: StrTendril,
+        public_id: StrTendril,
+        system_id: StrTendril,
+    ) {
+        self.inner
+            .append_doctype_to_document(name, public_id, system_id)
+    }
+    fn get_template_contents(&self, target: &NodeId) -> NodeId {
+        self.inner.get_template_contents(target)
+    }
+    fn same_node(&self, x: &NodeId, y: &NodeId) -> bool {
+        self.inner.same_node(x, y)
+    }
+    fn set_quirks_mode(&self, mode: QuirksMode) {
+        self.inner.set_quirks_mode(mode)
+    }
+    fn append_before_sibling(&self, sibling: &NodeId, new_node: NodeOrText<NodeId>) {
+        if let Some(parent) = self.parent_of(sibling) {
+            self.placed(&parent, &new_node);
+        }
+        self.inner.append_before_sibling(sibling, new_node)
+    }
+    fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
+        self.inner.add_attrs_if_missing(target, attrs)
+    }
+    fn remove_from_parent(&self, target: &NodeId) {
+        self.inner.remove_from_parent(target)
+    }
+    fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
+        // The children move one level under their new parent (their subtrees keep the depths they had: the
+        // budget counts the deepest chain built, not every chain moved).
+        let children: Vec<NodeId> = {
+            let html = self.inner.0.borrow();
+            html.tree
+                .get(*node)
+                .map(|n| n.children().map(|c| c.id()).collect())
+                .unwrap_or_default()
+        };
+        for child in children {
+            self.placed(new_parent, &NodeOrText::AppendNode(child));
+        }
+        self.inner.reparent_children(node, new_parent)
+    }
+    fn mark_script_already_started(&self, node: &NodeId) {
+        self.inner.mark_script_already_started(node)
+    }
+    fn pop(&self, node: &NodeId) {
+        self.inner.pop(node)
+    }
+    fn associate_with_form(
+        &self,
+        target: &NodeId,
+        form: &NodeId,
+        nodes: (&NodeId, Option<&NodeId>),
+    ) {
+        self.inner.associate_with_form(target, form, nodes)
+    }
+    fn is_mathml_annotation_xml_integration_point(&self, handle: &NodeId) -> bool {
+        self.inner
+            .is_mathml_annotation_xml_integration_point(handle)
+    }
+    fn set_current_line(&self, line_number: u64) {
+        self.inner.set_current_line(line_number)
+    }
+    fn maybe_clone_an_option_into_selectedcontent(&self, option: &NodeId) {
+        self.inner
+            .maybe_clone_an_option_into_selectedcontent(option)
+    }
 }
 
 #[cfg(test)]
@@ -333,7 +580,7 @@ mod tests {
 
     #[test]
     fn deep_nesting_does_not_overflow() {
-        let depth = MAX_HTML_DEPTH;
+        let depth = MAX_HTML_DEPTH - 3; // html, body and the text
         let html = "<div>".repeat(depth) + "deep" + &"</div>".repeat(depth);
         assert_eq!(html_to_text(&html), "deep");
         let html = "<div>".repeat(1_000_000) + "deep";
@@ -346,5 +593,63 @@ mod tests {
         // Unclosed paragraphs and list items are closed by the parser: no limit for them.
         let html = "<p>a".repeat(50_000) + &"<li>b".repeat(50_000);
         assert!(super::html_to_text(&html).is_ok());
+    }
+
+    /// Shapes that hung the parser (or a pre-check that counted tags instead of building the tree): each is
+    /// refused, or read, in well under a second.
+    #[test]
+    fn hostile_shapes_are_bounded() {
+        let too_deep = Err(ExtractError::TooDeep {
+            limit: MAX_HTML_DEPTH,
+        });
+        // `<div/>` is not self-closing in HTML: a million of them nest.
+        assert_eq!(super::html_to_text(&"<div/>".repeat(1_000_000)), too_deep);
+        // Stray end tags close nothing.
+        assert_eq!(
+            super::html_to_text(&"<div></x>".repeat(1_000_000)),
+            too_deep
+        );
+        // End tags inside comments and attribute values close nothing either.
+        assert_eq!(
+            super::html_to_text(&"<div title='</div>'><!-- </div> -->".repeat(100_000)),
+            too_deep
+        );
+        // A million `<` and no `>`: one unfinished tag, read in one pass.
+        assert_eq!(html_to_text(&"<a".repeat(1_000_000)), "");
+        assert!(super::html_to_text(&"< ".repeat(1_000_000)).is_ok());
+        // Attributes: the tokenizer's duplicate check is quadratic, so a start tag may carry only so many.
+        let many = format!("<p {}>x</p>", "a ".repeat(100_000));
+        assert_eq!(
+            super::html_to_text(&many),
+            Err(ExtractError::HtmlBudget {
+                what: "attributes on one element",
+                limit: MAX_HTML_ATTRIBUTES
+            })
+        );
+        let quoted = format!("<p title=\"{}\">x</p>", "a ".repeat(100_000));
+        assert_eq!(html_to_text(&quoted), "x");
+        // Formatting elements left open are re-created in every later paragraph: the elements built count.
+        let open: String = (0..2_000).map(|i| format!("<b id={i}>")).collect();
+        let amplified = format!("<p>{open}</p>{}", "<p>x".repeat(2_000));
+        assert_eq!(
+            super::html_to_text(&amplified),
+            Err(ExtractError::HtmlBudget {
+                what: "elements",
+                limit: MAX_HTML_ELEMENTS
+            })
+        );
+    }
+
+    /// Feeding the parser a chunk at a time builds the same tree as parsing the whole source at once, also
+    /// where a chunk ends inside a tag, an entity or a multi-byte character.
+    #[test]
+    fn chunks_change_nothing() {
+        let unit = "<p class=\"c\">Grüße &amp; «ünïcødé» 日本語の文章 <b>bold</b><!-- note --> &eacute;t&eacute;</p>\n";
+        for pad in 0..7 {
+            let source = " ".repeat(pad) + &unit.repeat(3 * CHUNK / unit.len());
+            let whole = Html::parse_document(&source);
+            let chunked = parse_budgeted(&source).unwrap();
+            assert_eq!(chunked.html(), whole.html(), "pad {pad}");
+        }
     }
 }

@@ -47,4 +47,7 @@ pub mod warc;
 pub mod xml;
 
 pub use extract::{Document, ExtractError, Extracted, extract, extract_documents};
-pub use neardup_pdf::{PdfError, THREAD_NAME as PDF_THREAD_NAME};
+pub use neardup_pdf::{
+    PdfError, THREAD_NAME as PDF_THREAD_NAME, Worker as PdfWorker,
+    isolate_in_worker as isolate_pdf_in_worker, run_worker as run_pdf_worker,
+};

@@ -13,11 +13,44 @@ pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 /// text compresses 3 to 10 times; a "zip bomb" thousands of times.
 pub const MAX_RATIO: u64 = 100;
 
-/// The most time PDF text extraction may take for one document.
-pub const PDF_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most time PDF text extraction may take for one document (a 500-page book takes a few seconds).
+pub const PDF_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The deepest HTML element nesting accepted (the XML limit is [`crate::xml::MAX_DEPTH`]).
+/// The deepest HTML element nesting accepted, as the parser builds the tree (the XML limit is
+/// [`crate::xml::MAX_DEPTH`]).
 pub const MAX_HTML_DEPTH: usize = 10_000;
+
+/// The most elements the HTML parser may create for one document, the ones it re-creates for misnested
+/// formatting included: about 250 MB of tree. Real pages hold a few thousand; the largest, tens of thousands.
+pub const MAX_HTML_ELEMENTS: usize = 1_000_000;
+
+/// The most attributes one HTML start tag may carry (the parser's check for duplicates is quadratic in them).
+pub const MAX_HTML_ATTRIBUTES: usize = 1_000;
+
+/// The most time parsing one HTML document may take, a backstop for shapes the budgets above do not bound
+/// (a ten-megabyte page takes well under a second).
+pub const HTML_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The longest run of text without white space accepted: tokenization normalizes one such run at a time,
+/// and NFKC may expand it 18 times (U+FDFA), so the run bounds the memory a text costs. A run this long is
+/// not words (a whole novel in Japanese has line breaks).
+pub const MAX_RUN: usize = 16 << 20;
+
+/// Refuses a text holding a run of more than [`MAX_RUN`] bytes without white space.
+pub fn check_runs(text: &str) -> Result<(), crate::ExtractError> {
+    if text.len() <= MAX_RUN {
+        return Ok(());
+    }
+    let mut run_start = 0;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            run_start = i + c.len_utf8();
+        } else if i - run_start >= MAX_RUN {
+            return Err(crate::ExtractError::LongRun { limit: MAX_RUN });
+        }
+    }
+    Ok(())
+}
 
 /// How many decompressed bytes a container of `compressed` bytes may give.
 pub fn decompressed_budget(compressed: u64) -> u64 {
@@ -46,4 +79,22 @@ pub(crate) enum ReadBounded {
     Io(String),
     /// The data is larger than the budget (given).
     TooLarge(u64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_without_white_space_are_bounded() {
+        let words = "word ".repeat(MAX_RUN / 5 + 10);
+        assert!(check_runs(&words).is_ok());
+        let mut run = "x".repeat(MAX_RUN);
+        assert!(check_runs(&format!("a {run} b")).is_ok());
+        run.push('x');
+        assert_eq!(
+            check_runs(&format!("a {run}\u{3000}b")),
+            Err(crate::ExtractError::LongRun { limit: MAX_RUN })
+        );
+    }
 }

@@ -214,7 +214,10 @@ fn probe(bytes: &[u8]) -> Vec<u8> {
     if bytes.starts_with(b"\xff\xfe") {
         bytes[2..].iter().step_by(2).take(512).copied().collect()
     } else if bytes.starts_with(b"\xfe\xff") {
-        bytes[3..].iter().step_by(2).take(512).copied().collect()
+        // The low byte of each big-endian unit; a file of the BOM alone has none.
+        bytes.get(3..).map_or_else(Vec::new, |rest| {
+            rest.iter().step_by(2).take(512).copied().collect()
+        })
     } else {
         bytes
             .strip_prefix(b"\xef\xbb\xbf")
@@ -292,6 +295,20 @@ pub fn sniff_html(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file of a byte-order mark alone (or with half a code unit) is text, and no panic.
+    #[test]
+    fn bom_alone() {
+        for bom in [&b"\xfe\xff"[..], b"\xff\xfe", b"\xef\xbb\xbf"] {
+            assert_eq!(detect(bom, MediaHint::Auto), Ok(Media::Text), "{bom:?}");
+            assert_eq!(crate::extract(bom, MediaHint::Auto).unwrap().text, "");
+        }
+        // Half a code unit after the mark is one malformed character.
+        for bom in [&b"\xfe\xff\x00"[..], b"\xff\xfe\x00"] {
+            assert_eq!(detect(bom, MediaHint::Auto), Ok(Media::Text), "{bom:?}");
+            assert!(crate::extract(bom, MediaHint::Auto).unwrap().malformed);
+        }
+    }
 
     #[test]
     fn detection_order() {

@@ -11,6 +11,7 @@
 use crate::limits::{ReadBounded, decompressed_budget, read_bounded};
 use crate::media::Media;
 use encoding_rs::Encoding;
+use std::io::{BufRead, BufReader, Read};
 
 /// Why a WARC archive, or one of its records, gave no document.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -58,58 +59,201 @@ pub struct RecordMeta {
     pub date: Option<String>,
 }
 
-/// Reads the documents of a WARC archive (plain or gzip-compressed). A structural error ends the list: the
-/// documents before it are returned with it.
-pub fn warc_documents(bytes: &[u8]) -> (Vec<WarcDocument>, Option<WarcError>) {
-    let inflated;
-    let data: &[u8] = if bytes.starts_with(b"\x1f\x8b") {
-        let budget = decompressed_budget(bytes.len() as u64);
-        match read_bounded(flate2::read::MultiGzDecoder::new(bytes), budget) {
-            Ok(d) => {
-                inflated = d;
-                &inflated
-            }
-            Err(ReadBounded::TooLarge(n)) => return (Vec::new(), Some(WarcError::TooLarge(n))),
-            Err(ReadBounded::Io(m)) => return (Vec::new(), Some(WarcError::Gzip(m))),
-        }
+/// The most bytes a record's header section may hold.
+const MAX_HEADER: u64 = 1 << 20;
+
+/// Reads the documents of a WARC archive (plain or gzip-compressed), one record at a time: memory holds one
+/// record, never the archive (a `.warc.gz` is inflated as it is read). Each item is a document, or a
+/// structural error that ends the list (the documents before it were given).
+pub fn warc_documents(bytes: &[u8]) -> WarcDocuments<'_> {
+    let (reader, budget): (Box<dyn BufRead + '_>, u64) = if bytes.starts_with(b"\x1f\x8b") {
+        (
+            Box::new(BufReader::with_capacity(
+                64 << 10,
+                flate2::bufread::MultiGzDecoder::new(bytes),
+            )),
+            // The archive is streamed, so its size costs time, not memory: only the ratio bounds it.
+            (bytes.len() as u64)
+                .saturating_mul(crate::limits::MAX_RATIO)
+                .max(16 << 20),
+        )
     } else {
-        bytes
+        (Box::new(bytes), u64::MAX)
     };
-    let mut docs = Vec::new();
-    let mut pos = 0;
-    loop {
-        while pos < data.len() && matches!(data[pos], b'\r' | b'\n') {
-            pos += 1;
-        }
-        if pos >= data.len() {
-            return (docs, None);
-        }
-        let record = match read_record(data, pos) {
-            Ok(r) => r,
-            Err(message) => {
-                return (
-                    docs,
-                    Some(WarcError::Malformed {
-                        offset: pos,
-                        message,
-                    }),
-                );
-            }
-        };
-        pos = record.end;
-        if let Some(doc) = document_of(&record) {
-            docs.push(doc);
-        }
+    WarcDocuments {
+        reader: Read::take(reader, budget),
+        budget,
+        offset: 0,
+        done: false,
     }
 }
 
-struct Record<'a> {
-    headers: Vec<(String, String)>,
-    block: &'a [u8],
-    end: usize,
+/// The documents of a WARC archive, read as they are asked for: see [`warc_documents`].
+pub struct WarcDocuments<'a> {
+    reader: std::io::Take<Box<dyn BufRead + 'a>>,
+    budget: u64,
+    /// Where the next record starts, in the uncompressed archive.
+    offset: u64,
+    done: bool,
 }
 
-impl Record<'_> {
+impl Iterator for WarcDocuments<'_> {
+    type Item = Result<WarcDocument, WarcError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            match self.next_record() {
+                Ok(None) => self.done = true,
+                Ok(Some(record)) => {
+                    if let Some(doc) = document_of(&record) {
+                        return Some(Ok(doc));
+                    }
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}
+
+impl WarcDocuments<'_> {
+    fn malformed(&self, offset: u64, message: impl Into<String>) -> WarcError {
+        WarcError::Malformed {
+            offset: offset as usize,
+            message: message.into(),
+        }
+    }
+
+    /// One line, with its terminator, within what is left of `limit` header bytes.
+    fn read_line(&mut self, line: &mut Vec<u8>, limit: &mut u64) -> Result<usize, WarcError> {
+        line.clear();
+        let n = (&mut self.reader)
+            .take(*limit)
+            .read_until(b'\n', line)
+            .map_err(|e| self.read_error(e))?;
+        *limit -= n as u64;
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    fn read_error(&self, e: std::io::Error) -> WarcError {
+        WarcError::Gzip(e.to_string())
+    }
+
+    /// The next record, `None` at the end of the archive.
+    fn next_record(&mut self) -> Result<Option<Record>, WarcError> {
+        let mut line = Vec::new();
+        // Blank lines between records; then `WARC/…`.
+        let start = loop {
+            let at = self.offset;
+            let mut limit = MAX_HEADER;
+            if self.read_line(&mut line, &mut limit)? == 0 {
+                return if self.reader.limit() == 0 {
+                    Err(WarcError::TooLarge(self.budget))
+                } else {
+                    Ok(None)
+                };
+            }
+            if !line.trim_ascii().is_empty() {
+                break at;
+            }
+        };
+        if !line.starts_with(b"WARC/") {
+            return Err(self.malformed(start, "expected a record starting with 'WARC/'"));
+        }
+        let mut headers = Vec::new();
+        let mut limit = MAX_HEADER;
+        loop {
+            if self.read_line(&mut line, &mut limit)? == 0 || !line.ends_with(b"\n") {
+                return Err(self.malformed(
+                    start,
+                    if limit == 0 {
+                        "the record's header is over 1 MiB"
+                    } else {
+                        "the record's header never ends (no blank line)"
+                    },
+                ));
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\r', '\n']);
+            if text.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = text.split_once(':') {
+                headers.push((k.trim().to_owned(), v.trim().to_owned()));
+            }
+        }
+        let length: u64 = header(&headers, "Content-Length")
+            .ok_or_else(|| self.malformed(start, "the record has no Content-Length"))?
+            .parse()
+            .map_err(|_| self.malformed(start, "the record's Content-Length is not a number"))?;
+        let mut record = Record {
+            headers,
+            block: Vec::new(),
+            offset: start,
+            too_large: None,
+        };
+        if !is_http_response(&record) || length > MAX_RECORD {
+            // Not a document, or too large to hold (skipped whole, and said): read past it.
+            self.skip(length, start)?;
+            record.too_large = (length > MAX_RECORD).then_some(length);
+            return Ok(Some(record));
+        }
+        let mut block = Vec::with_capacity(length.min(1 << 20) as usize);
+        let got = (&mut self.reader)
+            .take(length)
+            .read_to_end(&mut block)
+            .map_err(|e| self.read_error(e))?;
+        self.offset += got as u64;
+        if (got as u64) < length {
+            return Err(self.truncated(start, length));
+        }
+        Ok(Some(Record { block, ..record }))
+    }
+
+    fn skip(&mut self, length: u64, start: u64) -> Result<(), WarcError> {
+        let got = std::io::copy(&mut (&mut self.reader).take(length), &mut std::io::sink())
+            .map_err(|e| self.read_error(e))?;
+        self.offset += got;
+        if got < length {
+            return Err(self.truncated(start, length));
+        }
+        Ok(())
+    }
+
+    fn truncated(&self, start: u64, length: u64) -> WarcError {
+        if self.reader.limit() == 0 {
+            return WarcError::TooLarge(self.budget);
+        }
+        self.malformed(
+            start,
+            format!(
+                "the record's Content-Length ({length}) runs past the end of the archive (truncated?)"
+            ),
+        )
+    }
+}
+
+/// The most bytes one record's block may hold to be read as a document (larger ones are skipped and
+/// reported).
+pub const MAX_RECORD: u64 = 256 << 20;
+
+/// The most bytes a record's HTTP payload may decompress to.
+pub const MAX_PAYLOAD: u64 = 64 << 20;
+
+struct Record {
+    headers: Vec<(String, String)>,
+    block: Vec<u8>,
+    /// Where the record starts in the uncompressed archive.
+    offset: u64,
+    /// The length of a block too large to read (not read).
+    too_large: Option<u64>,
+}
+
+impl Record {
     fn header(&self, name: &str) -> Option<&str> {
         header(&self.headers, name)
     }
@@ -122,46 +266,41 @@ fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
         .map(|(_, v)| v.as_str())
 }
 
-/// The end of a header section (after its blank line) and its lines.
-fn parse_headers(data: &[u8]) -> Option<(usize, Vec<(String, String)>)> {
-    let end = find(data, b"\r\n\r\n")
-        .map(|e| e + 4)
-        .or_else(|| find(data, b"\n\n").map(|e| e + 2))?;
-    let text = String::from_utf8_lossy(&data[..end]);
+/// Whether a record is a `response` whose block is an HTTP message: the records that can hold documents.
+fn is_http_response(record: &Record) -> bool {
+    record
+        .header("WARC-Type")
+        .is_some_and(|t| t.eq_ignore_ascii_case("response"))
+        && record
+            .header("Content-Type")
+            .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/http"))
+}
+
+/// Header lines as (name, value) pairs.
+type Headers = Vec<(String, String)>;
+
+/// The end of an HTTP header section (after its first blank line), its status line and its header lines.
+fn parse_headers(data: &[u8]) -> Option<(usize, String, Headers)> {
+    let mut pos = 0;
+    let mut status = None;
     let mut headers = Vec::new();
-    for line in text.lines().skip(1) {
-        if let Some((k, v)) = line.split_once(':') {
+    while pos < data.len() {
+        let end = data[pos..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(data.len(), |e| pos + e + 1);
+        let line = String::from_utf8_lossy(&data[pos..end]);
+        let line = line.trim_end_matches(['\r', '\n']);
+        pos = end;
+        if status.is_none() {
+            status = Some(line.to_owned());
+        } else if line.is_empty() {
+            return Some((pos, status?, headers));
+        } else if let Some((k, v)) = line.split_once(':') {
             headers.push((k.trim().to_owned(), v.trim().to_owned()));
         }
     }
-    Some((end, headers))
-}
-
-fn read_record(data: &[u8], pos: usize) -> Result<Record<'_>, String> {
-    let rest = &data[pos..];
-    if !rest.starts_with(b"WARC/") {
-        return Err("expected a record starting with 'WARC/'".into());
-    }
-    let (head_len, headers) =
-        parse_headers(rest).ok_or("the record's header never ends (no blank line)")?;
-    let length: usize = header(&headers, "Content-Length")
-        .ok_or("the record has no Content-Length")?
-        .parse()
-        .map_err(|_| "the record's Content-Length is not a number".to_owned())?;
-    let start = pos + head_len;
-    let end = start
-        .checked_add(length)
-        .filter(|&e| e <= data.len())
-        .ok_or_else(|| {
-            format!(
-                "the record's Content-Length ({length}) runs past the end of the archive (truncated?)"
-            )
-        })?;
-    Ok(Record {
-        headers,
-        block: &data[start..end],
-        end,
-    })
+    None
 }
 
 /// The medium of an HTTP `Content-Type`, and its charset.
@@ -187,26 +326,54 @@ fn media_of_content_type(value: &str) -> (Option<Media>, Option<&'static Encodin
     (media, charset)
 }
 
-fn document_of(record: &Record<'_>) -> Option<WarcDocument> {
-    if !record
-        .header("WARC-Type")
-        .is_some_and(|t| t.eq_ignore_ascii_case("response"))
-    {
+/// The document a record holds: `None` for records that hold none (requests, metadata, redirects, errors,
+/// images...); a document whose body is an error for a response that should hold one and cannot be read.
+fn document_of(record: &Record) -> Option<WarcDocument> {
+    if !is_http_response(record) {
         return None;
     }
-    if !record
-        .header("Content-Type")
-        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/http"))
-    {
-        return None;
-    }
+    let record_meta = RecordMeta {
+        record_id: record.header("WARC-Record-ID").map(|v| v.trim().to_owned()),
+        date: record.header("WARC-Date").map(|v| v.trim().to_owned()),
+    };
     let uri = record
-        .header("WARC-Target-URI")?
-        .trim_matches(|c| c == '<' || c == '>')
-        .to_owned();
-    let (head_len, http) = parse_headers(record.block)?;
-    let status_line = String::from_utf8_lossy(record.block.split(|&b| b == b'\n').next()?);
-    let status: u16 = status_line.split_whitespace().nth(1)?.parse().ok()?;
+        .header("WARC-Target-URI")
+        .map(|u| u.trim_matches(|c| c == '<' || c == '>').to_owned());
+    let failed = |message: String| {
+        let uri = uri.clone().unwrap_or_else(|| match &record_meta.record_id {
+            Some(id) => format!("record {id}"),
+            None => format!("record at byte {}", record.offset),
+        });
+        Some(WarcDocument {
+            uri,
+            record: record_meta.clone(),
+            media: Media::Text,
+            charset: None,
+            body: Err(WarcError::Payload(message)),
+        })
+    };
+    if let Some(length) = record.too_large {
+        return failed(format!(
+            "the response record is {length} bytes, over the limit of {MAX_RECORD}; skipped"
+        ));
+    }
+    let Some(uri) = uri.clone() else {
+        return failed("the response record has no WARC-Target-URI".to_owned());
+    };
+    let Some((head_len, status_line, http)) = parse_headers(&record.block) else {
+        return failed("the HTTP response has no end of headers (no blank line)".to_owned());
+    };
+    let status = status_line
+        .strip_prefix("HTTP/")
+        .and_then(|rest| rest.split_whitespace().nth(1))
+        .and_then(|code| code.parse::<u16>().ok());
+    let Some(status) = status else {
+        let shown: String = status_line.chars().take(40).collect();
+        return failed(format!(
+            "the HTTP response does not start with a status line (`{}`)",
+            shown.escape_default()
+        ));
+    };
     if !(200..300).contains(&status) {
         return None;
     }
@@ -222,10 +389,6 @@ fn document_of(record: &Record<'_>) -> Option<WarcDocument> {
         let enc = enc.trim().to_ascii_lowercase();
         body = body.and_then(|b| decompress(&enc, b));
     }
-    let record_meta = RecordMeta {
-        record_id: record.header("WARC-Record-ID").map(|v| v.trim().to_owned()),
-        date: record.header("WARC-Date").map(|v| v.trim().to_owned()),
-    };
     Some(WarcDocument {
         uri,
         record: record_meta,
@@ -265,7 +428,7 @@ fn dechunk(data: &[u8]) -> Result<Vec<u8>, WarcError> {
 }
 
 fn decompress(encoding: &str, body: Vec<u8>) -> Result<Vec<u8>, WarcError> {
-    let budget = decompressed_budget(body.len() as u64);
+    let budget = decompressed_budget(body.len() as u64).min(MAX_PAYLOAD);
     let result = match encoding {
         "" | "identity" => return Ok(body),
         "gzip" | "x-gzip" => read_bounded(flate2::read::MultiGzDecoder::new(&body[..]), budget),
@@ -330,8 +493,7 @@ mod tests {
             "http://d/x.png",
             b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG",
         ));
-        let (docs, err) = warc_documents(&warc);
-        assert!(err.is_none(), "{err:?}");
+        let docs: Vec<_> = warc_documents(&warc).collect::<Result<_, _>>().unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].uri, "http://a/");
         assert_eq!(docs[0].body.as_ref().unwrap(), b"<p>abc<");
@@ -342,8 +504,70 @@ mod tests {
         // Truncated: the documents before the damage are kept, and the damage is reported.
         let mut cut = warc.clone();
         cut.truncate(warc.len() - 20);
-        let (docs, err) = warc_documents(&cut);
-        assert_eq!(docs.len(), 2);
-        assert!(matches!(err, Some(WarcError::Malformed { .. })));
+        let items: Vec<_> = warc_documents(&cut).collect();
+        assert_eq!(items.len(), 3);
+        assert!(items[..2].iter().all(Result::is_ok));
+        assert!(matches!(items[2], Err(WarcError::Malformed { .. })));
+    }
+
+    /// Responses that should hold a document and cannot be read are named, not dropped.
+    #[test]
+    fn unreadable_responses_are_reported() {
+        let no_uri = b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:1>\r\nContent-Type: application/http\r\nContent-Length: 4\r\n\r\nabcd\r\n\r\n".to_vec();
+        let mut warc = no_uri;
+        warc.extend(record(
+            "response",
+            "http://garbage/",
+            b"garbage\r\n\r\n<p>x",
+        ));
+        warc.extend(record("response", "http://headless/", b"HTTP/1.1 200 OK"));
+        let docs: Vec<_> = warc_documents(&warc).collect::<Result<_, _>>().unwrap();
+        let shown: Vec<_> = docs
+            .iter()
+            .map(|d| (d.uri.as_str(), d.body.as_ref().unwrap_err().to_string()))
+            .collect();
+        assert_eq!(shown.len(), 3, "{shown:?}");
+        assert_eq!(shown[0].0, "record <urn:uuid:1>");
+        assert!(shown[0].1.contains("no WARC-Target-URI"), "{shown:?}");
+        assert!(shown[1].1.contains("status line"), "{shown:?}");
+        assert!(shown[2].1.contains("no end of headers"), "{shown:?}");
+    }
+
+    /// Records separated by bare line feeds are read in one pass (finding each header's end once scanned
+    /// the rest of the archive), and a gzip archive is read a record at a time.
+    #[test]
+    fn many_records_in_one_pass() {
+        let block = "HTTP/1.1 200 OK\nContent-Type: text/plain\n\nhello";
+        let one = format!(
+            "WARC/1.0\nWARC-Type: response\nWARC-Target-URI: http://a/\nContent-Type: application/http\nContent-Length: {}\n\n{block}\n\n",
+            block.len()
+        );
+        let warc = one.repeat(100_000).into_bytes();
+        let started = std::time::Instant::now();
+        assert_eq!(warc_documents(&warc).filter(Result::is_ok).count(), 100_000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&warc).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(warc_documents(&gz).filter(Result::is_ok).count(), 100_000);
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
+
+    /// A gzip-encoded payload stops at its own limit, whatever the ratio allows.
+    #[test]
+    fn payload_bombs_stop_at_the_limit() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![b' '; (MAX_PAYLOAD + 1) as usize])
+            .unwrap();
+        let mut block =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n"
+                .to_vec();
+        block.extend(gz.finish().unwrap());
+        let warc = record("response", "http://bomb/", &block);
+        let docs: Vec<_> = warc_documents(&warc).collect::<Result<_, _>>().unwrap();
+        assert!(
+            matches!(docs[0].body, Err(WarcError::TooLarge(n)) if n <= MAX_PAYLOAD),
+            "{:?}",
+            docs[0].body.as_ref().map(Vec::len)
+        );
     }
 }

@@ -29,8 +29,13 @@ use std::collections::HashMap;
 /// The deepest element nesting accepted.
 pub const MAX_DEPTH: usize = 10_000;
 
-/// Entity expansion may add at most this many bytes of text, or 10 times the document's size if larger.
+/// Entity expansion may add at most this many bytes of text, or 10 times the document's size if larger, up
+/// to [`MAX_ENTITY_TEXT`].
 pub const MAX_ENTITY_EXPANSION: usize = 1 << 20;
+
+/// The most text entity expansion may add to one document, whatever its size (memory, not a ratio, is what
+/// a large document's expansion costs).
+pub const MAX_ENTITY_TEXT: usize = 64 << 20;
 
 /// Why an XML document gave no text.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -317,7 +322,7 @@ pub(crate) fn xml_to_text(source: &str) -> Result<String, XmlError> {
     let mut out = TextBuilder::with_capacity(source.len() / 2);
     let mut entities = Entities {
         declared: HashMap::new(),
-        budget: MAX_ENTITY_EXPANSION.max(source.len().saturating_mul(10)),
+        budget: MAX_ENTITY_EXPANSION.max(source.len().saturating_mul(10).min(MAX_ENTITY_TEXT)),
     };
     let mut doctype = String::new();
     let mut vocabulary: Option<Vocabulary> = None;

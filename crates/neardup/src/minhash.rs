@@ -78,15 +78,20 @@ impl MinHashScheme {
             }
         }
         match params.features {
-            Features::Words(n) | Features::Chars(n) if n > 0 => {}
+            Features::Words(n) | Features::Chars(n)
+                if (1..=crate::schemes::MAX_SHINGLE).contains(&n) => {}
             _ => {
-                return Err(unsupported(
-                    "shingles must be word or character n-grams, n ≥ 1",
-                ));
+                return Err(unsupported(&format!(
+                    "shingles must be word or character n-grams, n from 1 to {}",
+                    crate::schemes::MAX_SHINGLE
+                )));
             }
         }
-        if params.k == 0 {
-            return Err(unsupported("K must be at least 1"));
+        if !(1..=crate::schemes::MAX_NUM_PERM).contains(&params.k) {
+            return Err(unsupported(&format!(
+                "K must be 1 to {}",
+                crate::schemes::MAX_NUM_PERM
+            )));
         }
         if params.b_bits.is_some() {
             return Err(unsupported(
@@ -196,12 +201,18 @@ pub fn shingle_set(text: &str, features: Features) -> Vec<u64> {
 pub(crate) fn check_bottom_k(params: SketchParams) -> Result<SketchParams, Error> {
     match params.features {
         Features::Words(n) | Features::Chars(n)
-            if n > 0 && params.k > 0 && params.b_bits.is_none() =>
+            if (1..=crate::schemes::MAX_SHINGLE).contains(&n)
+                && (1..=crate::schemes::MAX_NUM_PERM).contains(&params.k)
+                && params.b_bits.is_none() =>
         {
             Ok(params)
         }
         _ => Err(Error::Unsupported {
-            what: format!("{params}: bottom-k samples need k ≥ 1 and word or character n-grams"),
+            what: format!(
+                "{params}: bottom-k samples need k from 1 to {} and word or character n-grams of 1 to {}",
+                crate::schemes::MAX_NUM_PERM,
+                crate::schemes::MAX_SHINGLE
+            ),
         }),
     }
 }

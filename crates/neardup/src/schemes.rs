@@ -156,6 +156,15 @@ pub const REGISTRY: &[SchemeInfo] = &[
 
 /// The defaults of the MinHash parameters: K = 128 values, word 5-grams.
 pub const DEFAULT_NUM_PERM: u32 = 128;
+
+/// The most values a signature (or a bottom-k sample) may have here: a bound on the work and memory one
+/// document and one index may cost, far above any use (datasketch's examples use 128 to 512). Not a rule of
+/// the schemes: another implementation may sketch with more.
+pub const MAX_NUM_PERM: u32 = 8_192;
+
+/// The longest shingle (word or character n-gram) accepted here, for the same reason: a shingle of n words
+/// keeps n hashes in a window.
+pub const MAX_SHINGLE: u32 = 1_024;
 /// The default word n-gram length.
 pub const DEFAULT_SHINGLE: u32 = 5;
 

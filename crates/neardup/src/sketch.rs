@@ -50,7 +50,6 @@ impl Method {
         keep_profiles: bool,
     ) -> Vec<DocumentAnalysis> {
         neardup_text::extract_documents(bytes, hint)
-            .into_iter()
             .map(|doc| {
                 let result = doc.result.map_err(Error::from).and_then(|d| {
                     if keep_profiles {
@@ -93,6 +92,7 @@ impl Method {
         text: &str,
         keep_profile: bool,
     ) -> Result<(Sketch, u64, Option<Profile>), Error> {
+        neardup_text::limits::check_runs(text)?;
         match self {
             Method::SimHash(scheme) => {
                 let (fingerprint, tokens) = scheme.fingerprint_text_counted(text)?;

@@ -41,7 +41,6 @@ pub fn render_simhash_doc_v1(name: &str, description: &str, input: &str, bytes: 
     let extracted = match id {
         None => neardup_text::extract(bytes, hint),
         Some(id) => neardup_text::extract_documents(bytes, hint)
-            .into_iter()
             .find(|d| d.id.as_deref() == Some(id))
             .map_or(Err(neardup_text::ExtractError::ManyDocuments), |d| d.result),
     };
@@ -108,7 +107,10 @@ fn error_kind(e: &neardup_text::ExtractError) -> &'static str {
         | E::Xml(XmlError::TooDeep { .. } | XmlError::EntityBomb { .. })
         | E::Epub(EpubError::TooLarge(_))
         | E::Warc(WarcError::TooLarge(_))
-        | E::TooDeep { .. } => "limit",
+        | E::TooDeep { .. }
+        | E::HtmlBudget { .. }
+        | E::LongRun { .. }
+        | E::TimedOut { .. } => "limit",
         E::Pdf(_) | E::Xml(_) | E::Epub(_) | E::Warc(_) => "malformed",
         E::ManyDocuments => "many-documents",
     }

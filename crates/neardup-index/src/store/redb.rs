@@ -170,9 +170,14 @@ impl RedbStore {
             return Err(StoreError::Exists(dir.to_path_buf()));
         }
         check_settings(&path, settings)?;
+        let new_dir = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| io(&path, e))?;
-        let db = quiet(&path, || {
-            let p = &path;
+        // Made under a temporary name and renamed when complete: a create that fails (a full disk) or is
+        // killed leaves no file that later commands would take for a broken index.
+        let partial = dir.join(format!("{FILE_NAME}.creating"));
+        let _ = std::fs::remove_file(&partial);
+        let made = quiet(&partial, || {
+            let p = &partial;
             let db = Database::create(p).map_err(|e| storage(p, e))?;
             let txn = db.begin_write().map_err(|e| storage(p, e))?;
             {
@@ -186,7 +191,25 @@ impl RedbStore {
             }
             txn.commit().map_err(|e| storage(p, e))?;
             Ok(db)
-        })?;
+        })
+        .and_then(|db| {
+            std::fs::rename(&partial, &path).map_err(|e| io(&path, e))?;
+            // The rename is durable once the directory is.
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io(&path, e))?;
+            Ok(db)
+        });
+        let db = match made {
+            Ok(db) => db,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                if new_dir {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Err(e);
+            }
+        };
         Ok(RedbStore {
             inner: Some(Arc::new(Inner {
                 db,
