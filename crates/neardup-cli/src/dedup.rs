@@ -89,7 +89,7 @@ Examples:
 pub struct DedupArgs {
     /// Files, directories (recursively), '-' for stdin, or JSON Lines corpora with --jsonl.
     #[arg(required_unless_present = "files_from", value_name = "PATH")]
-    paths: Vec<String>,
+    paths: Vec<std::ffi::OsString>,
     /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to
     /// 7 [default: 3].
     #[arg(short, long)]

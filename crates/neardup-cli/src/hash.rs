@@ -52,7 +52,7 @@ Examples:
 pub struct HashArgs {
     /// Files, directories (walked recursively, hidden entries skipped) or '-' for stdin.
     #[arg(required_unless_present = "files_from", value_name = "PATH")]
-    paths: Vec<String>,
+    paths: Vec<std::ffi::OsString>,
     /// Write one JSON object per line instead of `FINGERPRINT<TAB>PATH`.
     #[arg(long, conflicts_with = "null")]
     json: bool,

@@ -80,7 +80,7 @@ enum IndexCommand {
         dir: PathBuf,
         /// Files, directories (recursively) or '-'.
         #[arg(required_unless_present = "files_from")]
-        paths: Vec<String>,
+        paths: Vec<std::ffi::OsString>,
         #[command(flatten)]
         doc: DocArgs,
     },
@@ -217,7 +217,7 @@ fn create(
     Ok(ExitCode::SUCCESS)
 }
 
-fn add(dir: &Path, paths: &[String], doc: &DocArgs) -> Result<ExitCode> {
+fn add(dir: &Path, paths: &[std::ffi::OsString], doc: &DocArgs) -> Result<ExitCode> {
     let mut index = open(dir)?;
     let method = index.method();
     doc.method.adopt(method, &dir.display().to_string())?;
@@ -400,7 +400,7 @@ fn query(
                 Err(e) => tally.record(&hidden, item, &inputs::Problem::failed(e.to_string())),
             }
         } else {
-            documents.push(item.clone());
+            documents.push(std::ffi::OsString::from(item));
         }
     }
     if !documents.is_empty() {

@@ -127,7 +127,7 @@ pub struct OperandError {
 /// Files that are not regular files (FIFOs, sockets, devices) found under a directory are skipped with a
 /// notice, and so, when not following links, are links (counted, one notice per operand).
 pub fn expand(
-    operands: &[String],
+    operands: &[std::ffi::OsString],
     follow: bool,
     selection: &Selection,
 ) -> (Vec<Source>, Vec<OperandError>, Vec<OperandError>) {
@@ -146,6 +146,7 @@ pub fn expand(
             continue;
         }
         let path = Path::new(op);
+        let op = path_label(path);
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 let walker = walkdir::WalkDir::new(path)
@@ -472,13 +473,13 @@ impl DocArgs {
     /// Returns how many operands could not be expanded.
     pub fn fingerprint_batches(
         &self,
-        operands: &[String],
+        operands: &[std::ffi::OsString],
         mut on_batch: impl FnMut(Vec<Outcome>, &ProgressBar) -> Result<()>,
     ) -> Result<usize> {
         self.method.method()?;
         let mut operands = operands.to_vec();
         if let Some(list) = &self.files_from {
-            operands.extend(read_file_list(list)?);
+            operands.extend(read_file_list(list)?.into_iter().map(Into::into));
         }
         let selection = Selection::new(&self.glob, &self.exclude, &self.file_type)?;
         let (sources, operand_errors, notices) = expand(&operands, self.follow, &selection);

@@ -31,7 +31,7 @@ pub struct RecordArgs {
 impl RecordArgs {
     /// Whether the operands are records: asked for, or every operand a file whose name says JSON Lines or
     /// Parquet.
-    pub fn wanted(&self, operands: &[String]) -> bool {
+    pub fn wanted(&self, operands: &[std::ffi::OsString]) -> bool {
         self.jsonl
             || (!operands.is_empty()
                 && operands.iter().all(|op| {
@@ -41,14 +41,29 @@ impl RecordArgs {
     }
 
     /// Opens the dataset; problems with operands are reported on stderr and counted.
-    pub fn open(&self, operands: &[String], tally: &mut Tally) -> Dataset {
+    pub fn open(&self, operands: &[std::ffi::OsString], tally: &mut Tally) -> Dataset {
         let options = DatasetOptions {
             id_field: self.id_field.clone(),
             text_field: self.text_field.clone(),
             media_field: self.media_field.clone(),
             format: None,
         };
-        let (dataset, problems) = Dataset::open(operands, options);
+        let mut paths = Vec::with_capacity(operands.len());
+        for op in operands {
+            match op.to_str() {
+                Some(path) => paths.push(path.to_owned()),
+                None => {
+                    tally.failed += 1;
+                    eprintln!(
+                        "neardup: {}: a dataset's path must be UTF-8 (rename the file, or read it from stdin)",
+                        crate::inputs::terminal_safe(&crate::inputs::path_label(
+                            std::path::Path::new(op)
+                        ))
+                    );
+                }
+            }
+        }
+        let (dataset, problems) = Dataset::open(&paths, options);
         for p in problems {
             tally.failed += 1;
             eprintln!("neardup: {p}");

@@ -109,6 +109,15 @@ fn names_that_are_not_utf8_stay_two_documents() {
     // Each invalid byte is `\xNN` in the id, and TSV output escapes its backslash.
     assert!(stdout.contains("doc-\\\\xff.txt"), "{stdout}");
     assert!(stdout.contains("doc-\\\\xfe.txt"), "{stdout}");
+    // Named on the command line, each is read under its own name.
+    let named = dir.join(std::ffi::OsStr::from_bytes(b"doc-\xff.txt"));
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .arg("hash")
+        .arg(&named)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("doc-\\\\xff.txt"));
     // An index keeps both, under their escaped names.
     let index = dir.join("index");
     assert!(run(&["index", "create", s(&index)]).status.success());
