@@ -358,3 +358,83 @@ fn a_pdf_that_crashes_the_extractor_costs_only_its_worker() {
     // The run went on: the text file was read.
     assert!(text(&out.stdout).contains("page.txt"));
 }
+
+/// Unmounts a scratch tmpfs when the test ends, however it ends.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk: the write that cannot finish fails with the device's error and a non-zero status, every
+/// batch committed before it stays readable, and a create that cannot finish leaves nothing behind. Needs a
+/// small tmpfs, so root (as in CI); skipped elsewhere.
+#[test]
+fn a_full_disk_fails_cleanly_and_keeps_what_was_committed() {
+    let dir = temp_dir("disk-full");
+    let mount = dir.join("small");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(&mount)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    let _unmount = Mounted(mount.clone());
+    // 40,000 fingerprints from the binary itself.
+    let records: String = (0..40_000)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"document-{i:06}-with-a-long-id\", \"text\": \"w{i} alpha beta gamma {} delta\"}}\n",
+                i * 7
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("records.jsonl"), records).unwrap();
+    let hashed = run(&["hash", "--jsonl", s(&dir.join("records.jsonl"))]);
+    assert!(hashed.status.success());
+    std::fs::write(dir.join("fps.tsv"), &hashed.stdout).unwrap();
+    let index = mount.join("index");
+    assert!(run(&["index", "create", s(&index)]).status.success());
+    let out = run(&[
+        "index",
+        "add-fingerprints",
+        "--ack",
+        "--batch",
+        "1000",
+        s(&index),
+        s(&dir.join("fps.tsv")),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    // Every acknowledged batch is there, and the index opens.
+    let acknowledged: usize = text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("ok ")?.parse().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(acknowledged > 0, "nothing was acknowledged: {stderr}");
+    let stats = run(&["index", "stats", s(&index)]);
+    assert!(stats.status.success(), "{}", text(&stats.stderr));
+    let entries: usize = text(&stats.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("entries\t")?.parse().ok())
+        .unwrap();
+    assert!(entries >= acknowledged, "{entries} < {acknowledged}");
+    // A new index on the full disk: an error, and no stub that later commands would trip over.
+    let second = mount.join("second");
+    let out = run(&["index", "create", s(&second)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !second.exists(),
+        "{:?}",
+        std::fs::read_dir(&mount).unwrap().collect::<Vec<_>>()
+    );
+}
