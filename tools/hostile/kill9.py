@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Kill the index writer with SIGKILL at random moments and check that nothing acknowledged is lost.
+
+Usage:
+    python3 tools/hostile/kill9.py --bin target/debug/neardup [--trials 50] [--seed 1] [--dir DIR]
+
+One index, many trials. Each trial starts a writer and kills it (SIGKILL) after a random delay, at any
+moment: before it read anything, in the middle of a batch, during a commit, after it finished.
+
+  add     `index add-fingerprints --ack --batch B -` fed new (id, fingerprint) lines; every line covered by an
+          `ok N` acknowledgement read before the kill must be stored for good.
+  remove  `index remove DIR -` fed a sample of stored ids; if the writer exited 0 before the kill, every one of
+          them must be gone; if it was killed, each is present or gone (never anything else).
+
+After every trial: the index opens (`index stats`), its entry count is within what the trials allow, and an
+exact query (`-k 0`) of every id that must be present finds it under its own fingerprint. The report ends
+with `N passed, N failed` (a trial passes when every check after it holds); the exit status is 1 on any
+failure. Only this machine's files are touched (a scratch directory, removed at the end unless --keep).
+"""
+import argparse
+import base64
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def fingerprint(rng):
+    """Any 64 bits are a simhash-doc-v1 fingerprint: base32 (lowercase, no padding) of 8 bytes."""
+    raw = rng.getrandbits(64).to_bytes(8, "big")
+    return "simhash-doc-v1:" + base64.b32encode(raw).decode().rstrip("=").lower()
+
+
+def run(cmd, stdin=b""):
+    return subprocess.run(cmd, input=stdin, capture_output=True, timeout=120)
+
+
+class Trial:
+    def __init__(self, args, index, rng):
+        self.args, self.index, self.rng = args, index, rng
+
+    def writer(self, cmd, lines):
+        """Starts cmd, feeds lines, kills it after a random delay; returns (exit code or None, stdout lines)."""
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = []
+
+        def read():
+            for line in proc.stdout:
+                out.append(line.decode().strip())
+
+        def feed():
+            try:
+                for line in lines:
+                    proc.stdin.write(line.encode() + b"\n")
+                proc.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+
+        reader = threading.Thread(target=read)
+        feeder = threading.Thread(target=feed)
+        reader.start()
+        feeder.start()
+        time.sleep(self.rng.uniform(0, self.args.max_delay))
+        killed = proc.poll() is None
+        if killed:
+            proc.send_signal(signal.SIGKILL)
+        code = proc.wait()
+        feeder.join()
+        reader.join()
+        return (None if killed else code), out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--trials", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-delay", type=float, default=0.4, help="seconds before the kill, at most")
+    ap.add_argument("--dir", help="scratch directory (default: a new temporary one)")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    scratch = args.dir or tempfile.mkdtemp(prefix="neardup-kill9-")
+    index = os.path.join(scratch, "index")
+    if run([args.bin, "index", "create", index, "-n", "1e5"]).returncode != 0:
+        sys.exit("cannot create the index")
+    fps = {}  # id -> fingerprint, for every id ever sent
+    must = set()  # ids acknowledged and never sent to a remove since
+    maybe = set()  # ids whose state a kill left open
+    passed = failed = 0
+    stats = {"add": 0, "remove": 0, "killed": 0, "acknowledged": 0, "removed": 0}
+    next_id = 0
+    for trial in range(args.trials):
+        t = Trial(args, index, rng)
+        problems = []
+        if not must or rng.random() < 0.65:
+            stats["add"] += 1
+            count = rng.randrange(100, 20_000)
+            lines = []
+            for _ in range(count):
+                ident = f"t{trial}-{next_id}"
+                next_id += 1
+                fps[ident] = fingerprint(rng)
+                lines.append(f"{ident}\t{fps[ident]}")
+            batch = rng.choice([1, 7, 100, 1000])
+            code, out = t.writer([args.bin, "index", "add-fingerprints", index, "--ack", "--batch", str(batch), "-"],
+                                 lines)
+            acked = max((int(x[3:]) for x in out if x.startswith("ok ")), default=0)
+            stats["acknowledged"] += acked
+            ids = [line.split("\t")[0] for line in lines]
+            must.update(ids[:acked])
+            if code is None:
+                stats["killed"] += 1
+                maybe.update(ids[acked:])
+            elif code == 0:
+                must.update(ids)
+            else:
+                problems.append(f"add exited {code}")
+        else:
+            stats["remove"] += 1
+            sample = rng.sample(sorted(must), min(len(must), rng.randrange(1, 2_000)))
+            code, _ = t.writer([args.bin, "index", "remove", index, "-"], sample)
+            must.difference_update(sample)
+            if code is None:
+                stats["killed"] += 1
+                maybe.update(sample)
+            elif code == 0:
+                stats["removed"] += len(sample)
+                gone = set(sample)
+                found = query(args.bin, index, [fps[i] for i in sample])
+                back = [i for i in sample if i in found]
+                if back:
+                    problems.append(f"{len(back)} removed ids still there, e.g. {back[0]}")
+                maybe.difference_update(gone)
+            else:
+                problems.append(f"remove exited {code}")
+        # The index opens and holds what it must.
+        st = run([args.bin, "index", "stats", index])
+        if st.returncode != 0:
+            problems.append("index does not open: " + st.stderr.decode(errors="replace").strip())
+        else:
+            entries = next(int(l.split("\t")[1]) for l in st.stdout.decode().splitlines() if l.startswith("entries\t"))
+            if not len(must) <= entries <= len(must) + len(maybe):
+                problems.append(f"{entries} entries, expected {len(must)} to {len(must) + len(maybe)}")
+            found = query(args.bin, index, [fps[i] for i in must])
+            lost = [i for i in must if i not in found]
+            if lost:
+                problems.append(f"{len(lost)} acknowledged ids lost, e.g. {lost[0]}")
+        if problems:
+            failed += 1
+            print(f"trial {trial}: FAILED: " + "; ".join(problems))
+        else:
+            passed += 1
+    print(f"trials: {stats['add']} adds, {stats['remove']} removes, {stats['killed']} killed mid-run; "
+          f"{stats['acknowledged']} inserts acknowledged, {stats['removed']} removals completed; "
+          f"{len(must)} ids checked present at the end")
+    if not args.keep and not args.dir:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def query(binary, index, fingerprints):
+    """The ids an exact query of these fingerprints finds."""
+    if not fingerprints:
+        return set()
+    out = run([binary, "index", "query", "-k", "0", index, "-"], ("\n".join(fingerprints) + "\n").encode())
+    return {line.split("\t")[1] for line in out.stdout.decode().splitlines() if line.count("\t") >= 2}
+
+
+if __name__ == "__main__":
+    main()
