@@ -6,8 +6,10 @@
 use std::io::Read;
 use std::time::Duration;
 
-/// The most bytes that decompressing one container (a gzip WARC, an EPUB, a compressed HTTP body) may give.
-pub const MAX_DECOMPRESSED: u64 = 1 << 30;
+/// The most bytes that decompressing one document may give (an EPUB's entries together, a compressed HTTP
+/// body; a WARC record's body is bounded lower, by [`crate::warc::MAX_PAYLOAD`]): what one document may hold in
+/// memory, within the process's 1 GiB.
+pub const MAX_DECOMPRESSED: u64 = 256 << 20;
 
 /// Decompressed data may be at most this many times its compressed size (beyond a 16 MiB allowance):
 /// text compresses 3 to 10 times; a "zip bomb" thousands of times.
