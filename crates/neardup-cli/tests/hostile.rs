@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{temp_dir, text};
+use common::{neardup_within, temp_dir, text};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -15,40 +15,7 @@ const PAGE: &str =
 
 /// Runs neardup (no standard input) and fails the test if it runs past `LIMIT`.
 fn run(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let started = Instant::now();
-    // Drained on threads, so that a large output cannot block the child while we wait.
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut b).map(|_| b)
-    });
-    let err = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut stderr, &mut b).map(|_| b)
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            panic!("neardup {args:?} ran past {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap().unwrap(),
-        stderr: err.join().unwrap().unwrap(),
-    }
+    neardup_within(args, LIMIT)
 }
 
 fn s(p: &Path) -> &str {

@@ -3,34 +3,13 @@
 
 mod common;
 
-use common::{neardup, neardup_stdin, temp_dir, text};
+use common::{neardup, neardup_stdin, neardup_within, temp_dir, text};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PAGE: &str =
     "The quick brown fox jumps over the lazy dog near the river bank every single morning";
-
-/// Runs neardup with a time limit: a hang fails the test instead of the suite.
-fn neardup_within(args: &[&str], limit: Duration) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("neardup {args:?} ran past {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn jsonl_on_a_directory_reports_once_and_ends() {
