@@ -87,7 +87,7 @@ static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
 
 /// The most memory (address space) a worker may map: past it the extractor's allocation fails and the worker
 /// dies, which is reported as [`PdfError::Crashed`]. It includes the 256 MiB reserved for the stack.
-pub const WORKER_MEMORY: u64 = 1536 << 20;
+pub const WORKER_MEMORY: u64 = 1 << 30;
 
 /// From now on, every PDF in this process is read by a worker process started as `worker` says. Call it
 /// once, early (later calls are ignored).
