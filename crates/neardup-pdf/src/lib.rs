@@ -146,13 +146,16 @@ fn extract_in_worker(
 ) -> Result<Vec<String>, PdfError> {
     use std::io::{Read, Write};
     use std::process::{Command, Stdio};
-    let mut child = Command::new(&worker.program)
+    let spawned = Command::new(&worker.program)
         .args(&worker.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| PdfError::Open(format!("cannot start the PDF worker: {e}")))?;
+        .spawn();
+    // A worker that cannot start (the program was replaced or removed while running): read on a thread.
+    let Ok(mut child) = spawned else {
+        return extract_on_thread(bytes.to_vec(), Some(timeout));
+    };
     let (mut stdin, mut stdout) = (child.stdin.take(), child.stdout.take());
     let data = bytes.to_vec();
     // Written and read on threads of their own, so that neither pipe fills while the other waits.
