@@ -151,6 +151,17 @@ impl SketchParams {
             }
         }
         let missing = |what: &str| bad(format!("missing {what}="));
+        if matches!(
+            scheme,
+            Scheme::DatasketchAffine32 | Scheme::DatasketchLegacy
+        ) && seed.is_some_and(|seed| seed > u64::from(u32::MAX))
+        {
+            // datasketch seeds NumPy's MT19937 with 32 bits: a larger seed names no signature.
+            return Err(bad(format!(
+                "seed={} is above 4294967295, the largest datasketch seed",
+                seed.unwrap_or_default()
+            )));
+        }
         Ok(SketchParams {
             scheme,
             k: k.filter(|&k| k > 0).ok_or_else(|| missing("k"))?,
@@ -423,6 +434,15 @@ mod tests {
             .parse::<MinHashSignature>()
             .unwrap_err();
         assert!(e.to_string().contains("expected 8 bytes"), "{e}");
+        let e = "minhash-datasketch-affine32:k=1,seed=4294967296,f=w5:aaaaaaa"
+            .parse::<MinHashSignature>()
+            .unwrap_err();
+        assert!(e.to_string().contains("largest datasketch seed"), "{e}");
+        assert!(
+            "minhash-datasketch-affine32:k=1,seed=4294967295,f=w5:aaaaaaa"
+                .parse::<MinHashSignature>()
+                .is_ok()
+        );
         let e = "minhash-oph-v1:k=2,seed=0:aaaaaaa"
             .parse::<MinHashSignature>()
             .unwrap_err();
