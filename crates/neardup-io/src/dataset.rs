@@ -288,6 +288,26 @@ impl<'d> Pass<'d> {
                 ));
             }
         };
+        // The parquet crate panics on a column chunk whose offset or size is negative (`byte_range`): refuse the
+        // file first, like any other corrupt footer (found by the `parquet` fuzz target).
+        let negative = builder
+            .metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns())
+            .any(|c| {
+                c.dictionary_page_offset().unwrap_or(c.data_page_offset()) < 0
+                    || c.compressed_size() < 0
+            });
+        if negative {
+            return Ok(self.failed(
+                input,
+                None,
+                "not a readable Parquet file: a column chunk with a negative offset or size"
+                    .to_owned(),
+                0,
+            ));
+        }
         let total_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
         on(ParquetEvent::Schema(builder.schema()), 0)?;
         let builder = if project {

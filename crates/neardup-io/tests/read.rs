@@ -296,6 +296,14 @@ fn corrupt_parquet_is_reported_once() {
     damaged_then_good("x.parquet", bytes);
 }
 
+/// Found by the `parquet` fuzz target: a footer whose column chunk has a negative offset or size made the parquet
+/// crate panic (`ColumnChunkMetaData::byte_range`) while the rows were read; it is a corrupt file like any other.
+#[test]
+fn parquet_column_chunk_with_a_negative_offset_is_reported() {
+    let bytes = include_bytes!("../../../fuzz/regressions/parquet-negative-column-chunk.parquet");
+    damaged_then_good("negative.parquet", bytes.to_vec());
+}
+
 #[test]
 fn operand_problems_are_reported_and_the_rest_is_read() {
     let dir = tempfile::tempdir().unwrap();
