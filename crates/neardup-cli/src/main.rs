@@ -77,10 +77,11 @@ fn main() -> ExitCode {
             neardup::text::PDF_THREAD_NAME,
             neardup::index::QUIET_THREAD_NAME,
         ];
-        if !std::thread::current()
+        let caught = std::thread::current()
             .name()
             .is_some_and(|name| quiet.contains(&name))
-        {
+            || neardup_io::decoding_parquet();
+        if !caught {
             default_hook(info);
         }
     }));

@@ -277,9 +277,17 @@ impl<'d> Pass<'d> {
                 return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
             }
         };
-        let builder = match ParquetRecordBatchReaderBuilder::try_new(file) {
-            Ok(b) => b,
-            Err(e) => {
+        let builder = match pq::guarded(|| ParquetRecordBatchReaderBuilder::try_new(file)) {
+            Ok(Ok(b)) => b,
+            Err(panic) => {
+                return Ok(self.failed(
+                    input,
+                    None,
+                    format!("not a readable Parquet file: {panic}"),
+                    0,
+                ));
+            }
+            Ok(Err(e)) => {
                 return Ok(self.failed(
                     input,
                     None,
@@ -316,12 +324,22 @@ impl<'d> Pass<'d> {
         } else {
             builder
         };
-        let reader = match builder.with_batch_size(batch_rows.min(1 << 16)).build() {
-            Ok(r) => r,
-            Err(e) => return Ok(self.failed(input, None, format!("cannot read: {e}"), 0)),
+        let reader = match pq::guarded(|| builder.with_batch_size(batch_rows.min(1 << 16)).build())
+        {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return Ok(self.failed(input, None, format!("cannot read: {e}"), 0)),
+            Err(panic) => return Ok(self.failed(input, None, format!("cannot read: {panic}"), 0)),
         };
+        let mut reader = reader;
         let mut row = 0u64;
-        for batch in reader {
+        // Each batch is decoded under a guard: the decoders panic on some damaged pages.
+        while let Some(batch) = match pq::guarded(|| reader.next()) {
+            Ok(next) => next,
+            Err(panic) => {
+                let message = format!("cannot read row {row} or later: {panic}");
+                return Ok(self.failed(input, Some(Position::Row(row)), message, row));
+            }
+        } {
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) => {

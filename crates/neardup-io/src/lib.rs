@@ -106,6 +106,7 @@ mod table;
 pub use dataset::{Dataset, InputFile, spool};
 pub use error::{InputError, IoError};
 pub use format::{Compression, Format};
+pub use pq::decoding_parquet;
 pub use record::{
     DatasetOptions, Decision, FieldPath, FieldPathError, Origin, Position, ReadSummary, Record,
     SplitSummary,

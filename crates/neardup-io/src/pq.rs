@@ -211,6 +211,33 @@ impl<'o> RowReader<'o> {
     }
 }
 
+thread_local! {
+    // Set while this thread decodes Parquet under `guarded`.
+    static DECODING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is decoding Parquet under a guard: a panic there (the parquet and arrow crates panic on
+/// some damaged files, found by fuzzing) is caught and reported as that file's error, so a program's panic hook
+/// may stay quiet about it.
+pub fn decoding_parquet() -> bool {
+    DECODING.with(std::cell::Cell::get)
+}
+
+/// Runs a step of Parquet decoding, turning a panic of the decoder into an error message.
+pub(crate) fn guarded<T>(step: impl FnOnce() -> T) -> Result<T, String> {
+    DECODING.with(|d| d.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(step));
+    DECODING.with(|d| d.set(false));
+    result.map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".to_owned());
+        format!("the Parquet decoder failed on damaged data ({message})")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -304,23 +304,20 @@ fn parquet_column_chunk_with_a_negative_offset_is_reported() {
     damaged_then_good("negative.parquet", bytes.to_vec());
 }
 
-/// Found by the `parquet` fuzz target, not fixed: a data page that holds bytes but claims no values makes the
-/// parquet crate's plain byte-array decoder divide by zero (`parquet-60.1.0/src/arrow/array_reader/byte_array.rs:391`,
-/// `x / self.max_remaining_values`), and the panic takes the whole read down. Fails until the parquet crate is
-/// fixed or the Parquet read runs under `catch_unwind`: `cargo test -p neardup-io --test read -- --ignored`.
+/// Found by the `parquet` fuzz target: a data page that holds bytes but claims no values makes the parquet
+/// crate's plain byte-array decoder divide by zero (`parquet-60.1.0/src/arrow/array_reader/byte_array.rs:391`).
+/// Decoding runs under a guard, so the panic is this file's error and the next file is read.
 #[test]
-#[ignore = "parquet 60.1 panics (divide by zero in the plain byte-array decoder): see fuzz/README.md"]
 fn parquet_page_with_bytes_and_no_values_is_reported() {
     let bytes =
         include_bytes!("../../../fuzz/regressions/parquet-plain-byte-array-divide-by-zero.parquet");
     damaged_then_good("zero-values.parquet", bytes.to_vec());
 }
 
-/// Found by the `parquet` fuzz target, not fixed: definition levels that run past their buffer make arrow-buffer
-/// panic (`arrow-buffer-60.1.0/src/util/bit_chunk_iterator.rs:235`, `offset + len out of bounds`, from the
-/// parquet crate's `read_def_levels` / `append_packed_range`). Same remedy as the test above.
+/// Found by the `parquet` fuzz target: definition levels that run past their buffer make arrow-buffer panic
+/// (`arrow-buffer-60.1.0/src/util/bit_chunk_iterator.rs:235`, from the parquet crate's `read_def_levels`).
+/// Caught by the same guard as above.
 #[test]
-#[ignore = "parquet/arrow-buffer 60.1 panics (bit chunk out of bounds in the definition levels): see fuzz/README.md"]
 fn parquet_definition_levels_past_their_buffer_are_reported() {
     let bytes = include_bytes!("../../../fuzz/regressions/parquet-bit-chunk-out-of-bounds.parquet");
     damaged_then_good("levels.parquet", bytes.to_vec());
