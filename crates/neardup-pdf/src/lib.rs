@@ -30,7 +30,7 @@ use std::time::Duration;
 pub const THREAD_NAME: &str = "neardup-pdf";
 
 /// Why a PDF gave no text.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PdfError {
     /// The file is not a PDF that can be opened (bad header, broken cross-reference table...).
     #[error("cannot open PDF: {0}")]
@@ -85,8 +85,11 @@ pub struct Worker {
 
 static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
 
+/// The stack of the thread that extracts a PDF.
+pub const STACK: usize = 256 << 20;
+
 /// The most memory (address space) a worker may map: past it the extractor's allocation fails and the worker
-/// dies, which is reported as [`PdfError::Crashed`]. It includes the 256 MiB reserved for the stack.
+/// dies, which is reported as [`PdfError::Crashed`]. It includes the [`STACK`] reserved for the thread.
 pub const WORKER_MEMORY: u64 = 1 << 30;
 
 /// From now on, every PDF in this process is read by a worker process started as `worker` says. Call it
@@ -97,8 +100,9 @@ pub fn isolate_in_worker(worker: Worker) {
 
 /// Extracts the text of every page, in page order, each page in the extractor's reading order.
 ///
-/// Runs on a thread of its own with a 256 MiB stack (PDF object graphs nest deeply), catches panics, and gives
-/// up after `timeout`.
+/// Runs in a worker process if [`isolate_in_worker`] was called, else on a thread of its own with a
+/// [`STACK`]-byte stack (PDF object graphs nest deeply) that catches panics; either way it gives up after
+/// `timeout`.
 pub fn extract_pages(bytes: &[u8], timeout: Duration) -> Result<Vec<String>, PdfError> {
     if let Some(worker) = WORKER.get() {
         return extract_in_worker(worker, bytes, timeout);
@@ -111,7 +115,7 @@ fn extract_on_thread(data: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<Str
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(THREAD_NAME.into())
-        .stack_size(256 << 20)
+        .stack_size(STACK)
         .spawn(move || {
             let result = catch_unwind(AssertUnwindSafe(|| extract_pages_here(data)))
                 .unwrap_or_else(|payload| Err(PdfError::Panic(panic_message(&*payload))));
@@ -121,16 +125,15 @@ fn extract_on_thread(data: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<Str
     if let Err(e) = spawned {
         return Err(PdfError::Open(format!("cannot start a thread: {e}")));
     }
-    let Some(timeout) = timeout else {
-        return rx.recv().unwrap_or_else(|_| {
-            Err(PdfError::Panic(
-                "the extraction thread ended without a result".into(),
-            ))
-        });
+    let received = match timeout {
+        Some(timeout) => rx.recv_timeout(timeout),
+        None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
     };
-    match rx.recv_timeout(timeout) {
+    match received {
         Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(PdfError::TimedOut(timeout.as_secs())),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            Err(PdfError::TimedOut(timeout.map_or(0, |t| t.as_secs())))
+        }
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(PdfError::Panic(
             "the extraction thread ended without a result".into(),
         )),
@@ -156,26 +159,27 @@ fn extract_in_worker(
     let Ok(mut child) = spawned else {
         return extract_on_thread(bytes.to_vec(), Some(timeout));
     };
-    let (mut stdin, mut stdout) = (child.stdin.take(), child.stdout.take());
-    let data = bytes.to_vec();
-    // Written and read on threads of their own, so that neither pipe fills while the other waits.
-    let writer = std::thread::spawn(move || {
-        if let Some(stdin) = stdin.as_mut() {
-            let _ = stdin.write_all(&data);
+    let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+    // Written and read on threads of their own, so that neither pipe fills while the other waits; scoped, so
+    // that the document is written from where it is. Killing the worker ends both.
+    let (output, status) = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(bytes);
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        scope.spawn(move || {
+            let mut out = Vec::new();
+            let read = stdout.map(|mut s| s.read_to_end(&mut out).map(|_| out));
+            let _ = tx.send(read);
+        });
+        let output = rx.recv_timeout(timeout);
+        if output.is_err() {
+            let _ = child.kill();
         }
+        (output, child.wait())
     });
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let read = stdout.as_mut().map(|s| s.read_to_end(&mut out));
-        let _ = tx.send(read.map(|r| r.map(|_| out)));
-    });
-    let output = rx.recv_timeout(timeout);
-    if output.is_err() {
-        let _ = child.kill();
-    }
-    let status = child.wait();
-    let _ = writer.join();
     match output {
         Err(_) => Err(PdfError::TimedOut(timeout.as_secs())),
         Ok(Some(Ok(out))) if status.as_ref().is_ok_and(|s| s.success()) => decode(&out)
@@ -231,87 +235,14 @@ pub fn run_worker() -> std::process::ExitCode {
     }
 }
 
-/// The worker's answer: `O` and each page as a length (u64, little-endian) and its UTF-8; or `E`, the
-/// error's tag, a number and a message.
+/// The worker's answer: the pages or the error, as JSON.
 fn encode(result: &Result<Vec<String>, PdfError>) -> Vec<u8> {
-    let mut out = Vec::new();
-    let put = |out: &mut Vec<u8>, s: &str| {
-        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        out.extend_from_slice(s.as_bytes());
-    };
-    match result {
-        Ok(pages) => {
-            out.push(b'O');
-            for page in pages {
-                put(&mut out, page);
-            }
-        }
-        Err(e) => {
-            out.push(b'E');
-            let (tag, number, message): (u8, u64, &str) = match e {
-                PdfError::Open(m) => (b'o', 0, m),
-                PdfError::Encrypted => (b'e', 0, ""),
-                PdfError::Pages(m) => (b'p', 0, m),
-                PdfError::Page { page, message } => (b'g', *page as u64, message),
-                PdfError::NoTextLayer { pages } => (b't', *pages as u64, ""),
-                PdfError::NoPages => (b'n', 0, ""),
-                PdfError::Panic(m) => (b'!', 0, m),
-                PdfError::Unavailable => (b'u', 0, ""),
-                PdfError::TimedOut(s) => (b'T', *s, ""),
-                PdfError::Crashed(m) => (b'c', 0, m),
-            };
-            out.push(tag);
-            out.extend_from_slice(&number.to_le_bytes());
-            put(&mut out, message);
-        }
-    }
-    out
+    serde_json::to_vec(result).expect("pages and errors serialize")
 }
 
-fn decode(mut data: &[u8]) -> Option<Result<Vec<String>, PdfError>> {
-    fn take<'a>(data: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = data.split_at_checked(n)?;
-        *data = rest;
-        Some(head)
-    }
-    fn number(data: &mut &[u8]) -> Option<u64> {
-        Some(u64::from_le_bytes(take(data, 8)?.try_into().ok()?))
-    }
-    fn string(data: &mut &[u8]) -> Option<String> {
-        let n = usize::try_from(number(data)?).ok()?;
-        String::from_utf8(take(data, n)?.to_vec()).ok()
-    }
-    match take(&mut data, 1)? {
-        b"O" => {
-            let mut pages = Vec::new();
-            while !data.is_empty() {
-                pages.push(string(&mut data)?);
-            }
-            Some(Ok(pages))
-        }
-        b"E" => {
-            let tag = take(&mut data, 1)?[0];
-            let n = number(&mut data)?;
-            let m = string(&mut data)?;
-            Some(Err(match tag {
-                b'o' => PdfError::Open(m),
-                b'e' => PdfError::Encrypted,
-                b'p' => PdfError::Pages(m),
-                b'g' => PdfError::Page {
-                    page: n as usize,
-                    message: m,
-                },
-                b't' => PdfError::NoTextLayer { pages: n as usize },
-                b'n' => PdfError::NoPages,
-                b'!' => PdfError::Panic(m),
-                b'u' => PdfError::Unavailable,
-                b'T' => PdfError::TimedOut(n),
-                b'c' => PdfError::Crashed(m),
-                _ => return None,
-            }))
-        }
-        _ => None,
-    }
+/// The caller's reading of [`encode`]; `None` for anything else.
+fn decode(data: &[u8]) -> Option<Result<Vec<String>, PdfError>> {
+    serde_json::from_slice(data).ok()
 }
 
 /// Without the extractor: every PDF is refused.
