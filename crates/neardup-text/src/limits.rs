@@ -7,9 +7,16 @@ use std::io::Read;
 use std::time::Duration;
 
 /// The most bytes that decompressing one document may give (an EPUB's entries together, a compressed HTTP
-/// body; a WARC record's body is bounded lower, by [`crate::warc::MAX_PAYLOAD`]): what one document may hold in
+/// body; a WARC record's body is bounded lower, by [`MAX_WARC_PAYLOAD`]): what one document may hold in
 /// memory, within the process's 1 GiB.
 pub const MAX_DECOMPRESSED: u64 = 256 << 20;
+
+/// The most bytes one WARC record's block may hold to be read as a document (larger ones are skipped and
+/// reported).
+pub const MAX_WARC_RECORD: u64 = 256 << 20;
+
+/// The most bytes a WARC record's HTTP payload may decompress to.
+pub const MAX_WARC_PAYLOAD: u64 = 64 << 20;
 
 /// Decompressed data may be at most this many times its compressed size (beyond a 16 MiB allowance):
 /// text compresses 3 to 10 times; a "zip bomb" thousands of times.
@@ -54,11 +61,15 @@ pub fn check_runs(text: &str) -> Result<(), crate::ExtractError> {
     Ok(())
 }
 
-/// How many decompressed bytes a container of `compressed` bytes may give.
+/// How many decompressed bytes `compressed` bytes may give by the ratio alone: what bounds a stream read
+/// a piece at a time (a `.warc.gz`), whose size costs time, not memory.
+pub fn ratio_budget(compressed: u64) -> u64 {
+    compressed.saturating_mul(MAX_RATIO).max(16 << 20)
+}
+
+/// How many decompressed bytes a container of `compressed` bytes may give when it is held whole.
 pub fn decompressed_budget(compressed: u64) -> u64 {
-    compressed
-        .saturating_mul(MAX_RATIO)
-        .clamp(16 << 20, MAX_DECOMPRESSED)
+    ratio_budget(compressed).min(MAX_DECOMPRESSED)
 }
 
 /// Reads all of `reader`, failing with `Err(budget)` if it gives more than `budget` bytes.

@@ -1,14 +1,17 @@
 //! WARC archives (simhash-doc-v1 spec, "WARC"): a small record reader over the uncompressed archive.
 //!
-//! A `.warc.gz` file is a series of gzip members (one per record, usually); it is inflated whole, within the
-//! decompression budget of [`crate::limits`]. Each record is `WARC/1.x`, header lines, a blank line, then
+//! A `.warc.gz` file is a series of gzip members (one per record, usually); it is inflated as it is read, a
+//! record at a time, so memory holds one record, never the archive (the ratio of [`crate::limits`] bounds the
+//! whole). Each record is `WARC/1.x`, header lines, a blank line, then
 //! `Content-Length` bytes of block. Every `response` record whose block is an HTTP response (`application/http`)
 //! with a 2xx status and a body of an HTML, XHTML, XML, PDF or plain-text type is a document whose id is its
 //! `WARC-Target-URI`. Its body is de-chunked (`Transfer-Encoding: chunked`) and decompressed
 //! (`Content-Encoding: gzip`, `deflate`); the `charset` of its `Content-Type` ranks after a BOM and before the
 //! document's own declarations. Other records (request, metadata, warcinfo, revisit, images...) are skipped.
 
-use crate::limits::{ReadBounded, decompressed_budget, read_bounded};
+use crate::limits::{
+    MAX_WARC_PAYLOAD, MAX_WARC_RECORD, ReadBounded, decompressed_budget, ratio_budget, read_bounded,
+};
 use crate::media::Media;
 use encoding_rs::Encoding;
 use std::io::{BufRead, BufReader, Read};
@@ -72,10 +75,7 @@ pub fn warc_documents(bytes: &[u8]) -> WarcDocuments<'_> {
                 64 << 10,
                 flate2::bufread::MultiGzDecoder::new(bytes),
             )),
-            // The archive is streamed, so its size costs time, not memory: only the ratio bounds it.
-            (bytes.len() as u64)
-                .saturating_mul(crate::limits::MAX_RATIO)
-                .max(16 << 20),
+            ratio_budget(bytes.len() as u64),
         )
     } else {
         (Box::new(bytes), u64::MAX)
@@ -177,13 +177,8 @@ impl WarcDocuments<'_> {
                     },
                 ));
             }
-            let text = String::from_utf8_lossy(&line);
-            let text = text.trim_end_matches(['\r', '\n']);
-            if text.is_empty() {
+            if !header_line(&line, &mut headers) {
                 break;
-            }
-            if let Some((k, v)) = text.split_once(':') {
-                headers.push((k.trim().to_owned(), v.trim().to_owned()));
             }
         }
         let length: u64 = header(&headers, "Content-Length")
@@ -196,10 +191,10 @@ impl WarcDocuments<'_> {
             offset: start,
             too_large: None,
         };
-        if !is_http_response(&record) || length > MAX_RECORD {
+        if !is_http_response(&record) || length > MAX_WARC_RECORD {
             // Not a document, or too large to hold (skipped whole, and said): read past it.
             self.skip(length, start)?;
-            record.too_large = (length > MAX_RECORD).then_some(length);
+            record.too_large = (length > MAX_WARC_RECORD).then_some(length);
             return Ok(Some(record));
         }
         let mut block = Vec::with_capacity(length.min(1 << 20) as usize);
@@ -237,15 +232,8 @@ impl WarcDocuments<'_> {
     }
 }
 
-/// The most bytes one record's block may hold to be read as a document (larger ones are skipped and
-/// reported).
-pub const MAX_RECORD: u64 = 256 << 20;
-
-/// The most bytes a record's HTTP payload may decompress to.
-pub const MAX_PAYLOAD: u64 = 64 << 20;
-
 struct Record {
-    headers: Vec<(String, String)>,
+    headers: Headers,
     block: Vec<u8>,
     /// Where the record starts in the uncompressed archive.
     offset: u64,
@@ -271,33 +259,42 @@ fn is_http_response(record: &Record) -> bool {
     record
         .header("WARC-Type")
         .is_some_and(|t| t.eq_ignore_ascii_case("response"))
-        && record
-            .header("Content-Type")
-            .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/http"))
+        && record.header("Content-Type").is_some_and(|t| {
+            t.get(..16)
+                .is_some_and(|p| p.eq_ignore_ascii_case("application/http"))
+        })
 }
 
 /// Header lines as (name, value) pairs.
 type Headers = Vec<(String, String)>;
 
+/// Reads one header line (WARC or HTTP, with its line break) into `headers`: `false` for the blank line that
+/// ends the section. A line without `:` is skipped.
+fn header_line(line: &[u8], headers: &mut Headers) -> bool {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim_end_matches(['\r', '\n']);
+    if text.is_empty() {
+        return false;
+    }
+    if let Some((k, v)) = text.split_once(':') {
+        headers.push((k.trim().to_owned(), v.trim().to_owned()));
+    }
+    true
+}
+
 /// The end of an HTTP header section (after its first blank line), its status line and its header lines.
 fn parse_headers(data: &[u8]) -> Option<(usize, String, Headers)> {
-    let mut pos = 0;
-    let mut status = None;
+    let mut lines = data.split_inclusive(|&b| b == b'\n');
+    let first = lines.next()?;
+    let status = String::from_utf8_lossy(first)
+        .trim_end_matches(['\r', '\n'])
+        .to_owned();
+    let mut end = first.len();
     let mut headers = Vec::new();
-    while pos < data.len() {
-        let end = data[pos..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(data.len(), |e| pos + e + 1);
-        let line = String::from_utf8_lossy(&data[pos..end]);
-        let line = line.trim_end_matches(['\r', '\n']);
-        pos = end;
-        if status.is_none() {
-            status = Some(line.to_owned());
-        } else if line.is_empty() {
-            return Some((pos, status?, headers));
-        } else if let Some((k, v)) = line.split_once(':') {
-            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+    for line in lines {
+        end += line.len();
+        if !header_line(line, &mut headers) {
+            return Some((end, status, headers));
         }
     }
     None
@@ -354,7 +351,7 @@ fn document_of(record: &Record) -> Option<WarcDocument> {
     };
     if let Some(length) = record.too_large {
         return failed(format!(
-            "the response record is {length} bytes, over the limit of {MAX_RECORD}; skipped"
+            "the response record is {length} bytes, over the limit of {MAX_WARC_RECORD}; skipped"
         ));
     }
     let Some(uri) = uri.clone() else {
@@ -428,7 +425,7 @@ fn dechunk(data: &[u8]) -> Result<Vec<u8>, WarcError> {
 }
 
 fn decompress(encoding: &str, body: Vec<u8>) -> Result<Vec<u8>, WarcError> {
-    let budget = decompressed_budget(body.len() as u64).min(MAX_PAYLOAD);
+    let budget = decompressed_budget(body.len() as u64).min(MAX_WARC_PAYLOAD);
     let result = match encoding {
         "" | "identity" => return Ok(body),
         "gzip" | "x-gzip" => read_bounded(flate2::read::MultiGzDecoder::new(&body[..]), budget),
@@ -556,7 +553,7 @@ mod tests {
     #[test]
     fn payload_bombs_stop_at_the_limit() {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        gz.write_all(&vec![b' '; (MAX_PAYLOAD + 1) as usize])
+        gz.write_all(&vec![b' '; (MAX_WARC_PAYLOAD + 1) as usize])
             .unwrap();
         let mut block =
             b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n"
@@ -565,7 +562,7 @@ mod tests {
         let warc = record("response", "http://bomb/", &block);
         let docs: Vec<_> = warc_documents(&warc).collect::<Result<_, _>>().unwrap();
         assert!(
-            matches!(docs[0].body, Err(WarcError::TooLarge(n)) if n <= MAX_PAYLOAD),
+            matches!(docs[0].body, Err(WarcError::TooLarge(n)) if n <= MAX_WARC_PAYLOAD),
             "{:?}",
             docs[0].body.as_ref().map(Vec::len)
         );
