@@ -296,26 +296,6 @@ impl<'d> Pass<'d> {
                 ));
             }
         };
-        // The parquet crate panics on a column chunk whose offset or size is negative (`byte_range`): refuse the
-        // file first, like any other corrupt footer (found by the `parquet` fuzz target).
-        let negative = builder
-            .metadata()
-            .row_groups()
-            .iter()
-            .flat_map(|g| g.columns())
-            .any(|c| {
-                c.dictionary_page_offset().unwrap_or(c.data_page_offset()) < 0
-                    || c.compressed_size() < 0
-            });
-        if negative {
-            return Ok(self.failed(
-                input,
-                None,
-                "not a readable Parquet file: a column chunk with a negative offset or size"
-                    .to_owned(),
-                0,
-            ));
-        }
         let total_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
         on(ParquetEvent::Schema(builder.schema()), 0)?;
         let builder = if project {
@@ -324,13 +304,13 @@ impl<'d> Pass<'d> {
         } else {
             builder
         };
-        let reader = match pq::guarded(|| builder.with_batch_size(batch_rows.min(1 << 16)).build())
-        {
+        let mut reader = match pq::guarded(|| {
+            builder.with_batch_size(batch_rows.min(1 << 16)).build()
+        }) {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => return Ok(self.failed(input, None, format!("cannot read: {e}"), 0)),
             Err(panic) => return Ok(self.failed(input, None, format!("cannot read: {panic}"), 0)),
         };
-        let mut reader = reader;
         let mut row = 0u64;
         // Each batch is decoded under a guard: the decoders panic on some damaged pages.
         while let Some(batch) = match pq::guarded(|| reader.next()) {
