@@ -261,20 +261,22 @@ fn parse_budgeted(source: &str) -> Result<Html, ExtractError> {
 /// HTML tokenizer reads them (names, quoted and unquoted values, comments), closely enough that a count here
 /// is never below the tokenizer's.
 fn check_attributes(source: &str) -> Result<(), ExtractError> {
+    // The tokenizer's white space, and the bytes that end an attribute name.
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0c);
     let b = source.as_bytes();
-    let find = |from: usize, needle: &[u8]| {
-        b[from.min(b.len())..]
-            .windows(needle.len())
-            .position(|w| w == needle)
-            .map(|p| from + p)
+    let skip = |mut i: usize, while_: &dyn Fn(u8) -> bool| {
+        while i < b.len() && while_(b[i]) {
+            i += 1;
+        }
+        i
     };
     let mut i = 0;
     while let Some(off) = b[i..].iter().position(|&c| c == b'<') {
         i += off + 1;
         if b[i..].starts_with(b"!--") {
             // A comment ends at the first `-->`; an unclosed one runs to the end.
-            match find(i + 3, b"-->") {
-                Some(end) => i = end + 3,
+            match b[i + 3..].windows(3).position(|w| w == b"-->") {
+                Some(end) => i += 3 + end + 3,
                 None => return Ok(()),
             }
             continue;
@@ -283,14 +285,10 @@ fn check_attributes(source: &str) -> Result<(), ExtractError> {
             continue;
         }
         // A start tag: its name, then attributes up to `>`.
-        while i < b.len() && !matches!(b[i], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
-            i += 1;
-        }
+        i = skip(i, &|c| !(c == b'>' || c == b'/' || space(c)));
         let mut attributes = 0usize;
         loop {
-            while i < b.len() && matches!(b[i], b'/' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
-                i += 1;
-            }
+            i = skip(i, &|c| c == b'/' || space(c));
             if i >= b.len() || b[i] == b'>' {
                 break;
             }
@@ -302,36 +300,18 @@ fn check_attributes(source: &str) -> Result<(), ExtractError> {
                 });
             }
             // The name (a `=` may start it), then an optional value.
-            i += 1;
-            while i < b.len()
-                && !matches!(
-                    b[i],
-                    b'>' | b'/' | b'=' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c
-                )
-            {
-                i += 1;
-            }
-            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
-                i += 1;
-            }
+            i = skip(i + 1, &|c| !matches!(c, b'>' | b'/' | b'=') && !space(c));
+            i = skip(i, &space);
             if b.get(i) != Some(&b'=') {
                 continue;
             }
-            i += 1;
-            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0c) {
-                i += 1;
-            }
+            i = skip(i + 1, &space);
             match b.get(i) {
                 Some(&q @ (b'"' | b'\'')) => match b[i + 1..].iter().position(|&c| c == q) {
                     Some(end) => i += end + 2,
                     None => return Ok(()),
                 },
-                _ => {
-                    while i < b.len() && !matches!(b[i], b'>' | b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
-                    {
-                        i += 1;
-                    }
-                }
+                _ => i = skip(i, &|c| c != b'>' && !space(c)),
             }
         }
     }
