@@ -483,17 +483,13 @@ impl DocArgs {
         }
         let selection = Selection::new(&self.glob, &self.exclude, &self.file_type)?;
         let (sources, operand_errors, notices) = expand(&operands, self.follow, &selection);
+        let progress = progress_bar(sources.len() as u64);
         for e in &operand_errors {
-            eprintln!("neardup: {}: {}", terminal_safe(&e.label), e.message);
+            report(&progress, &e.label, &e.message);
         }
         for n in &notices {
-            eprintln!(
-                "neardup: warning: {}: {}",
-                terminal_safe(&n.label),
-                n.message
-            );
+            warn(&progress, &n.label, &n.message);
         }
-        let progress = progress_bar(sources.len() as u64);
         // Parallel inside a batch, in order across batches: memory stays bounded and results arrive early.
         for batch in sources.chunks(256) {
             let outcomes: Vec<Outcome> = batch
@@ -588,13 +584,7 @@ impl Tally {
     pub fn record(&mut self, progress: &ProgressBar, label: &str, problem: &Problem) {
         if problem.empty {
             self.empty += 1;
-            progress.suspend(|| {
-                eprintln!(
-                    "neardup: warning: {}: {}",
-                    terminal_safe(label),
-                    problem.message
-                )
-            });
+            warn(progress, label, &problem.message);
         } else {
             self.failed += 1;
             report(progress, label, &problem.message);
@@ -626,22 +616,26 @@ pub fn report(progress: &ProgressBar, label: &str, message: &str) {
     progress.suspend(|| eprintln!("neardup: {}: {message}", terminal_safe(label)));
 }
 
+/// Reports a warning about a document or operand, without tearing the progress bar.
+pub fn warn(progress: &ProgressBar, label: &str, message: &str) {
+    progress.suspend(|| eprintln!("neardup: warning: {}: {message}", terminal_safe(label)));
+}
+
 /// A name (path, id) as it may be written to a terminal: control characters (line breaks, escape sequences)
 /// are shown escaped, so that a file or record name cannot forge lines or drive the terminal.
 pub fn terminal_safe(name: &str) -> std::borrow::Cow<'_, str> {
     if !name.chars().any(char::is_control) {
         return name.into();
     }
-    name.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect::<String>()
-        .into()
+    let mut shown = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown.into()
 }
 
 /// A progress bar for `len` files, drawn only when stderr is a terminal (hidden in pipes and CI).

@@ -86,9 +86,6 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
-    if matches!(cli.command, Command::PdfWorker) {
-        return neardup::text::run_pdf_worker();
-    }
     // Every PDF is read by a worker process of this same program, killed when its time is up and capped in
     // memory: a PDF that overflows the extractor's stack or eats memory costs that worker, not this run.
     if let Ok(program) = std::env::current_exe() {
@@ -105,7 +102,8 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Index(args) => index::run(args),
         Command::Serve(args) => serve::run(args),
-        Command::PdfWorker => unreachable!("handled above"),
+        // The worker reads its PDF on a thread of its own: the isolation above is for its callers.
+        Command::PdfWorker => return neardup::text::run_pdf_worker(),
     };
     match result {
         Ok(code) => code,
