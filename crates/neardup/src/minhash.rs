@@ -77,21 +77,8 @@ impl MinHashScheme {
                 ));
             }
         }
-        match params.features {
-            Features::Words(n) | Features::Chars(n)
-                if (1..=crate::schemes::MAX_SHINGLE).contains(&n) => {}
-            _ => {
-                return Err(unsupported(&format!(
-                    "shingles must be word or character n-grams, n from 1 to {}",
-                    crate::schemes::MAX_SHINGLE
-                )));
-            }
-        }
-        if !(1..=crate::schemes::MAX_NUM_PERM).contains(&params.k) {
-            return Err(unsupported(&format!(
-                "K must be 1 to {}",
-                crate::schemes::MAX_NUM_PERM
-            )));
+        if let Some(why) = size_out_of_range(&params) {
+            return Err(unsupported(&why));
         }
         if params.b_bits.is_some() {
             return Err(unsupported(
@@ -197,24 +184,32 @@ pub fn shingle_set(text: &str, features: Features) -> Vec<u64> {
     set
 }
 
+/// Why K (or bottom-k's k) or the shingle length n is outside what is sketched here, if it is.
+fn size_out_of_range(params: &SketchParams) -> Option<String> {
+    use crate::schemes::{MAX_NUM_PERM, MAX_SHINGLE};
+    match params.features {
+        Features::Words(n) | Features::Chars(n) if (1..=MAX_SHINGLE).contains(&n) => {}
+        _ => {
+            return Some(format!(
+                "shingles must be word or character n-grams, n from 1 to {MAX_SHINGLE}"
+            ));
+        }
+    }
+    (!(1..=MAX_NUM_PERM).contains(&params.k)).then(|| format!("K must be 1 to {MAX_NUM_PERM}"))
+}
+
 /// Refuses bottom-k parameters that cannot be made from text.
 pub(crate) fn check_bottom_k(params: SketchParams) -> Result<SketchParams, Error> {
-    match params.features {
-        Features::Words(n) | Features::Chars(n)
-            if (1..=crate::schemes::MAX_SHINGLE).contains(&n)
-                && (1..=crate::schemes::MAX_NUM_PERM).contains(&params.k)
-                && params.b_bits.is_none() =>
-        {
-            Ok(params)
-        }
-        _ => Err(Error::Unsupported {
-            what: format!(
-                "{params}: bottom-k samples need k from 1 to {} and word or character n-grams of 1 to {}",
-                crate::schemes::MAX_NUM_PERM,
-                crate::schemes::MAX_SHINGLE
-            ),
-        }),
+    if size_out_of_range(&params).is_none() && params.b_bits.is_none() {
+        return Ok(params);
     }
+    Err(Error::Unsupported {
+        what: format!(
+            "{params}: bottom-k samples need k from 1 to {} and word or character n-grams of 1 to {}",
+            crate::schemes::MAX_NUM_PERM,
+            crate::schemes::MAX_SHINGLE
+        ),
+    })
 }
 
 /// The bottom-k sample of the text's shingle hashes, and the number of shingles.
