@@ -399,24 +399,15 @@ def gen_epub(c):
     add("bomb-ratio-200", bomb_epub(ratio_chunk(rng), 1024), "a chapter of 64 MiB at about 200:1")
     # A zip whose headers lie about the uncompressed size (small), over a member that inflates to 64 MiB.
     lying = bytearray(bomb_epub(b"a" * (1 << 20), 64, name="c1.xhtml"))
-    pos = 0
-    while True:
-        pos = lying.find(b"PK\x03\x04", pos)
-        if pos < 0:
-            break
-        name_len = struct.unpack_from("<H", lying, pos + 26)[0]
-        if lying[pos + 30:pos + 30 + name_len] == b"c1.xhtml":
-            struct.pack_into("<I", lying, pos + 22, 100)
-        pos += 4
-    pos = 0
-    while True:
-        pos = lying.find(b"PK\x01\x02", pos)
-        if pos < 0:
-            break
-        name_len = struct.unpack_from("<H", lying, pos + 28)[0]
-        if lying[pos + 46:pos + 46 + name_len] == b"c1.xhtml":
-            struct.pack_into("<I", lying, pos + 24, 100)
-        pos += 4
+    # Local file headers (PK 3 4) and central directory entries (PK 1 2): where the name's length, the name
+    # and the uncompressed size stand in each.
+    for signature, name_len_at, name_at, size_at in ((b"PK\x03\x04", 26, 30, 22), (b"PK\x01\x02", 28, 46, 24)):
+        pos = lying.find(signature)
+        while pos >= 0:
+            name_len = struct.unpack_from("<H", lying, pos + name_len_at)[0]
+            if lying[pos + name_at:pos + name_at + name_len] == b"c1.xhtml":
+                struct.pack_into("<I", lying, pos + size_at, 100)
+            pos = lying.find(signature, pos + 4)
     add("bomb-lying-size", bytes(lying), "a member that declares 100 bytes and inflates to 64 MiB")
     many = [(f"c{i}.xhtml", xhtml(f"<p>chapter {i} words</p>")) for i in range(20_000)]
     add("many-entries-20000", epub(many), "20,000 chapters in the spine")
