@@ -4,19 +4,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
 use neardup_io::{Dataset, DatasetOptions, Decision, Format};
 
 fuzz_target!(
-    init: {
-        // neardup-io decodes Parquet under a guard that turns the decoders' panics on damaged pages into the
-        // file's error; libFuzzer's hook would abort on them all the same. Any other panic still aborts.
-        let abort = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !neardup_io::decoding_parquet() {
-                abort(info);
-            }
-        }));
-    },
+    init: common::abort_on_uncaught_panics(),
     |data: &[u8]| {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.parquet");
