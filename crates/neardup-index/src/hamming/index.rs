@@ -41,14 +41,10 @@
 //! This is the in-memory structure; [`crate::persistent`] makes it persistent.
 
 use super::plan::{Design, TableLayout, recommend};
+use super::tables::{self, Table};
 use crate::hamming;
 use crate::ids::IdTable;
 use crate::memory::MemoryStats;
-use crate::radix::radix_sort_by_key;
-use rayon::prelude::*;
-
-/// Bits of the permuted value kept per row after the directory bits.
-const FRAG_BITS: u32 = 8;
 
 /// An id and its distance to the query.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -173,105 +169,6 @@ impl PendingBlocks {
             .map(|m| m.capacity() * 40 + m.values().map(|v| v.capacity() * 4).sum::<usize>())
             .sum()
     }
-}
-
-/// One permuted table over the slots `0..indexed_upto`, sorted by the table's permuted value.
-#[derive(Clone, Debug, Default)]
-struct Table {
-    /// The slot of each row; empty for table 0, whose row i is slot i.
-    slots: Vec<u32>,
-    /// The permuted value's `FRAG_BITS` bits after the directory bits, per row.
-    frags: Vec<u8>,
-    /// `2^dir_bits + 1` entries: the first row of each top-bits prefix, then the number of rows.
-    dir: Vec<u32>,
-}
-
-impl Table {
-    fn bytes(&self) -> usize {
-        self.slots.capacity() * 4 + self.frags.capacity() + self.dir.capacity() * 4
-    }
-}
-
-/// The fragment of a permuted value: its `FRAG_BITS` bits after the top `dir_bits`.
-#[inline(always)]
-fn fragment(permuted: u64, dir_bits: u32) -> u8 {
-    ((permuted << dir_bits) >> (64 - FRAG_BITS)) as u8
-}
-
-/// The directory bucket of a permuted value.
-#[inline(always)]
-fn bucket(permuted: u64, dir_bits: u32) -> usize {
-    if dir_bits == 0 {
-        0
-    } else {
-        (permuted >> (64 - dir_bits)) as usize
-    }
-}
-
-/// The first index in `lo..hi` where `pred` is false (`pred` true then false over the range).
-#[inline(always)]
-fn partition(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
-/// `slots` (in increasing order) sorted by `layout`'s permuted fingerprint, ties in slot order, each packed as
-/// `top 32 permuted bits << 32 | slot`, into `rows` (`scratch` is the sort's second buffer; both are reused
-/// from table to table, which spares page faults). Deterministic: a function of the fingerprints alone.
-fn sort_rows(
-    layout: &TableLayout,
-    fps: &[u64],
-    slots: impl Iterator<Item = u32>,
-    rows: &mut Vec<u64>,
-    scratch: &mut Vec<u64>,
-) {
-    rows.clear();
-    rows.extend(slots.map(|s| (layout.permute(fps[s as usize]) >> 32) << 32 | u64::from(s)));
-    radix_sort_by_key(rows, scratch, 32, 32);
-    if layout.key_bits > 32 {
-        // Keys longer than the packed bits: runs of equal top bits are put in full permuted order.
-        let mut start = 0;
-        while start < rows.len() {
-            let top = rows[start] >> 32;
-            let end = start + rows[start..].partition_point(|r| r >> 32 == top);
-            if end - start > 1 {
-                rows[start..end].sort_by_key(|&r| layout.permute(fps[r as u32 as usize]));
-            }
-            start = end;
-        }
-    }
-}
-
-/// The fragment column and directory of sorted rows.
-fn columns(layout: &TableLayout, fps: &[u64], rows: &[u64], dir_bits: u32) -> (Vec<u8>, Vec<u32>) {
-    // The packed top 32 bits hold the fragment when the directory leaves room; otherwise permute again.
-    let frags = if dir_bits + FRAG_BITS <= 32 {
-        rows.iter()
-            .map(|&r| fragment(r >> 32 << 32, dir_bits))
-            .collect()
-    } else {
-        rows.iter()
-            .map(|&r| fragment(layout.permute(fps[r as u32 as usize]), dir_bits))
-            .collect()
-    };
-    let buckets = 1usize << dir_bits;
-    let mut dir = Vec::with_capacity(buckets + 1);
-    // The rows are sorted: one sequential sweep writes each bucket's first row.
-    for (row, &r) in rows.iter().enumerate() {
-        let b = bucket(r >> 32 << 32, dir_bits);
-        while dir.len() <= b {
-            dir.push(row as u32);
-        }
-    }
-    dir.resize(buckets + 1, rows.len() as u32);
-    (frags, dir)
 }
 
 impl HammingIndex {
@@ -469,63 +366,17 @@ impl HammingIndex {
                 k: self.k,
             });
         }
-        let dir_bits = self.dir_bits;
-        // In phases across the tables (all directory reads, then all fragment searches, then all candidates),
-        // so that the memory accesses of different tables overlap instead of waiting on one another.
-        let t_count = self.tables.len();
-        let mut ranges: Vec<(usize, usize, u64)> = Vec::with_capacity(t_count);
-        for (layout, table) in self.layouts.iter().zip(&self.tables) {
-            let q = layout.permute(fp);
-            let b = bucket(q, dir_bits);
-            ranges.push((table.dir[b] as usize, table.dir[b + 1] as usize, q));
-        }
-        for ((layout, table), range) in self.layouts.iter().zip(&self.tables).zip(ranges.iter_mut())
-        {
-            let (lo, hi, q) = *range;
-            // Within the bucket, rows are sorted by their next bits: compare the key's part of the fragment.
-            let below = layout.key_bits - dir_bits;
-            let drop = FRAG_BITS - below.min(FRAG_BITS);
-            let want = u32::from(fragment(q, dir_bits)) >> drop;
-            let frags = &table.frags;
-            let first = partition(lo, hi, |i| u32::from(frags[i]) >> drop < want);
-            let end = partition(first, hi, |i| u32::from(frags[i]) >> drop == want);
-            *range = (first, end, q);
-        }
-        let mut candidates: Vec<usize> = Vec::new();
-        for (t, ((layout, table), &(mut first, mut end, q))) in self
-            .layouts
-            .iter()
-            .zip(&self.tables)
-            .zip(&ranges)
-            .enumerate()
-        {
-            let slot_of = |i: usize| if t == 0 { i } else { table.slots[i] as usize };
-            if layout.key_bits - dir_bits > FRAG_BITS {
-                // The key is longer than directory and fragment: narrow by the whole permuted key.
-                let shift = 64 - layout.key_bits;
-                let key = q >> shift;
-                let key_of = |i: usize| layout.permute(self.fps[slot_of(i)]) >> shift;
-                first = partition(first, end, |i| key_of(i) < key);
-                end = partition(first, end, |i| key_of(i) == key);
-            }
-            // Fragment bits past the key are fingerprint bits too: more than k of them differing rules a row
-            // out without fetching its fingerprint.
-            let past_key = FRAG_BITS - (layout.key_bits - dir_bits).min(FRAG_BITS);
-            let past_key_mask = ((1u32 << past_key) - 1) as u8;
-            let qf = fragment(q, dir_bits);
-            candidates.extend(
-                (first..end)
-                    .filter(|&i| ((table.frags[i] ^ qf) & past_key_mask).count_ones() <= k)
-                    .map(slot_of),
-            );
-        }
         let mut slots: Vec<(u32, u32)> = Vec::new();
-        for slot in candidates {
-            let d = hamming(self.fps[slot], fp);
-            if d <= k && self.is_alive(slot) {
-                slots.push((slot as u32, d));
-            }
-        }
+        tables::candidates(
+            &self.layouts,
+            &self.tables,
+            self.dir_bits,
+            &self.fps,
+            fp,
+            k,
+            &mut slots,
+        );
+        slots.retain(|&(slot, _)| self.is_alive(slot as usize));
         for slot in self.pending.candidates(fp) {
             let d = hamming(self.fps[slot as usize], fp);
             if d <= k && self.is_alive(slot as usize) {
@@ -557,53 +408,22 @@ impl HammingIndex {
             .collect();
         let n = live_slots.len();
         // A directory of about one bucket per 8 rows, capped by the shortest key.
-        let min_key = self.layouts.iter().map(|l| l.key_bits).min().unwrap_or(0);
-        self.dir_bits = match n / 8 {
-            0 => 0,
-            b => (usize::BITS - 1 - b.leading_zeros()).min(min_key).min(30),
-        };
+        self.dir_bits = tables::dir_bits_for(n, &self.layouts);
         let dir_bits = self.dir_bits;
-        let (mut rows0, mut scratch) = (Vec::with_capacity(n), Vec::new());
-        sort_rows(
-            &self.layouts[0],
-            &self.fps,
-            live_slots.iter().copied(),
-            &mut rows0,
-            &mut scratch,
-        );
-        drop((live_slots, scratch));
+        let (order, first) =
+            tables::build_first(&self.layouts[0], &self.fps, &live_slots, dir_bits);
+        drop(live_slots);
         // New slot i is old slot `order[i]`.
-        let order: Vec<u32> = rows0.iter().map(|&r| r as u32).collect();
-        let fps: Vec<u64> = order.iter().map(|&o| self.fps[o as usize]).collect();
-        let (frags, dir) = columns(&self.layouts[0], &self.fps, &rows0, dir_bits);
-        drop(rows0);
-        self.tables[0] = Table {
-            slots: Vec::new(),
-            frags,
-            dir,
-        };
-        self.fps = fps;
+        self.fps = order.iter().map(|&o| self.fps[o as usize]).collect();
+        self.tables[0] = first;
         let (fps, layouts) = (&self.fps, &self.layouts);
         let ids = &mut self.ids;
         // The other tables (in parallel) and the ids (beside them) only need the renumbered fingerprints.
-        let (tables, ()) = rayon::join(
-            || {
-                layouts[1..]
-                    .par_iter()
-                    .map_init(
-                        || (Vec::new(), Vec::new()),
-                        |(rows, scratch), layout| {
-                            sort_rows(layout, fps, 0..n as u32, rows, scratch);
-                            let (frags, dir) = columns(layout, fps, rows, dir_bits);
-                            let slots = rows.iter().map(|&r| r as u32).collect();
-                            Table { slots, frags, dir }
-                        },
-                    )
-                    .collect::<Vec<Table>>()
-            },
+        let (others, ()) = rayon::join(
+            || tables::build_others(&layouts[1..], fps, dir_bits),
             || ids.renumber(&order),
         );
-        for (t, table) in tables.into_iter().enumerate() {
+        for (t, table) in others.into_iter().enumerate() {
             self.tables[t + 1] = table;
         }
         self.alive = vec![u64::MAX; n.div_ceil(64)];

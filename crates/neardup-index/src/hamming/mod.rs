@@ -11,6 +11,7 @@
 mod batch;
 mod index;
 pub mod plan;
+mod tables;
 
 pub use batch::{all_pairs, clusters};
 pub use index::{HammingIndex, IndexError, Loader, Match};

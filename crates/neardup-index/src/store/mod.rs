@@ -10,8 +10,9 @@
 //! * **a change sequence**: every committed batch gets the next sequence number, and a bounded log of the
 //!   latest batches lets a reader catch up with a writer ([`Store::changes_since`]).
 //!
-//! Backends: [`MemoryStore`] (in memory; handles are clones sharing one store) and [`RedbStore`] (one redb file,
-//! `DIR/index.redb`). Every backend must pass the conformance suite in `store::conformance` (behind the
+//! Backends: [`MemoryStore`] (in memory; handles are clones sharing one store), [`RedbStore`] (one redb file,
+//! `DIR/index.redb`) and [`SegmentStore`] (immutable mapped segments, a write-ahead log and a manifest in `DIR`;
+//! see [`segments`]). Every backend must pass the conformance suite in `store::conformance` (behind the
 //! `conformance` cargo feature for backends in other crates), which this crate runs over both.
 //!
 //! # Batches
@@ -47,9 +48,11 @@ pub mod conformance;
 mod memory;
 pub mod meta;
 mod redb;
+pub mod segments;
 
 pub use self::memory::MemoryStore;
 pub use self::redb::{FILE_NAME, FORMAT, LEGACY_FORMAT, QUIET_THREAD_NAME, RedbStore};
+pub use self::segments::{SegmentSet, SegmentStore, Segmented};
 pub use meta::{Kind, Meta, MetaError, Settings};
 use std::path::{Path, PathBuf};
 
@@ -214,6 +217,18 @@ pub trait Store {
 
     /// Sets how much of the change log this handle keeps when it commits.
     fn set_retention(&mut self, retention: Retention);
+
+    /// For a store that keeps its entries in immutable mapped segments ([`SegmentStore`]): the current
+    /// segments, which an index queries in place instead of loading them. `None` for other stores.
+    fn segments(&self) -> Option<std::sync::Arc<SegmentSet>> {
+        None
+    }
+
+    /// The current segments with every batch committed after them, read together (what an index loads to
+    /// open over segments). `None` for stores without segments.
+    fn segmented(&self) -> Result<Option<Segmented>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// Checks the limits every store enforces, before anything is applied.
@@ -296,5 +311,49 @@ mod tests {
         }
 
         crate::store_conformance_tests!(factory());
+    }
+
+    mod segments {
+        use crate::store::conformance::Factory;
+        use crate::store::segments::MergePolicy;
+        use crate::store::{SegmentStore, Store};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        /// A fresh directory per store; reopening drops the handle (releasing the lock) and opens it again.
+        /// With `merge_always`, every commit also merges, so every case runs across merges too.
+        pub(super) fn factory(merge_always: bool) -> Factory<'static, SegmentStore> {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let policy = move |store: SegmentStore| {
+                if merge_always {
+                    store.set_merge_policy(MergePolicy {
+                        min_changes: 1,
+                        fraction: 0.0,
+                    });
+                }
+                store
+            };
+            Factory {
+                create: Box::new(move |settings| {
+                    let dir = std::env::temp_dir().join(format!(
+                        "neardup-conformance-seg-{}-{}",
+                        std::process::id(),
+                        NEXT.fetch_add(1, Ordering::Relaxed)
+                    ));
+                    let _ = std::fs::remove_dir_all(&dir);
+                    policy(SegmentStore::create(&dir, settings, None).unwrap())
+                }),
+                reopen: Box::new(move |store| {
+                    let dir = store.location().to_path_buf();
+                    drop(store);
+                    policy(SegmentStore::open(&dir, None).unwrap())
+                }),
+            }
+        }
+
+        crate::store_conformance_tests!(factory(false));
+
+        mod merging_at_every_commit {
+            crate::store_conformance_tests!(super::factory(true));
+        }
     }
 }
