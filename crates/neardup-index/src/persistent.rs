@@ -9,12 +9,23 @@
 //! second, so what the store acknowledged is what the index holds. [`PersistentIndex::refresh`] replays the
 //! batches other handles committed since (or reloads everything when the store's log no longer reaches back):
 //! a reader follows a writer.
+//!
+//! Over a store with mapped segments ([`SegmentStore`](crate::store::SegmentStore)) whose segments carry a
+//! Hamming index's tables, nothing is loaded: the memory holds only the batches committed after the segments
+//! (a small [`HammingIndex`]), queries read the segments' tables in place and the memory, and the ids changed
+//! since the segments are skipped in the segments. When the store merges, the index takes the new segments
+//! and empties its memory.
 
-use crate::hamming::{HammingIndex, IndexError};
+use crate::hamming::mapped::MappedTables;
+use crate::hamming::plan::TableLayout;
+use crate::hamming::{HammingIndex, IndexError, Match};
 use crate::lsh::{LshError, LshIndex};
 use crate::memory::MemoryStats;
-use crate::store::{Change, ChangesSince, Kind, Meta, MetaError, Store, StoreError};
+use crate::store::SegmentSet;
+use crate::store::{Batch, Change, ChangesSince, Kind, Meta, MetaError, Store, StoreError};
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One change to a persistent index, in the index's terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,6 +135,42 @@ pub struct PersistentIndex<S: Store> {
     memory: Memory,
     /// The last batch the memory reflects.
     seen: u64,
+    /// The store's segments, when the index reads them in place.
+    mapped: Option<Mapped>,
+}
+
+/// Segments queried in place, and what changed since they were written.
+struct Mapped {
+    set: Arc<SegmentSet>,
+    tables: Vec<MappedTables>,
+    layouts: Vec<TableLayout>,
+    /// Ids changed since the segments: their rows there are stale.
+    touched: HashSet<String>,
+    /// How many segment rows are stale.
+    stale: usize,
+}
+
+impl Mapped {
+    /// Marks an id as changed since the segments.
+    fn touch(&mut self, id: &str) {
+        if !self.touched.contains(id) {
+            self.touched.insert(id.to_owned());
+            if self.set.contains(id) {
+                self.stale += 1;
+            }
+        }
+    }
+
+    /// The segments' fingerprint of an id not changed since.
+    fn fingerprint(&self, id: &str) -> Option<u64> {
+        if self.touched.contains(id) {
+            return None;
+        }
+        self.set.segments.iter().find_map(|segment| {
+            let value = segment.value(segment.find(id)?)?;
+            Some(u64::from_le_bytes(value.try_into().ok()?))
+        })
+    }
 }
 
 /// The error for an edit of the other kind than the index's memory.
@@ -166,6 +213,7 @@ impl<S: Store> PersistentIndex<S> {
             meta,
             memory,
             seen: 0,
+            mapped: None,
         };
         index.load()?;
         Ok(index)
@@ -175,6 +223,10 @@ impl<S: Store> PersistentIndex<S> {
     /// during the load is replayed by the next refresh, which does no harm (replaying batches in order gives
     /// the same state, whatever was already applied).
     fn load(&mut self) -> Result<(), Error> {
+        if self.load_mapped()? {
+            return Ok(());
+        }
+        self.mapped = None;
         let seen = self.store.sequence();
         let path = self.store.location().to_path_buf();
         // Errors of the index layer stop the store's walk and are reported as themselves.
@@ -240,6 +292,46 @@ impl<S: Store> PersistentIndex<S> {
         Ok(())
     }
 
+    /// Opens the store's segments in place, if it has segments with this index's tables, and replays the
+    /// batches after them into an otherwise empty memory. Returns whether it did.
+    fn load_mapped(&mut self) -> Result<bool, Error> {
+        let Kind::Hamming(design) = &self.meta.kind else {
+            return Ok(false);
+        };
+        let Some(segmented) = self.store.segmented()? else {
+            return Ok(false);
+        };
+        let layouts = design.layouts();
+        let tables: Option<Vec<MappedTables>> = segmented
+            .set
+            .segments
+            .iter()
+            .map(|segment| MappedTables::find(segment, design, &layouts))
+            .collect();
+        let Some(tables) = tables else {
+            return Ok(false);
+        };
+        self.memory = Memory::Hamming(HammingIndex::with_design(design.clone()));
+        self.seen = segmented.set.sequence;
+        self.mapped = Some(Mapped {
+            set: segmented.set,
+            tables,
+            layouts,
+            touched: HashSet::new(),
+            stale: 0,
+        });
+        self.replay(&segmented.recent)?;
+        Ok(true)
+    }
+
+    /// Whether the store has merged since the index took its segments.
+    fn segments_changed(&self) -> bool {
+        match (&self.mapped, self.store.segments()) {
+            (Some(mapped), Some(now)) => now.generation != mapped.set.generation,
+            _ => false,
+        }
+    }
+
     /// The settings.
     pub fn meta(&self) -> &Meta {
         &self.meta
@@ -299,7 +391,17 @@ impl<S: Store> PersistentIndex<S> {
             self.refresh()?;
             return Ok(());
         }
+        if self.segments_changed() {
+            // The store merged this batch into new segments: take them, with an empty memory.
+            self.load()?;
+            return Ok(());
+        }
         for edit in batch {
+            if let (Some(mapped), Edit::Put(id, _) | Edit::PutSignature(id, _) | Edit::Delete(id)) =
+                (&mut self.mapped, edit)
+            {
+                mapped.touch(id);
+            }
             match (edit, &mut self.memory) {
                 (Edit::Put(id, fp), Memory::Hamming(index)) => index.insert(id, *fp)?,
                 (Edit::PutSignature(id, sig), Memory::Lsh(index)) => index.insert(id, sig)?,
@@ -327,15 +429,28 @@ impl<S: Store> PersistentIndex<S> {
             return Ok(Refreshed::Current);
         }
         let batches = match self.store.changes_since(self.seen)? {
+            ChangesSince::Changes(_) if self.segments_changed() => {
+                self.load()?;
+                return Ok(Refreshed::Reloaded);
+            }
             ChangesSince::Changes(batches) => batches,
             ChangesSince::TooOld { .. } => {
                 self.load()?;
                 return Ok(Refreshed::Reloaded);
             }
         };
+        self.replay(&batches)?;
+        Ok(Refreshed::Replayed(batches.len()))
+    }
+
+    /// Applies committed batches to the memory, in order.
+    fn replay(&mut self, batches: &[Batch]) -> Result<(), Error> {
         let path = self.store.location().to_path_buf();
-        for batch in &batches {
+        for batch in batches {
             for change in &batch.changes {
+                if let Some(mapped) = &mut self.mapped {
+                    mapped.touch(change.id());
+                }
                 match (change, &mut self.memory) {
                     (Change::Put { id, value }, Memory::Hamming(index)) => {
                         index.insert(id, decode_fingerprint(&path, id, value)?)?
@@ -367,7 +482,7 @@ impl<S: Store> PersistentIndex<S> {
             }
             self.seen = batch.sequence;
         }
-        Ok(Refreshed::Replayed(batches.len()))
+        Ok(())
     }
 
     /// The last committed batch the memory reflects.
@@ -375,7 +490,56 @@ impl<S: Store> PersistentIndex<S> {
         self.seen
     }
 
-    /// The in-memory index.
+    /// Every stored id within distance `k` (at most the design's k) of a fingerprint, each once, nearest
+    /// first, then by id: from the segments in place (when the index reads them so) and the memory.
+    pub fn query_fingerprint(&self, fp: u64, k: u32) -> Result<Vec<Match>, Error> {
+        let Memory::Hamming(index) = &self.memory else {
+            return Err(wrong_kind(&self.memory));
+        };
+        let mut found = index.query(fp, k)?;
+        if let Some(mapped) = &self.mapped {
+            let mut rows = Vec::new();
+            for (segment, tables) in mapped.set.segments.iter().zip(&mapped.tables) {
+                rows.clear();
+                tables.candidates(segment, &mapped.layouts, fp, k, &mut rows);
+                rows.sort_unstable();
+                rows.dedup();
+                for &(row, distance) in &rows {
+                    let id = segment.id(row as usize).ok_or_else(|| {
+                        Error::Store(StoreError::Foreign {
+                            path: segment.path().to_path_buf(),
+                            reason: format!("row {row} has no readable id (damaged)"),
+                        })
+                    })?;
+                    if !mapped.touched.contains(id) {
+                        found.push(Match {
+                            distance,
+                            id: id.to_owned(),
+                        });
+                    }
+                }
+            }
+            found.sort();
+        }
+        Ok(found)
+    }
+
+    /// The stored fingerprint of an id, in a Hamming index.
+    pub fn fingerprint(&self, id: &str) -> Option<u64> {
+        let Memory::Hamming(index) = &self.memory else {
+            return None;
+        };
+        index
+            .get(id)
+            .or_else(|| self.mapped.as_ref()?.fingerprint(id))
+    }
+
+    /// The segments the index reads in place, if it does.
+    pub fn segments(&self) -> Option<&SegmentSet> {
+        self.mapped.as_ref().map(|m| &*m.set)
+    }
+
+    /// The in-memory index: every entry, or (over mapped segments) the entries changed since them.
     pub fn memory(&self) -> &Memory {
         &self.memory
     }
@@ -398,10 +562,11 @@ impl<S: Store> PersistentIndex<S> {
 
     /// How many ids are stored.
     pub fn len(&self) -> usize {
-        match &self.memory {
+        let in_memory = match &self.memory {
             Memory::Hamming(index) => index.len(),
             Memory::Lsh(index) => index.len(),
-        }
+        };
+        in_memory + self.mapped.as_ref().map_or(0, |m| m.set.rows() - m.stale)
     }
 
     /// Whether no id is stored.
@@ -412,7 +577,7 @@ impl<S: Store> PersistentIndex<S> {
     /// Whether an id is stored.
     pub fn contains(&self, id: &str) -> bool {
         match &self.memory {
-            Memory::Hamming(index) => index.get(id).is_some(),
+            Memory::Hamming(_) => self.fingerprint(id).is_some(),
             Memory::Lsh(index) => index.get(id).is_some(),
         }
     }
@@ -437,9 +602,12 @@ fn decode_fingerprint(path: &std::path::Path, id: &str, value: &[u8]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disk::{Backend, DiskStore};
     use crate::hamming::plan::Design;
     use crate::lsh::Banding;
+    use crate::store::segments::MergePolicy;
     use crate::store::{FILE_NAME, MemoryStore, RedbStore, Retention};
+    use proptest::prelude::*;
     use std::path::Path;
 
     pub(crate) fn temp(name: &str) -> PathBuf {
@@ -527,7 +695,9 @@ mod tests {
 
     /// A reader follows a writer through the change log, over both backends and both kinds; a writer that
     /// was not the only one replays the others' batches with its own.
-    fn follows<S: Store + Clone>(store: S, kind_is_lsh: bool) {
+    /// A reader follows a writer of the same store; `merging`: the store merges at every commit, so the
+    /// reader takes the new segments (a reload) rather than replaying batches.
+    fn follows<S: Store + Clone>(store: S, kind_is_lsh: bool, merging: bool) {
         let mut writer = PersistentIndex::open(store.clone()).unwrap();
         let mut reader = PersistentIndex::open(store.clone()).unwrap();
         let put = |id: &str, x: u32| {
@@ -542,7 +712,12 @@ mod tests {
         writer
             .apply(&[Edit::Delete("a".into()), put("c", 3)])
             .unwrap();
-        assert_eq!(reader.refresh().unwrap(), Refreshed::Replayed(2));
+        let expected = if merging && !kind_is_lsh {
+            Refreshed::Reloaded
+        } else {
+            Refreshed::Replayed(2)
+        };
+        assert_eq!(reader.refresh().unwrap(), expected);
         assert_eq!(reader.sequence(), 2);
         for id in ["b", "c"] {
             assert!(reader.contains(id), "{id}");
@@ -570,9 +745,124 @@ mod tests {
     fn a_reader_follows_a_writer() {
         for lsh in [false, true] {
             let meta = if lsh { lsh_meta() } else { meta() };
-            follows(MemoryStore::new(meta.to_settings()).unwrap(), lsh);
+            follows(MemoryStore::new(meta.to_settings()).unwrap(), lsh, false);
             let dir = temp(&format!("follow-{lsh}"));
-            follows(RedbStore::create(&dir, &meta.to_settings()).unwrap(), lsh);
+            follows(
+                RedbStore::create(&dir, &meta.to_settings()).unwrap(),
+                lsh,
+                false,
+            );
+            std::fs::remove_dir_all(&dir).unwrap();
+            for merge_always in [false, true] {
+                let dir = temp(&format!("follow-seg-{lsh}-{merge_always}"));
+                let store =
+                    DiskStore::create(&dir, &meta.to_settings(), Backend::Segments).unwrap();
+                if merge_always {
+                    store.as_segments().unwrap().set_merge_policy(MergePolicy {
+                        min_changes: 1,
+                        fraction: 0.0,
+                    });
+                }
+                follows(store, lsh, merge_always);
+                std::fs::remove_dir_all(&dir).unwrap();
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Put(u8, u64),
+        Delete(u8),
+        Query(u64, u32),
+        Merge,
+        Reopen,
+        ReaderCatchesUp,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let near = (0usize..3, any::<u64>(), 0u32..6).prop_map(|(c, r, flips)| {
+            let centres = [0u64, u64::MAX, 0x0f0f_0f0f_0f0f_0f0f];
+            (0..flips).fold(centres[c], |x, i| {
+                x ^ (1u64 << (r.rotate_left(i * 13) % 64))
+            })
+        });
+        prop_oneof![
+            6 => (any::<u8>(), near.clone()).prop_map(|(id, fp)| Op::Put(id % 30, fp)),
+            2 => any::<u8>().prop_map(|id| Op::Delete(id % 30)),
+            4 => (near, 0u32..4).prop_map(|(fp, k)| Op::Query(fp, k)),
+            1 => Just(Op::Merge),
+            1 => Just(Op::Reopen),
+            1 => Just(Op::ReaderCatchesUp),
+        ]
+    }
+
+    fn expected(model: &std::collections::BTreeMap<String, u64>, fp: u64, k: u32) -> Vec<Match> {
+        let mut out: Vec<Match> = model
+            .iter()
+            .filter(|(_, v)| crate::hamming(**v, fp) <= k)
+            .map(|(id, v)| Match {
+                distance: crate::hamming(*v, fp),
+                id: id.clone(),
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Over mapped segments, a writer and a reader in its own handle (as another process) answer every
+        /// query exactly as a plain map does, through merges (by policy and by hand) and reopenings.
+        #[test]
+        fn segments_answer_like_a_map(ops in proptest::collection::vec(op(), 1..120), small in any::<bool>()) {
+            static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let dir = temp(&format!("segments-prop-{}", RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+            let policy = MergePolicy { min_changes: if small { 3 } else { 1 << 20 }, fraction: 0.25 };
+            let open = |create: bool| {
+                let store = if create {
+                    DiskStore::create(&dir, &meta().to_settings(), Backend::Segments).unwrap()
+                } else {
+                    DiskStore::open(&dir).unwrap()
+                };
+                store.as_segments().unwrap().set_merge_policy(policy);
+                PersistentIndex::open(store).unwrap()
+            };
+            let mut writer = open(true);
+            let mut reader = PersistentIndex::open(DiskStore::open_reader(&dir).unwrap()).unwrap();
+            let mut model = std::collections::BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Put(id, fp) => {
+                        writer.apply(&[Edit::Put(format!("doc{id}"), fp)]).unwrap();
+                        model.insert(format!("doc{id}"), fp);
+                    }
+                    Op::Delete(id) => {
+                        writer.apply(&[Edit::Delete(format!("doc{id}"))]).unwrap();
+                        model.remove(&format!("doc{id}"));
+                    }
+                    Op::Query(fp, k) => {
+                        prop_assert_eq!(writer.query_fingerprint(fp, k).unwrap(), expected(&model, fp, k));
+                    }
+                    Op::Merge => writer.store().as_segments().unwrap().merge().unwrap(),
+                    Op::Reopen => {
+                        drop(writer);
+                        writer = open(false);
+                        prop_assert!(writer.segments().is_some(), "the reopened index reads its segments in place");
+                    }
+                    Op::ReaderCatchesUp => {
+                        reader.refresh().unwrap();
+                        prop_assert_eq!(reader.len(), model.len());
+                        for fp in [0u64, u64::MAX, 0x0f0f_0f0f_0f0f_0f0f] {
+                            prop_assert_eq!(reader.query_fingerprint(fp, 3).unwrap(), expected(&model, fp, 3));
+                        }
+                    }
+                }
+                prop_assert_eq!(writer.len(), model.len());
+            }
+            for (id, fp) in &model {
+                prop_assert_eq!(writer.fingerprint(id), Some(*fp));
+            }
+            drop((writer, reader));
             std::fs::remove_dir_all(&dir).unwrap();
         }
     }

@@ -10,6 +10,7 @@
 
 mod batch;
 mod index;
+pub mod mapped;
 pub mod plan;
 mod tables;
 

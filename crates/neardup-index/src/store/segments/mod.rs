@@ -48,16 +48,21 @@ pub const LOCK_FILE: &str = "LOCK";
 /// The file that marks a directory as a segmented index.
 pub const MANIFEST_FILE: &str = manifest::FILE;
 
+/// A segment's layout: the row order and the sections an index kind adds.
+#[derive(Debug, Default)]
+pub struct Arranged {
+    /// Row r holds entry `order[r]` (a permutation of the entries).
+    pub order: Vec<u32>,
+    /// Named sections, computed over the rows in that order.
+    pub sections: Vec<(String, Vec<u8>)>,
+}
+
 /// How an index kind lays out a segment: the order of its rows, and the sections it adds.
 pub trait Arrange: Send + Sync {
     /// Given the values of `n` entries (`value(i)`), the row order (row r holds entry `order[r]`; a
     /// permutation of `0..n`) and the named sections to add, computed over the rows in that order. An error
     /// (a value the kind cannot hold) stops the merge; nothing is changed.
-    fn arrange<'a>(
-        &self,
-        n: usize,
-        value: &dyn Fn(usize) -> &'a [u8],
-    ) -> Result<(Vec<u32>, Vec<(String, Vec<u8>)>), String>;
+    fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String>;
 }
 
 /// When the writer merges by itself: when the delta holds at least `max(min_changes, fraction × entries in
@@ -166,6 +171,16 @@ impl Segment {
         self.file.bytes()
     }
 
+    /// The whole mapped file (sections are found with [`range`](Self::range)).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.file.data()
+    }
+
+    /// Where a section lies in the file.
+    pub(crate) fn range(&self, name: &str) -> Option<Range<usize>> {
+        self.file.range(name)
+    }
+
     /// A section an index kind added (see [`Arrange`]).
     pub fn section(&self, name: &str) -> Option<&[u8]> {
         self.file.section(name)
@@ -246,12 +261,15 @@ impl Segment {
         arrange: Option<&dyn Arrange>,
     ) -> Result<(), String> {
         let n = entries.len();
-        let (order, sections) = match arrange {
+        let Arranged { order, sections } = match arrange {
             Some(a) => a.arrange(n, &|i| entries[i].1)?,
             None => {
                 let mut order: Vec<u32> = (0..n as u32).collect();
                 order.sort_unstable_by_key(|&i| entries[i as usize].0);
-                (order, Vec::new())
+                Arranged {
+                    order,
+                    sections: Vec::new(),
+                }
             }
         };
         if order.len() != n {
@@ -647,7 +665,8 @@ impl Inner {
             let _ = std::fs::remove_file(&new_wal_path);
         };
         cleanup();
-        let written = (|| -> Result<(Vec<Segment>, (Wal, Vec<u64>)), StoreError> {
+        type Written = (Vec<Segment>, (Wal, Vec<u64>));
+        let written = (|| -> Result<Written, StoreError> {
             let mut entries: Vec<(&str, &[u8])> = Vec::with_capacity(self.live as usize);
             for segment in &self.set.segments {
                 for row in 0..segment.rows() {
