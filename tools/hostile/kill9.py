@@ -11,6 +11,9 @@ moment: before it read anything, in the middle of a batch, during a commit, afte
           `ok N` acknowledgement read before the kill must be stored for good.
   remove  `index remove DIR -` fed a sample of stored ids; if the writer exited 0 before the kill, every one of
           them must be gone; if it was killed, each is present or gone (never anything else).
+  merge   `index merge DIR` (an index in segments): killed while it writes the new segment, swaps the manifest
+          or removes the old files; nothing may change (the writer also merges by itself during adds, once
+          the log reaches an eighth of the index, so adds are killed in merges too).
 
 After every trial: the index opens (`index stats`), its entry count is within what the trials allow, and an
 exact query (`-k 0`) of every id that must be present finds it under its own fingerprint. The report ends
@@ -44,7 +47,7 @@ class Trial:
     def __init__(self, args, index, rng):
         self.args, self.index, self.rng = args, index, rng
 
-    def writer(self, cmd, lines):
+    def writer(self, cmd, lines, max_delay=None):
         """Starts cmd, feeds lines, kills it after a random delay; returns (exit code or None, stdout lines)."""
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         out = []
@@ -65,7 +68,7 @@ class Trial:
         feeder = threading.Thread(target=feed)
         reader.start()
         feeder.start()
-        time.sleep(self.rng.uniform(0, self.args.max_delay))
+        time.sleep(self.rng.uniform(0, max_delay or self.args.max_delay))
         killed = proc.poll() is None
         if killed:
             proc.send_signal(signal.SIGKILL)
@@ -83,22 +86,32 @@ def main():
     ap.add_argument("--max-delay", type=float, default=0.4, help="seconds before the kill, at most")
     ap.add_argument("--dir", help="scratch directory (default: a new temporary one)")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--store", default="segments", choices=["segments", "redb"])
     args = ap.parse_args()
     rng = random.Random(args.seed)
     scratch = args.dir or tempfile.mkdtemp(prefix="neardup-kill9-")
     index = os.path.join(scratch, "index")
-    if run([args.bin, "index", "create", index, "-n", "1e5"]).returncode != 0:
+    if run([args.bin, "index", "create", index, "-n", "1e5", "--store", args.store]).returncode != 0:
         sys.exit("cannot create the index")
     fps = {}  # id -> fingerprint, for every id ever sent
     must = set()  # ids acknowledged and never sent to a remove since
     maybe = set()  # ids whose state a kill left open
     passed = failed = 0
-    stats = {"add": 0, "remove": 0, "killed": 0, "acknowledged": 0, "removed": 0}
+    stats = {"add": 0, "remove": 0, "merge": 0, "killed": 0, "acknowledged": 0, "removed": 0}
     next_id = 0
     for trial in range(args.trials):
         t = Trial(args, index, rng)
         problems = []
-        if not must or rng.random() < 0.65:
+        draw = rng.random()
+        if must and args.store == "segments" and draw < 0.2:
+            stats["merge"] += 1
+            # A merge takes longer than a batch: give the kill the whole of it to land in.
+            code, _ = t.writer([args.bin, "index", "merge", index], [], max_delay=args.max_delay * 3)
+            if code is None:
+                stats["killed"] += 1
+            elif code != 0:
+                problems.append(f"merge exited {code}")
+        elif not must or draw < 0.7:
             stats["add"] += 1
             count = rng.randrange(100, 20_000)
             lines = []
@@ -156,7 +169,8 @@ def main():
             print(f"trial {trial}: FAILED: " + "; ".join(problems))
         else:
             passed += 1
-    print(f"trials: {stats['add']} adds, {stats['remove']} removes, {stats['killed']} killed mid-run; "
+    print(f"trials: {stats['add']} adds, {stats['remove']} removes, {stats['merge']} merges, "
+          f"{stats['killed']} killed mid-run; "
           f"{stats['acknowledged']} inserts acknowledged, {stats['removed']} removals completed; "
           f"{len(must)} ids checked present at the end")
     if not args.keep and not args.dir:

@@ -621,25 +621,27 @@ impl<W: Write> Sink for CliSink<W> {
 fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<(Tally, WarcRecords)> {
     let mut tally = Tally::default();
     let mut read: Vec<(Option<String>, Option<RecordMeta>, Document)> = Vec::new();
-    tally.failed += args
-        .doc
-        .fingerprint_batches(&args.paths, |outcomes, progress| {
-            for o in outcomes {
-                match o.result {
-                    Ok(a) => read.push((
-                        o.container,
-                        o.record,
-                        Document {
-                            length: a.tokens,
-                            profile: o.profile,
-                            ..Document::new(o.label, a.sketch)
-                        },
-                    )),
-                    Err(problem) => tally.record(progress, &o.label, &problem),
-                }
+    let doc = DocArgs {
+        skip_dir: args.index.clone(),
+        ..args.doc.clone()
+    };
+    tally.failed += doc.fingerprint_batches(&args.paths, |outcomes, progress| {
+        for o in outcomes {
+            match o.result {
+                Ok(a) => read.push((
+                    o.container,
+                    o.record,
+                    Document {
+                        length: a.tokens,
+                        profile: o.profile,
+                        ..Document::new(o.label, a.sketch)
+                    },
+                )),
+                Err(problem) => tally.record(progress, &o.label, &problem),
             }
-            Ok(())
-        })?;
+        }
+        Ok(())
+    })?;
     let mut count: std::collections::HashMap<(String, Option<String>), usize> = Default::default();
     let mut by_id: std::collections::HashMap<String, usize> = Default::default();
     for (container, _, doc) in &read {

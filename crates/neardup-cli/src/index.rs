@@ -8,7 +8,7 @@ use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::dedup::{Options, Score, Verification};
-use neardup::index::{Index, IndexSettings, Kind, Radius};
+use neardup::index::{Backend, Index, IndexSettings, Kind, Radius};
 use neardup::{Method, Preset, Sketch};
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -16,10 +16,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
-An index is a directory holding one file (index.redb, an embedded transactional database). Every
-change is committed durably before the command reports it: an added fingerprint that was
+An index is a directory. By default (--store segments) it holds immutable segment files that are
+mapped, not loaded (opening takes milliseconds at any size; queries read the tables through the
+page cache), a write-ahead log of the changes since, and a MANIFEST naming them. The writer merges
+the log into a new segment by itself when the changes reach an eighth of the index (or at once,
+with `index merge`). --store redb keeps one index.redb file that is loaded into memory at open.
+
+Every change is committed durably before the command reports it: an added fingerprint that was
 acknowledged survives kill -9 or a power cut at any later moment. Ids are your strings (paths,
-URLs, DOIs); two ids with the same fingerprint are two entries. One process writes at a time.
+URLs, DOIs); two ids with the same fingerprint are two entries. One process writes at a time;
+with segments, `query` and `stats` read beside a running writer and see what it has committed.
+`index verify` reads every file against its checksums.
 
 An index holds one scheme with fixed parameters: SimHash fingerprints (the default) in permuted
 tables for distances up to k, or, with --scheme minhash, MinHash signatures in LSH bands chosen for
@@ -40,7 +47,8 @@ Examples:
     neardup hash today/ | neardup index query idx -
     neardup index add mh-idx corpus/ && neardup index query mh-idx draft.txt
     neardup index remove idx docs/old.html
-    neardup index stats idx";
+    neardup index stats idx
+    neardup index merge idx && neardup index verify idx";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -52,28 +60,7 @@ pub struct IndexArgs {
 #[derive(Subcommand)]
 enum IndexCommand {
     /// Create an empty index in DIR.
-    Create {
-        /// The index directory (created if missing).
-        dir: PathBuf,
-        /// SimHash: the largest distance queries may ask for (inclusive), 0 to 7.
-        #[arg(short, long, default_value_t = 3)]
-        k: u32,
-        /// SimHash: the expected number of fingerprints: chooses the table design (see `neardup plan`).
-        #[arg(short, long, default_value = "1e6", value_parser = parse_count)]
-        n: f64,
-        /// MinHash: the estimated Jaccard similarity matches must reach; chooses the LSH bands.
-        #[arg(long, default_value_t = 0.8, value_parser = crate::plan::parse_similarity)]
-        threshold: f64,
-        /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack).
-        #[arg(long, value_parser = crate::plan::parse_preset)]
-        preset: Option<&'static Preset>,
-        /// MinHash: weights of false positives and false negatives when choosing the LSH bands (queries
-        /// verify candidates by their estimated similarity, so recall is bought by default).
-        #[arg(long, value_name = "FP,FN", default_value = "0.05,0.95", value_parser = crate::dedup::parse_weights)]
-        weights: (f64, f64),
-        #[command(flatten)]
-        method: MethodArgs,
-    },
+    Create(CreateArgs),
     /// Fingerprint documents (files, directories, '-') and add them, ids being their paths.
     Add {
         /// The index directory.
@@ -139,10 +126,58 @@ enum IndexCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write every entry of an index in segments into one new segment now, emptying the write-ahead log.
+    Merge {
+        /// The index directory.
+        dir: PathBuf,
+    },
+    /// Read every file of an index against its checksums: the manifest, every log record, every block of
+    /// every segment. Exits with status 1 and names the file and what is wrong if one is damaged.
+    Verify {
+        /// The index directory.
+        dir: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct CreateArgs {
+    /// The index directory (created if missing).
+    dir: PathBuf,
+    /// SimHash: the largest distance queries may ask for (inclusive), 0 to 7.
+    #[arg(short, long, default_value_t = 3)]
+    k: u32,
+    /// SimHash: the expected number of fingerprints: chooses the table design (see `neardup plan`).
+    #[arg(short, long, default_value = "1e6", value_parser = parse_count)]
+    n: f64,
+    /// MinHash: the estimated Jaccard similarity matches must reach; chooses the LSH bands.
+    #[arg(long, default_value_t = 0.8, value_parser = crate::plan::parse_similarity)]
+    threshold: f64,
+    /// MinHash: a published configuration (fineweb, refinedweb, gopher, the-stack).
+    #[arg(long, value_parser = crate::plan::parse_preset)]
+    preset: Option<&'static Preset>,
+    /// MinHash: weights of false positives and false negatives when choosing the LSH bands (queries
+    /// verify candidates by their estimated similarity, so recall is bought by default).
+    #[arg(long, value_name = "FP,FN", default_value = "0.05,0.95", value_parser = crate::dedup::parse_weights)]
+    weights: (f64, f64),
+    /// Where the entries live: `segments` (mapped segment files and a write-ahead log: opens at once,
+    /// readers beside a writer) or `redb` (one database file, loaded into memory at open).
+    #[arg(long, default_value = "segments", value_parser = clap::value_parser!(Backend))]
+    store: Backend,
+    #[command(flatten)]
+    method: MethodArgs,
 }
 
 fn open(dir: &Path) -> Result<Index> {
-    Index::open(dir).map_err(|e| match e {
+    opened(dir, Index::open(dir))
+}
+
+/// Opens an index for reading: beside a running writer, for an index in segments.
+fn open_reader(dir: &Path) -> Result<Index> {
+    opened(dir, Index::open_reader(dir))
+}
+
+fn opened(dir: &Path, index: Result<Index, neardup::Error>) -> Result<Index> {
+    index.map_err(|e| match e {
         neardup::Error::NoIndex { .. } => anyhow::anyhow!(
             "{e}: create one with `neardup index create {}`",
             dir.display()
@@ -153,15 +188,7 @@ fn open(dir: &Path) -> Result<Index> {
 
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
     match args.command {
-        IndexCommand::Create {
-            dir,
-            k,
-            n,
-            threshold,
-            preset,
-            weights,
-            method,
-        } => create(&dir, k, n, threshold, preset, weights, &method),
+        IndexCommand::Create(args) => create(&args),
         IndexCommand::Add { dir, paths, doc } => add(&dir, &paths, &doc),
         IndexCommand::AddFingerprints {
             dir,
@@ -180,40 +207,67 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         } => query(&dir, &items, k, threshold, json, lines, &doc),
         IndexCommand::Remove { dir, ids } => remove(&dir, &ids),
         IndexCommand::Stats { dir, json } => stats(&dir, json),
+        IndexCommand::Merge { dir } => merge(&dir),
+        IndexCommand::Verify { dir } => verify(&dir),
     }
 }
 
-fn create(
-    dir: &Path,
-    k: u32,
-    n: f64,
-    threshold: f64,
-    preset: Option<&'static Preset>,
-    weights: (f64, f64),
-    method_args: &MethodArgs,
-) -> Result<ExitCode> {
-    let method = method_args.method_with(preset.map(|p| (p.values, p.shingle)))?;
+fn merge(dir: &Path) -> Result<ExitCode> {
+    let mut index = open(dir)?;
+    let started = std::time::Instant::now();
+    index.merge()?;
+    let (segments, log) = index.disk_bytes();
+    eprintln!(
+        "neardup: merged {} entries into one segment of {segments} bytes in {:.2} s (log: {log} bytes)",
+        index.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(dir: &Path) -> Result<ExitCode> {
+    let index = open_reader(dir)?;
+    index.verify()?;
+    let (segments, log) = index.disk_bytes();
+    eprintln!(
+        "neardup: {} is whole ({} entries; {segments} bytes of segments and {log} of log checked)",
+        dir.display(),
+        index.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn create(args: &CreateArgs) -> Result<ExitCode> {
+    let preset = args.preset;
+    let method = args
+        .method
+        .method_with(preset.map(|p| (p.values, p.shingle)))?;
     if preset.is_some() && matches!(method, Method::SimHash(_)) {
         bail!("--preset configures MinHash: add --scheme minhash");
     }
     let settings = IndexSettings {
-        k,
-        expected: n,
+        k: args.k,
+        expected: args.n,
         dedup: Options {
             // A preset brings its own threshold.
-            threshold: preset.is_none().then_some(threshold),
-            weights: Some(weights),
+            threshold: preset.is_none().then_some(args.threshold),
+            weights: Some(args.weights),
             verification: Verification::Estimate,
             ..Options::default()
         },
         preset,
+        backend: args.store,
     };
-    let index = Index::create(dir, method, &settings)?;
+    let index = Index::create(&args.dir, method, &settings)?;
     let layout = match index.kind() {
-        Kind::Hamming(design) => format!("k = {k}, {design}, {} tables", design.tables()),
+        Kind::Hamming(design) => format!("k = {}, {design}, {} tables", args.k, design.tables()),
         Kind::Lsh { banding, threshold } => format!("Jaccard ≥ {threshold}, {banding}"),
     };
-    eprintln!("neardup: created {} ({method}, {layout})", dir.display());
+    eprintln!(
+        "neardup: created {} ({method}, {layout}, in {})",
+        args.dir.display(),
+        args.store.name()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -221,6 +275,10 @@ fn add(dir: &Path, paths: &[std::ffi::OsString], doc: &DocArgs) -> Result<ExitCo
     let mut index = open(dir)?;
     let method = index.method();
     doc.method.adopt(method, &dir.display().to_string())?;
+    let doc = &DocArgs {
+        skip_dir: Some(dir.to_path_buf()),
+        ..doc.clone()
+    };
     let mut added = 0usize;
     let mut tally = Tally::default();
     tally.failed += doc.fingerprint_batches(paths, |outcomes, progress| {
@@ -343,7 +401,7 @@ fn query(
     lines: Lines,
     doc: &DocArgs,
 ) -> Result<ExitCode> {
-    let index = open(dir)?;
+    let index = open_reader(dir)?;
     let method = index.method();
     doc.method.adopt(method, &dir.display().to_string())?;
     let radius = Radius::asked(method, k, threshold)
@@ -466,10 +524,9 @@ fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
 }
 
 fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
-    let index = open(dir)?;
-    let bytes = std::fs::metadata(dir.join("index.redb"))
-        .map(|m| m.len())
-        .unwrap_or(0);
+    let index = open_reader(dir)?;
+    let (bytes, log_bytes) = index.disk_bytes();
+    let store = index.backend().name();
     let stats = index.stats();
     let (layout, tables, k, threshold) = match index.kind() {
         Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k), None),
@@ -489,7 +546,8 @@ fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
             out,
             "{}",
             json!({"entries": stats.entries, "scheme": scheme, "kind": kind, "k": k,
-                   "threshold": threshold, "design": layout, "tables": tables, "file_bytes": bytes,
+                   "threshold": threshold, "design": layout, "tables": tables, "store": store,
+                   "file_bytes": bytes, "log_bytes": log_bytes,
                    "memory_table_bytes": stats.table_bytes, "memory_id_bytes": stats.id_bytes})
         )?;
     } else {
@@ -503,7 +561,15 @@ fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
             writeln!(out, "threshold\t{t}")?;
         }
         writeln!(out, "design\t{layout} ({tables} tables)")?;
-        writeln!(out, "file bytes\t{bytes}")?;
+        writeln!(out, "store\t{store}")?;
+        writeln!(
+            out,
+            "file bytes\t{bytes} ({:.1} per entry)",
+            per_entry(bytes)
+        )?;
+        if index.backend() == Backend::Segments {
+            writeln!(out, "log bytes\t{log_bytes}")?;
+        }
         writeln!(
             out,
             "memory, tables\t{} ({:.1} per entry)",

@@ -337,6 +337,10 @@ impl MethodArgs {
 /// How documents are read and sketched: shared by every command that reads documents.
 #[derive(Args, Clone)]
 pub struct DocArgs {
+    /// A directory whose files are never read as documents: the index a command writes, when it lies
+    /// inside a directory being added.
+    #[arg(skip)]
+    pub skip_dir: Option<PathBuf>,
     /// Treat every input as this medium instead of detecting it: auto, text, html, xml, pdf, epub or warc.
     #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
     pub media: MediaChoice,
@@ -482,7 +486,21 @@ impl DocArgs {
             operands.extend(read_file_list(list)?.into_iter().map(Into::into));
         }
         let selection = Selection::new(&self.glob, &self.exclude, &self.file_type)?;
-        let (sources, operand_errors, notices) = expand(&operands, self.follow, &selection);
+        let (mut sources, operand_errors, mut notices) = expand(&operands, self.follow, &selection);
+        if let Some(skip) = self.skip_dir.as_ref().and_then(|d| d.canonicalize().ok()) {
+            let before = sources.len();
+            sources.retain(|s| match s {
+                Source::File(p) => !p.canonicalize().is_ok_and(|p| p.starts_with(&skip)),
+                Source::Stdin => true,
+            });
+            let skipped = before - sources.len();
+            if skipped > 0 {
+                notices.push(OperandError {
+                    label: path_label(&skip),
+                    message: format!("skipped {skipped} files of the index itself"),
+                });
+            }
+        }
         let progress = progress_bar(sources.len() as u64);
         for e in &operand_errors {
             report(&progress, &e.label, &e.message);

@@ -492,6 +492,19 @@ fn index_commands_round_trip_and_refuse_clearly() {
     assert_eq!(bad.status.code(), Some(1));
     let foreign = temp_dir("foreign");
     std::fs::write(foreign.join("index.redb"), b"some text, not a database").unwrap();
+    let foreign_segments = temp_dir("foreign-segments");
+    std::fs::write(
+        foreign_segments.join("MANIFEST"),
+        b"some text, not a manifest",
+    )
+    .unwrap();
+    let err = neardup(&["index", "stats", &foreign_segments.display().to_string()]);
+    assert_eq!(err.status.code(), Some(2));
+    assert!(
+        text(&err.stderr).contains("MANIFEST is not a neardup index or is damaged"),
+        "{}",
+        text(&err.stderr)
+    );
     let err = neardup(&["index", "stats", &foreign.display().to_string()]);
     assert_eq!(err.status.code(), Some(2));
     assert!(
@@ -502,11 +515,15 @@ fn index_commands_round_trip_and_refuse_clearly() {
 }
 
 #[test]
-fn a_damaged_index_is_one_clean_error() {
+fn a_damaged_redb_index_is_one_clean_error() {
     let dir = temp_dir("damaged-index");
     let idx = dir.join("idx");
     let idx_s = idx.display().to_string();
-    assert!(neardup(&["index", "create", &idx_s]).status.success());
+    assert!(
+        neardup(&["index", "create", "--store", "redb", &idx_s])
+            .status
+            .success()
+    );
     let lines: String = (0..5000u64)
         .map(|i| format!("doc{i}\t{}\n", fp_string(i)))
         .collect();
@@ -572,6 +589,139 @@ fn a_damaged_index_is_one_clean_error() {
     assert!(
         stderr.contains("no index at") && stderr.contains("neardup index create"),
         "the CLI adds its hint: {stderr}"
+    );
+}
+
+#[test]
+fn a_damaged_segmented_index_is_named() {
+    let dir = temp_dir("damaged-segments");
+    let idx = dir.join("idx");
+    let idx_s = idx.display().to_string();
+    assert!(neardup(&["index", "create", &idx_s]).status.success());
+    let lines = |range: std::ops::Range<u64>| -> String {
+        range
+            .map(|i| format!("doc{i}\t{}\n", fp_string(i)))
+            .collect()
+    };
+    let add = |range| {
+        let out = neardup_stdin(
+            &["index", "add-fingerprints", "--batch", "500", &idx_s, "-"],
+            lines(range).as_bytes(),
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    add(0..5000);
+    let merged = neardup(&["index", "merge", &idx_s]);
+    assert!(merged.status.success(), "{}", text(&merged.stderr));
+    add(5000..7000);
+    let verified = neardup(&["index", "verify", &idx_s]);
+    assert!(verified.status.success(), "{}", text(&verified.stderr));
+    let file_named = |prefix: &str| {
+        std::fs::read_dir(&idx)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .unwrap()
+    };
+    let (segment, log, manifest) = (file_named("seg-"), file_named("wal-"), idx.join("MANIFEST"));
+    let damaged = |bytes: &[u8], at: usize, len: usize| {
+        let mut out = bytes.to_vec();
+        for (i, b) in out[at..at + len].iter_mut().enumerate() {
+            *b ^= 1 + (i % 7) as u8;
+        }
+        out
+    };
+    let seg_bytes = std::fs::read(&segment).unwrap();
+    let log_bytes = std::fs::read(&log).unwrap();
+    let manifest_bytes = std::fs::read(&manifest).unwrap();
+    let n = seg_bytes.len();
+    // (what, file, its damaged bytes, whether opening finds it: else only `verify` reads the data).
+    let cases: Vec<(&str, &std::path::Path, Vec<u8>, bool)> = vec![
+        (
+            "a damaged manifest",
+            &manifest,
+            damaged(&manifest_bytes, 30, 1),
+            true,
+        ),
+        (
+            "a truncated segment",
+            &segment,
+            seg_bytes[..n / 2].to_vec(),
+            true,
+        ),
+        (
+            "a damaged segment header",
+            &segment,
+            damaged(&seg_bytes, 20, 4),
+            true,
+        ),
+        (
+            "a damaged segment footer",
+            &segment,
+            damaged(&seg_bytes, n - 20, 4),
+            true,
+        ),
+        (
+            "noise in a segment's data",
+            &segment,
+            damaged(&seg_bytes, n / 3, 4096),
+            false,
+        ),
+        (
+            "a damaged log record",
+            &log,
+            damaged(&log_bytes, 40, 2),
+            true,
+        ),
+    ];
+    for (how, path, bytes, at_open) in cases {
+        std::fs::write(path, &bytes).unwrap();
+        let mut commands = vec![vec!["index", "verify", idx_s.as_str()]];
+        if at_open {
+            commands.push(vec!["index", "stats", idx_s.as_str()]);
+            commands.push(vec![
+                "index",
+                "query",
+                idx_s.as_str(),
+                "simhash-doc-v1:aaaaaaaaaaaaa",
+            ]);
+        } else {
+            // Queries read what they touch, unverified, but never panic.
+            let out = neardup(&["index", "query", &idx_s, &fp_string(3)]);
+            assert!(
+                !text(&out.stderr).contains("panicked"),
+                "{how}: {}",
+                text(&out.stderr)
+            );
+        }
+        for args in commands {
+            let out = neardup(&args);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{how}, {args:?}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{how}: {stderr}");
+            assert!(
+                stderr.contains(&path.display().to_string())
+                    && (stderr.contains("damaged") || stderr.contains("truncated")),
+                "{how}, {args:?}: {stderr}"
+            );
+        }
+        std::fs::write(
+            path,
+            if *path == *segment {
+                &seg_bytes
+            } else if *path == *log {
+                &log_bytes
+            } else {
+                &manifest_bytes
+            },
+        )
+        .unwrap();
+    }
+    let stats = neardup(&["index", "stats", "--json", &idx_s]);
+    assert!(
+        text(&stats.stdout).contains("\"entries\":7000"),
+        "{}",
+        text(&stats.stdout)
     );
 }
 

@@ -426,7 +426,12 @@ impl<S: Store> PersistentIndex<S> {
     /// (by another handle of the store), or reloads every entry when the store's log no longer reaches back.
     pub fn refresh(&mut self) -> Result<Refreshed, Error> {
         if self.store.sequence() == self.seen {
-            return Ok(Refreshed::Current);
+            if !self.segments_changed() {
+                return Ok(Refreshed::Current);
+            }
+            // A merge with no new batch: take the new segments.
+            self.load()?;
+            return Ok(Refreshed::Reloaded);
         }
         let batches = match self.store.changes_since(self.seen)? {
             ChangesSince::Changes(_) if self.segments_changed() => {

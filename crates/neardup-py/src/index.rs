@@ -4,7 +4,7 @@
 use crate::api::{PySketch, as_sketch, method_of, sketch_document};
 use crate::errors::IntoPy;
 use neardup::Sketch;
-use neardup::index::{Index, IndexSettings, Match, MemoryStore, Radius, RedbStore};
+use neardup::index::{DiskStore, Index, IndexSettings, Match, MemoryStore, Radius};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 enum AnyIndex {
-    Disk(Index<RedbStore>),
+    Disk(Index<DiskStore>),
     Memory(Index<MemoryStore>),
 }
 

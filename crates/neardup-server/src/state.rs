@@ -4,7 +4,7 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::{Config, Limits, ServeError};
 use neardup::dedup::Options;
-use neardup::index::{Index, IndexSettings, Kind, RedbStore, Shared};
+use neardup::index::{DiskStore, Index, IndexSettings, Kind, Shared};
 use neardup::schemes::{Family, Params};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 /// An index of the service.
-pub type SharedIndex = Shared<RedbStore>;
+pub type SharedIndex = Shared<DiskStore>;
 
 /// What `PUT /v1/indexes/{name}` asks for.
 #[derive(Clone, Debug, Deserialize)]
@@ -158,6 +158,7 @@ impl AppState {
                 ..defaults.dedup
             },
             preset,
+            backend: defaults.backend,
         };
         let mut indexes = self.indexes.write().unwrap_or_else(|p| p.into_inner());
         if indexes.contains_key(name) {

@@ -29,6 +29,7 @@ use crate::dedup::Score;
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::sketch::{Method, Sketch};
+pub use neardup_index::disk::{Backend, DiskStore};
 pub use neardup_index::hamming::plan::Design;
 use neardup_index::hamming::plan::recommend;
 pub use neardup_index::lsh::{Banding, Preset};
@@ -52,6 +53,8 @@ pub struct IndexSettings {
     pub dedup: crate::dedup::Options,
     /// MinHash: a published configuration's bands and threshold.
     pub preset: Option<&'static Preset>,
+    /// Where an index on disk keeps its entries: mapped segments (the default) or a redb file.
+    pub backend: Backend,
 }
 
 impl Default for IndexSettings {
@@ -65,6 +68,7 @@ impl Default for IndexSettings {
                 ..Default::default()
             },
             preset: None,
+            backend: Backend::default(),
         }
     }
 }
@@ -143,27 +147,81 @@ pub struct Stats {
     pub id_bytes: u64,
 }
 
-/// A persistent index of one method's sketches, over a [`Store`] (an embedded database by default;
-/// [`MemoryStore`] for an index that lives only in memory).
-pub struct Index<S: Store = RedbStore> {
+/// A persistent index of one method's sketches, over a [`Store`] (on disk by default, in mapped segments or a
+/// redb file; [`MemoryStore`] for an index that lives only in memory).
+pub struct Index<S: Store = DiskStore> {
     inner: PersistentIndex<S>,
     method: Method,
     location: String,
 }
 
-impl Index<RedbStore> {
-    /// Creates an index in `dir` (an embedded database file; the directory is created if missing) for
-    /// documents sketched with `method`. Refuses bottom-k samples, which are compared pair by pair.
+impl Index<DiskStore> {
+    /// Creates an index in `dir` (the directory is created if missing) for documents sketched with `method`,
+    /// in the backend `settings.backend` (mapped segments by default). Refuses bottom-k samples, which are
+    /// compared pair by pair.
     pub fn create(dir: &Path, method: Method, settings: &IndexSettings) -> Result<Self, Error> {
         let meta = layout(method, settings)?;
-        let store = RedbStore::create(dir, &meta.to_settings()).map_err(|e| store_error(dir, e))?;
+        let store = DiskStore::create(dir, &meta.to_settings(), settings.backend)
+            .map_err(|e| store_error(dir, e))?;
         Self::from_store(store, dir.display().to_string())
     }
 
-    /// Opens the index in `dir`.
+    /// Opens the index in `dir` for writing (one writer at a time), whichever backend holds it.
     pub fn open(dir: &Path) -> Result<Self, Error> {
-        let store = RedbStore::open(dir).map_err(|e| store_error(dir, e))?;
+        let store = DiskStore::open(dir).map_err(|e| store_error(dir, e))?;
         Self::from_store(store, dir.display().to_string())
+    }
+
+    /// Opens the index in `dir` for reading: beside a running writer for an index in segments (the reader
+    /// sees what the writer commits after each [`refresh`](Self::refresh)); like [`open`](Self::open) for a
+    /// redb file, which one process holds at a time.
+    pub fn open_reader(dir: &Path) -> Result<Self, Error> {
+        let store = DiskStore::open_reader(dir).map_err(|e| store_error(dir, e))?;
+        Self::from_store(store, dir.display().to_string())
+    }
+
+    /// The backend that holds the index.
+    pub fn backend(&self) -> Backend {
+        self.store().backend()
+    }
+
+    /// Writes every entry into a new segment now (an index in segments; the writer also does it by itself
+    /// when the entries changed since the last merge reach an eighth of the index).
+    pub fn merge(&mut self) -> Result<(), Error> {
+        let failed = |reason: String| Error::Index {
+            location: self.location.clone(),
+            reason,
+        };
+        let Some(store) = self.store().as_segments() else {
+            return Err(failed("a redb index has no segments to merge".into()));
+        };
+        store.merge().map_err(|e| failed(e.to_string()))?;
+        self.refresh().map(drop)
+    }
+
+    /// Reads every file of an index in segments against its checksums (a redb file is checked by redb when
+    /// it is opened).
+    pub fn verify(&self) -> Result<(), Error> {
+        match self.store().as_segments() {
+            Some(store) => store.verify().map_err(|e| Error::Index {
+                location: self.location.clone(),
+                reason: e.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Bytes on disk: (segment files, write-ahead log) for segments, (file, 0) for redb.
+    pub fn disk_bytes(&self) -> (u64, u64) {
+        match self.store() {
+            DiskStore::Segments(store) => store.disk_bytes(),
+            DiskStore::Redb(store) => (
+                std::fs::metadata(store.location())
+                    .map(|m| m.len())
+                    .unwrap_or(0),
+                0,
+            ),
+        }
     }
 }
 
@@ -251,8 +309,9 @@ impl<S: Store> Index<S> {
     /// The stored sketch of an id.
     pub fn get(&self, id: &str) -> Option<Sketch> {
         match (self.inner.memory(), self.method) {
-            (Memory::Hamming(h), Method::SimHash(scheme)) => h
-                .get(id)
+            (Memory::Hamming(_), Method::SimHash(scheme)) => self
+                .inner
+                .fingerprint(id)
                 .map(|bits| Sketch::Fingerprint(Fingerprint::new(scheme, bits))),
             (Memory::Lsh(l), Method::MinHash(scheme)) => l.get(id).map(|values| {
                 Sketch::Signature(crate::MinHashSignature::from_values(
@@ -377,8 +436,9 @@ impl<S: Store> Index<S> {
         };
         let reach = self.reach(radius)?;
         let mut matches: Vec<Match> = match (sketch, self.inner.memory(), reach) {
-            (Sketch::Fingerprint(fp), Memory::Hamming(h), Reach::Distance(k)) => h
-                .query(fp.bits(), k)
+            (Sketch::Fingerprint(fp), Memory::Hamming(_), Reach::Distance(k)) => self
+                .inner
+                .query_fingerprint(fp.bits(), k)
                 .map_err(|e| failed(&e))?
                 .into_iter()
                 .map(|m| Match {

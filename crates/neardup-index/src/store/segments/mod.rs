@@ -767,24 +767,47 @@ impl SegmentStore {
         arrange: Option<Arc<dyn Arrange>>,
     ) -> Result<Self, StoreError> {
         check_settings(dir, settings)?;
-        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
         if dir.join(manifest::FILE).exists() || dir.join(super::FILE_NAME).exists() {
             return Err(StoreError::Exists(dir.to_path_buf()));
         }
-        let lock = lock(dir)?;
-        let wal_path = dir.join(wal_name(1));
-        let _ = std::fs::remove_file(&wal_path);
-        Wal::create(&wal_path, 0, &[]).map_err(|e| io_error(&wal_path, e))?;
-        let manifest = Manifest {
-            generation: 1,
-            sequence: 0,
-            segments: Vec::new(),
-            wal: wal_name(1),
-            settings: settings.clone(),
+        let new_dir = !dir.exists();
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+        let made = (|| {
+            let lock = lock(dir)?;
+            let wal_path = dir.join(wal_name(1));
+            let _ = std::fs::remove_file(&wal_path);
+            Wal::create(&wal_path, 0, &[]).map_err(|e| io_error(&wal_path, e))?;
+            let manifest = Manifest {
+                generation: 1,
+                sequence: 0,
+                segments: Vec::new(),
+                wal: wal_name(1),
+                settings: settings.clone(),
+            };
+            // The manifest comes last: until it exists, the directory is no index.
+            sync_dir(dir)
+                .and_then(|()| manifest.write(dir))
+                .map_err(|e| io_error(&dir.join(manifest::FILE), e))?;
+            Ok(lock)
+        })();
+        let lock = match made {
+            Ok(lock) => lock,
+            Err(e) => {
+                // A create that fails (a full disk) leaves nothing that later commands would trip over.
+                if new_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                } else {
+                    for name in [
+                        wal_name(1),
+                        format!("{}.tmp", manifest::FILE),
+                        LOCK_FILE.to_owned(),
+                    ] {
+                        let _ = std::fs::remove_file(dir.join(name));
+                    }
+                }
+                return Err(e);
+            }
         };
-        sync_dir(dir)
-            .and_then(|()| manifest.write(dir))
-            .map_err(|e| io_error(&dir.join(manifest::FILE), e))?;
         drop(lock);
         Self::open(dir, arrange)
     }

@@ -1,0 +1,228 @@
+//! The index on disk at scale, segments against redb in one run:
+//! `cargo run --release -p neardup-index --example segments_bench -- N [K] [--store segments|redb|both]
+//! [--queries Q] [--dir DIR] [--cold]`.
+//!
+//! For each store (default: both), in a fresh directory under DIR (default: the system's temporary directory;
+//! removed at the end): creates an index with the planner's design for N and K (default 3) and adds N synthetic
+//! fingerprints (`common/synthetic.rs`) under URL-like ids in durable batches of 10,000 (the segment writer
+//! merging by itself as it goes), then
+//!
+//! * **merge**: one full merge of everything (segments only), its time and entries/s;
+//! * **durable inserts**: 200,000 more in batches of 10,000 (into the write-ahead log), and 1,000 one by one
+//!   (an fsync each);
+//! * **open**: the median of 5 opens of the index (a new handle each time);
+//! * **queries, warm**: Q queries (default 10^6; half near a stored fingerprint, half random), latency median
+//!   and p99 of single queries, and the resident memory of the process afterwards;
+//! * **queries, cold** (`--cold`, needs root): the page cache is dropped (`/proc/sys/vm/drop_caches`), the
+//!   index opened anew, and 2,000 queries timed one by one;
+//! * **bytes on disk** per fingerprint.
+
+use neardup_index::disk::{Backend, DiskStore};
+use neardup_index::hamming::plan::recommend;
+use neardup_index::persistent::{Edit, PersistentIndex};
+use neardup_index::store::segments::MergePolicy;
+use neardup_index::store::{Kind, Meta};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[path = "common/synthetic.rs"]
+mod synthetic;
+
+fn flag<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    let i = args.iter().position(|a| a == name)?;
+    args.get(i + 1)?.replace('_', "").parse().ok()
+}
+
+fn id(i: usize) -> String {
+    format!("https://example.org/doc/{i}")
+}
+
+/// The resident memory of this process, in MB (Linux; 0 elsewhere).
+fn resident_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn percentiles(mut micros: Vec<f64>) -> (f64, f64) {
+    micros.sort_by(f64::total_cmp);
+    (
+        micros[micros.len() / 2],
+        micros[(micros.len() * 99 / 100).min(micros.len() - 1)],
+    )
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn queries(fps: &[u64], count: usize, k: u32, rng: &mut synthetic::XorShift) -> Vec<u64> {
+    (0..count)
+        .map(|q| {
+            if q % 2 == 0 {
+                let mut fp = fps[(rng.next() % fps.len() as u64) as usize];
+                for _ in 0..(rng.next() % (u64::from(k) + 1)) {
+                    fp ^= 1 << (rng.next() % 64);
+                }
+                fp
+            } else {
+                rng.next()
+            }
+        })
+        .collect()
+}
+
+fn timed_queries(index: &PersistentIndex<DiskStore>, qs: &[u64], k: u32) -> (Vec<f64>, usize) {
+    let mut found = 0;
+    let micros = qs
+        .iter()
+        .map(|&q| {
+            let t = Instant::now();
+            found += index.query_fingerprint(q, k).expect("query").len();
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    (micros, found)
+}
+
+fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, cold: bool) {
+    let n = fps.len();
+    let _ = std::fs::remove_dir_all(dir);
+    let meta = Meta {
+        scheme: "simhash-doc-v1".into(),
+        kind: Kind::Hamming(recommend(k, n as f64)),
+    };
+    let store = DiskStore::create(dir, &meta.to_settings(), backend).expect("create");
+    let mut index = PersistentIndex::open(store).expect("open the new index");
+    let name = backend.name();
+    let (start, cpu) = (Instant::now(), synthetic::cpu_seconds());
+    for (chunk_no, chunk) in fps.chunks(10_000).enumerate() {
+        let base = chunk_no * 10_000;
+        let batch: Vec<Edit> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, &fp)| Edit::Put(id(base + i), fp))
+            .collect();
+        index.apply(&batch).expect("apply");
+    }
+    let build = start.elapsed().as_secs_f64();
+    println!(
+        "{name}: n = {n}, k = {k}, design {} ({} tables): {n} durable inserts in batches of 10,000 in {build:.1} s, {:.1} CPU-s ({:.0}/s, merges included)",
+        recommend(k, n as f64),
+        recommend(k, n as f64).tables(),
+        synthetic::cpu_seconds() - cpu,
+        n as f64 / build
+    );
+    if let Some(segments) = index.store().as_segments().cloned() {
+        let t = Instant::now();
+        segments.merge().expect("merge");
+        let secs = t.elapsed().as_secs_f64();
+        index.refresh().expect("refresh");
+        println!(
+            "{name}: one full merge of {n} entries in {secs:.2} s ({:.0} entries/s)",
+            n as f64 / secs
+        );
+        segments.set_merge_policy(MergePolicy {
+            min_changes: usize::MAX,
+            fraction: 0.0,
+        });
+    }
+    let mut rng = synthetic::XorShift::new();
+    let extra: Vec<u64> = (0..200_000).map(|_| rng.next()).collect();
+    let t = Instant::now();
+    for (chunk_no, chunk) in extra.chunks(10_000).enumerate() {
+        let batch: Vec<Edit> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, &fp)| Edit::Put(id(n + chunk_no * 10_000 + i), fp))
+            .collect();
+        index.apply(&batch).expect("apply");
+    }
+    let batched = extra.len() as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for i in 0..1000 {
+        index
+            .apply(&[Edit::Put(id(n + extra.len() + i), rng.next())])
+            .expect("apply");
+    }
+    let single = 1000.0 / t.elapsed().as_secs_f64();
+    println!(
+        "{name}: durable inserts: {batched:.0}/s in batches of 10,000, {single:.0}/s one by one (an fsync each)"
+    );
+    drop(index);
+    let mut opens = Vec::new();
+    let mut index = None;
+    for _ in 0..5 {
+        drop(index.take());
+        let t = Instant::now();
+        let opened = PersistentIndex::open(DiskStore::open(dir).expect("open")).expect("open");
+        opens.push(t.elapsed().as_secs_f64() * 1e3);
+        index = Some(opened);
+    }
+    let index = index.expect("opened");
+    opens.sort_by(f64::total_cmp);
+    let disk = dir_bytes(dir);
+    println!(
+        "{name}: open {:.2} ms (median of 5); {disk} bytes on disk, {:.1} B per fingerprint",
+        opens[2],
+        disk as f64 / index.len() as f64
+    );
+    let qs = queries(fps, query_count, k, &mut rng);
+    let (micros, found) = timed_queries(&index, &qs, k);
+    let (p50, p99) = percentiles(micros);
+    println!(
+        "{name}: {query_count} warm queries: p50 {p50:.2} µs, p99 {p99:.2} µs ({found} matches); resident memory after them {:.0} MB",
+        resident_mb()
+    );
+    drop(index);
+    if cold {
+        match std::fs::write("/proc/sys/vm/drop_caches", "3") {
+            Ok(()) => {
+                let t = Instant::now();
+                let index =
+                    PersistentIndex::open(DiskStore::open(dir).expect("open")).expect("open");
+                let open = t.elapsed().as_secs_f64() * 1e3;
+                let (micros, _) = timed_queries(&index, &qs[..2000.min(qs.len())], k);
+                let (p50, p99) = percentiles(micros);
+                println!(
+                    "{name}: cold page cache: open {open:.1} ms, 2,000 queries p50 {p50:.1} µs, p99 {p99:.1} µs"
+                );
+            }
+            Err(e) => println!("{name}: cold page cache: not measured ({e}; needs root)"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (n, k) = synthetic::n_and_k(&args);
+    let query_count: usize = flag(&args, "--queries").unwrap_or(1_000_000);
+    let root: PathBuf = flag(&args, "--dir").unwrap_or_else(std::env::temp_dir);
+    let stores: Vec<Backend> = match flag::<String>(&args, "--store").as_deref() {
+        Some("segments") => vec![Backend::Segments],
+        Some("redb") => vec![Backend::Redb],
+        _ => vec![Backend::Segments, Backend::Redb],
+    };
+    let cold = args.iter().any(|a| a == "--cold");
+    let fps = synthetic::fingerprints(n, k, &mut synthetic::XorShift::new());
+    for backend in stores {
+        let dir = root.join(format!(
+            "neardup-segments-bench-{}-{}",
+            std::process::id(),
+            backend.name()
+        ));
+        run(backend, &dir, &fps, k, query_count, cold);
+    }
+}
