@@ -8,8 +8,8 @@
 //! merging by itself as it goes), then
 //!
 //! * **merge**: one full merge of everything (segments only), its time and entries/s;
-//! * **durable inserts**: 200,000 more in batches of 10,000 (into the write-ahead log), and 1,000 one by one
-//!   (an fsync each);
+//! * **durable inserts**: 200,000 more in batches of 10,000 (flushes and tiered merges included), and 1,000
+//!   one by one (an fsync each);
 //! * **open**: the median of 5 opens of the index (a new handle each time);
 //! * **queries, warm**: Q queries (default 10^6; half near a stored fingerprint, half random), latency median
 //!   and p99 of single queries, and the resident memory of the process afterwards;
@@ -20,7 +20,6 @@
 use neardup_index::disk::{Backend, DiskStore};
 use neardup_index::hamming::plan::recommend;
 use neardup_index::persistent::{Edit, PersistentIndex};
-use neardup_index::store::segments::MergePolicy;
 use neardup_index::store::{Kind, Meta};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -133,10 +132,6 @@ fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, co
             "{name}: one full merge of {n} entries in {secs:.2} s ({:.0} entries/s)",
             n as f64 / secs
         );
-        segments.set_merge_policy(MergePolicy {
-            min_changes: usize::MAX,
-            fraction: 0.0,
-        });
     }
     let mut rng = synthetic::XorShift::new();
     let extra: Vec<u64> = (0..200_000).map(|_| rng.next()).collect();
@@ -173,11 +168,32 @@ fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, co
     let index = index.expect("opened");
     opens.sort_by(f64::total_cmp);
     let disk = dir_bytes(dir);
+    let entries = index.len() as f64;
     println!(
         "{name}: open {:.2} ms (median of 5); {disk} bytes on disk, {:.1} B per fingerprint",
         opens[2],
-        disk as f64 / index.len() as f64
+        disk as f64 / entries
     );
+    if let Some(set) = index.segments() {
+        // Where the bytes go: the fingerprints and their tables, or the ids.
+        let (mut tables, mut ids) = (0usize, 0usize);
+        for segment in &set.segments {
+            for (section, bytes) in segment.sections() {
+                if section.starts_with("hamming.") || section == "values" {
+                    tables += bytes;
+                } else {
+                    ids += bytes;
+                }
+            }
+        }
+        println!(
+            "{name}: {} segments ({} rows); per fingerprint: {:.1} B of fingerprints and tables, {:.1} B of ids (their text, ends and hash table)",
+            set.segments.len(),
+            set.rows(),
+            tables as f64 / entries,
+            ids as f64 / entries
+        );
+    }
     let qs = queries(fps, query_count, k, &mut rng);
     let (micros, found) = timed_queries(&index, &qs, k);
     let (p50, p99) = percentiles(micros);

@@ -101,10 +101,8 @@ impl DiskStore {
 
     fn open_as(dir: &Path, reader: bool) -> Result<Self, StoreError> {
         if dir.join(MANIFEST_FILE).exists() {
-            // The settings (and so the layout) are in the manifest: read them with a reader first.
-            let probe = SegmentStore::open_reader(dir, None)?;
-            let arrange = arrange_for(probe.settings());
-            drop(probe);
+            // The settings (and so the layout) are in the manifest.
+            let arrange = arrange_for(&SegmentStore::read_settings(dir)?);
             let store = if reader {
                 SegmentStore::open_reader(dir, arrange)?
             } else {

@@ -23,7 +23,7 @@ use crate::lsh::{LshError, LshIndex};
 use crate::memory::MemoryStats;
 use crate::store::SegmentSet;
 use crate::store::{Batch, Change, ChangesSince, Kind, Meta, MetaError, Store, StoreError};
-use std::collections::HashSet;
+use hashbrown::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -155,7 +155,7 @@ impl Mapped {
     fn touch(&mut self, id: &str) {
         if !self.touched.contains(id) {
             self.touched.insert(id.to_owned());
-            if self.set.contains(id) {
+            if self.set.lookup(id).is_some() {
                 self.stale += 1;
             }
         }
@@ -166,10 +166,9 @@ impl Mapped {
         if self.touched.contains(id) {
             return None;
         }
-        self.set.segments.iter().find_map(|segment| {
-            let value = segment.value(segment.find(id)?)?;
-            Some(u64::from_le_bytes(value.try_into().ok()?))
-        })
+        let (segment, row) = self.set.lookup(id)?;
+        let value = self.set.segments[segment].value(row)?;
+        Some(u64::from_le_bytes(value.try_into().ok()?))
     }
 }
 
@@ -311,16 +310,39 @@ impl<S: Store> PersistentIndex<S> {
         let Some(tables) = tables else {
             return Ok(false);
         };
-        self.memory = Memory::Hamming(HammingIndex::with_design(design.clone()));
-        self.seen = segmented.set.sequence;
-        self.mapped = Some(Mapped {
+        let mut mapped = Mapped {
             set: segmented.set,
             tables,
             layouts,
             touched: HashSet::new(),
             stale: 0,
-        });
-        self.replay(&segmented.recent)?;
+        };
+        // The batches after the segments, folded to each id's last state and loaded in bulk (one table
+        // build, not one insert and its rebuilds per change).
+        let mut latest: hashbrown::HashMap<&str, Option<&[u8]>> = Default::default();
+        for change in segmented.recent.iter().flat_map(|b| &b.changes) {
+            let value = match change {
+                Change::Put { value, .. } => Some(value.as_slice()),
+                Change::Delete(_) => None,
+            };
+            latest.insert(change.id(), value);
+        }
+        let path = self.store.location().to_path_buf();
+        let mut index = HammingIndex::with_design(design.clone());
+        let mut loader = index.loader();
+        for (id, value) in &latest {
+            mapped.touch(id);
+            if let Some(value) = value {
+                loader.push(id, decode_fingerprint(&path, id, value)?)?;
+            }
+        }
+        loader.finish();
+        self.seen = segmented
+            .recent
+            .last()
+            .map_or(mapped.set.sequence, |b| b.sequence);
+        self.memory = Memory::Hamming(index);
+        self.mapped = Some(mapped);
         Ok(true)
     }
 
@@ -504,7 +526,8 @@ impl<S: Store> PersistentIndex<S> {
         let mut found = index.query(fp, k)?;
         if let Some(mapped) = &self.mapped {
             let mut rows = Vec::new();
-            for (segment, tables) in mapped.set.segments.iter().zip(&mapped.tables) {
+            for (i, (segment, tables)) in mapped.set.segments.iter().zip(&mapped.tables).enumerate()
+            {
                 rows.clear();
                 tables.candidates(segment, &mapped.layouts, fp, k, &mut rows);
                 rows.sort_unstable();
@@ -516,7 +539,7 @@ impl<S: Store> PersistentIndex<S> {
                             reason: format!("row {row} has no readable id (damaged)"),
                         })
                     })?;
-                    if !mapped.touched.contains(id) {
+                    if !mapped.touched.contains(id) && !mapped.set.shadowed(i, id) {
                         found.push(Match {
                             distance,
                             id: id.to_owned(),
@@ -571,7 +594,11 @@ impl<S: Store> PersistentIndex<S> {
             Memory::Hamming(index) => index.len(),
             Memory::Lsh(index) => index.len(),
         };
-        in_memory + self.mapped.as_ref().map_or(0, |m| m.set.rows() - m.stale)
+        in_memory
+            + self
+                .mapped
+                .as_ref()
+                .map_or(0, |m| m.set.entries as usize - m.stale)
     }
 
     /// Whether no id is stored.
@@ -764,8 +791,8 @@ mod tests {
                     DiskStore::create(&dir, &meta.to_settings(), Backend::Segments).unwrap();
                 if merge_always {
                     store.as_segments().unwrap().set_merge_policy(MergePolicy {
-                        min_changes: 1,
-                        fraction: 0.0,
+                        flush_changes: 1,
+                        ..MergePolicy::default()
                     });
                 }
                 follows(store, lsh, merge_always);
@@ -822,7 +849,12 @@ mod tests {
         fn segments_answer_like_a_map(ops in proptest::collection::vec(op(), 1..120), small in any::<bool>()) {
             static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
             let dir = temp(&format!("segments-prop-{}", RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-            let policy = MergePolicy { min_changes: if small { 3 } else { 1 << 20 }, fraction: 0.25 };
+            // Small flushes and few segments: every shape of flush, tiered merge and deletion happens.
+            let policy = if small {
+                MergePolicy { flush_changes: 3, ratio: 2, max_segments: 3 }
+            } else {
+                MergePolicy::default()
+            };
             let open = |create: bool| {
                 let store = if create {
                     DiskStore::create(&dir, &meta().to_settings(), Backend::Segments).unwrap()

@@ -326,8 +326,8 @@ mod tests {
             let policy = move |store: SegmentStore| {
                 if merge_always {
                     store.set_merge_policy(MergePolicy {
-                        min_changes: 1,
-                        fraction: 0.0,
+                        flush_changes: 1,
+                        ..MergePolicy::default()
                     });
                 }
                 store

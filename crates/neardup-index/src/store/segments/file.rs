@@ -1,7 +1,7 @@
 //! One immutable segment file: named sections of bytes, checksummed by blocks, opened by mapping.
 //!
 //! ```text
-//! header   64 bytes   magic "NDSEG\0\0\x01", version, rows, sequence, value width, CRC-32 of the header
+//! header   64 bytes   magic "NDSEG\0\0\x01", version, rows, sequence, value width, deletions, CRC-32
 //! sections            each 8-byte aligned (so `u32` and `u64` columns are read in place)
 //! directory           count, then per section: name length (u16), name, offset (u64), length (u64)
 //! checksums           CRC-32 of every 64 KiB block of [0, data end)
@@ -41,6 +41,8 @@ pub(crate) struct Header {
     pub sequence: u64,
     /// Every value's length, or [`VARIABLE`].
     pub value_width: u32,
+    /// Ids the segment deletes from older segments.
+    pub deletions: u64,
 }
 
 /// Writes a segment file section by section, checksumming blocks as they pass.
@@ -163,6 +165,7 @@ fn encode_header(h: Header) -> [u8; HEADER] {
     b[16..24].copy_from_slice(&h.rows.to_le_bytes());
     b[24..32].copy_from_slice(&h.sequence.to_le_bytes());
     b[32..36].copy_from_slice(&h.value_width.to_le_bytes());
+    b[40..48].copy_from_slice(&h.deletions.to_le_bytes());
     let crc = crc32fast::hash(&b[..HEADER - 4]);
     b[HEADER - 4..].copy_from_slice(&crc.to_le_bytes());
     b
@@ -235,6 +238,7 @@ impl SegmentFile {
             rows: u64_at(b, 16),
             sequence: u64_at(b, 24),
             value_width: u32_at(b, 32),
+            deletions: u64_at(b, 40),
         };
         let foot = len - FOOTER;
         if &b[len - 4..] != END_MAGIC {
@@ -309,6 +313,13 @@ impl SegmentFile {
     /// Where a section lies in the file.
     pub fn range(&self, name: &str) -> Option<Range<usize>> {
         self.sections.get(name).cloned()
+    }
+
+    /// Every section's name and size in bytes.
+    pub fn sections(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.sections
+            .iter()
+            .map(|(name, r)| (name.as_str(), r.len()))
     }
 
     /// The whole mapped file.

@@ -6,13 +6,18 @@
 //! neardup-segments 1
 //! generation 7
 //! sequence 1234
+//! entries 1000000
+//! segment seg-0000000000000005.nds
 //! segment seg-0000000000000007.nds
+//! wal wal-0000000000000006.log
 //! wal wal-0000000000000007.log
 //! setting 6b696e64 68616d6d696e67
 //! crc 1a2b3c4d
 //! ```
 //!
-//! `sequence` is the last batch folded into the segments (the log's records follow it); settings are hex, so
+//! `sequence` is the last batch folded into the segments; `entries` the ids they hold (rows not shadowed by a
+//! newer segment). Segments and logs are listed oldest first: the last log is the one written now, its records
+//! following `sequence`; older ones are kept for the change log only. Settings are hex, so
 //! that any key or value fits on a line; `crc` is the CRC-32 of every line before it. A new manifest is written
 //! as `MANIFEST.tmp`, synced, renamed over `MANIFEST`, and the directory synced: a reader sees the old one or
 //! the new one, never a mix, and a crash at any moment leaves one of them.
@@ -32,10 +37,12 @@ pub(crate) struct Manifest {
     pub generation: u64,
     /// The last batch in the segments.
     pub sequence: u64,
-    /// The live segment files (names in the directory).
+    /// Ids the segments hold.
+    pub entries: u64,
+    /// The live segment files (names in the directory), oldest first.
     pub segments: Vec<String>,
-    /// The log of the batches after `sequence`.
-    pub wal: String,
+    /// The logs, oldest first: the last holds the batches after `sequence`.
+    pub wals: Vec<String>,
     /// The index's settings.
     pub settings: Settings,
 }
@@ -68,13 +75,15 @@ pub(crate) fn wal_name(g: u64) -> String {
 impl Manifest {
     fn encode(&self) -> String {
         let mut text = format!(
-            "{HEAD}\ngeneration {}\nsequence {}\n",
-            self.generation, self.sequence
+            "{HEAD}\ngeneration {}\nsequence {}\nentries {}\n",
+            self.generation, self.sequence, self.entries
         );
         for s in &self.segments {
             text.push_str(&format!("segment {s}\n"));
         }
-        text.push_str(&format!("wal {}\n", self.wal));
+        for w in &self.wals {
+            text.push_str(&format!("wal {w}\n"));
+        }
         for (k, v) in &self.settings {
             text.push_str(&format!(
                 "setting {} {}\n",
@@ -103,8 +112,9 @@ impl Manifest {
         let mut m = Manifest {
             generation: 0,
             sequence: 0,
+            entries: 0,
             segments: Vec::new(),
-            wal: String::new(),
+            wals: Vec::new(),
             settings: Settings::new(),
         };
         let name = |v: &str| -> Result<String, String> {
@@ -124,8 +134,9 @@ impl Manifest {
             match key {
                 "generation" => m.generation = number()?,
                 "sequence" => m.sequence = number()?,
+                "entries" => m.entries = number()?,
                 "segment" => m.segments.push(name(value)?),
-                "wal" => m.wal = name(value)?,
+                "wal" => m.wals.push(name(value)?),
                 "setting" => {
                     let (k, v) = value
                         .split_once(' ')
@@ -136,7 +147,7 @@ impl Manifest {
                 _ => return Err(format!("unknown line '{line}'")),
             }
         }
-        if m.wal.is_empty() {
+        if m.wals.is_empty() {
             return Err("no 'wal' line".into());
         }
         Ok(m)
@@ -190,8 +201,9 @@ mod tests {
         let m = Manifest {
             generation: 7,
             sequence: 1234,
-            segments: vec![segment_name(7)],
-            wal: wal_name(7),
+            entries: 99,
+            segments: vec![segment_name(5), segment_name(7)],
+            wals: vec![wal_name(6), wal_name(7)],
             settings: [("kind ✓".to_owned(), "a b\nc".to_owned())].into(),
         };
         let text = m.encode();

@@ -1,45 +1,53 @@
-//! The on-disk segment backend: immutable mapped segments, a write-ahead log, and a manifest that names them.
+//! The on-disk segment backend: immutable mapped segments, write-ahead logs, and a manifest that names them.
 //!
 //! The Hamming-distance paper's layout (Manku, Jain and Das Sarma, §3.1.3): compact sorted tables, "new entries
 //! in trees, checking both, and periodically merging the trees back into the sorted lists". Here:
 //!
-//! * a **segment** ([`Segment`]) is one immutable file of entries: the ids (their bytes, their ends, and an
-//!   open-addressing hash table of rows for lookups by id), the values, and the sections an index kind adds
-//!   through [`Arrange`] (the permuted tables of a Hamming index, see `hamming::mapped`). It is mapped with
-//!   `memmap2`, not read: opening an index of any size reads a header, a footer and the manifest, and queries
-//!   read the tables through the page cache;
+//! * a **segment** ([`Segment`]) is one immutable file: the ids and values of its rows, the ids it deletes
+//!   from older segments, and the sections an index kind adds through [`Arrange`] (the permuted tables of a
+//!   Hamming index, see `hamming::mapped`). It is mapped with `memmap2`, not read: opening an index of any
+//!   size reads the manifest, each segment's header, footer and directory, and the recent log, and queries
+//!   read the tables through the page cache. Segments are listed oldest first; a newer segment's row or
+//!   deletion of an id shadows the older rows of that id;
 //! * the **write-ahead log** (`wal`) holds every batch committed since the segments were written, fsync'd
-//!   before the batch is acknowledged; the batches since the segments (the **delta**) are also kept in memory,
-//!   where the index layer keeps its own small index of them;
-//! * a **merge** ([`SegmentStore::merge`], and automatically when the delta reaches an eighth of the entries,
-//!   at least [`MergePolicy::min_changes`]) writes the live entries into a new segment, starts a new log, and
-//!   swaps the **manifest** (`manifest`); then the old files are removed. A crash at any moment leaves the old
-//!   manifest or the new one, and the files of the other are removed at the next open;
+//!   before the batch is acknowledged; those batches (the **delta**) are also kept in memory, where the index
+//!   layer keeps its own small index of them;
+//! * a **flush** (when the delta holds [`MergePolicy::flush_changes`] ids, 16,384 by default) writes the delta
+//!   into a new segment, merged with the newest segments that are not much larger (a tiered merge: see
+//!   [`MergePolicy`]), starts a new log, and swaps the **manifest** (`manifest`); then the merged segments
+//!   are removed. [`SegmentStore::merge`] merges everything into one segment. A crash at any moment leaves the
+//!   old manifest or the new one, and the files of the other are removed at the next open. So the delta, and
+//!   the work of an open, stay small at any size;
+//! * the **change log** (what [`Store::changes_since`] answers from) is the logs themselves: older logs stay,
+//!   read-only, while it keeps some of their batches ([`DEFAULT_RETENTION`]: 100,000 changes; a reader
+//!   further behind reloads, which costs a mapping and the delta);
 //! * **many readers, one writer**: the writer holds `DIR/LOCK` (an advisory lock, released by the kernel when
 //!   the process dies); readers ([`SegmentStore::open_reader`]) take no lock and follow the writer by reading
 //!   the manifest and the log's tail whenever they are asked for the sequence or the changes.
 //!
 //! The store knows entries and bytes, not index kinds: the kind's layout comes in through [`Arrange`], chosen
-//! by whoever opens the store (`crate::disk`). It passes the conformance suite like every backend.
+//! by whoever opens the store (`crate::disk`). It passes the conformance suite like every backend, with the
+//! default policy and with a flush at every commit.
 //!
-//! Checks: every record of the log, the manifest and each segment's frame (header, footer, directory, checksum
-//! table) are checked when read; the data blocks of a segment are checked by [`SegmentStore::verify`] and by
-//! every merge before it rewrites them (reading them all at open would defeat mapping).
+//! Checks: every log record, the manifest and each segment's frame (header, footer, directory, checksum
+//! table) are checked when read; the data blocks of a segment are checked by [`SegmentStore::verify`] and
+//! before a merge rewrites them (reading them all at open would defeat mapping).
 
 mod file;
 mod manifest;
+mod segment;
 mod wal;
 
-use self::file::{Header, SegmentFile, SegmentWriter, VARIABLE};
 use self::manifest::{Manifest, ReadError, segment_name, sync_dir, wal_name};
+pub use self::segment::Segment;
 use self::wal::Wal;
 use super::{
     Batch, Change, ChangesSince, Retention, Settings, Store, StoreError, Visit, check_batch,
     check_settings,
 };
-use std::collections::{HashMap, VecDeque};
+use hashbrown::HashMap;
+use std::collections::VecDeque;
 use std::fs::File;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -65,297 +73,72 @@ pub trait Arrange: Send + Sync {
     fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String>;
 }
 
-/// When the writer merges by itself: when the delta holds at least `max(min_changes, fraction × entries in
-/// the segments)` ids. `min_changes = usize::MAX` merges only when asked.
+/// When the writer writes the delta into a segment, and which segments it merges then.
+///
+/// When the delta holds `flush_changes` ids, it is written into a new segment together with the newest
+/// segments that are not much larger: going from the newest to the oldest, a segment joins while the rows
+/// gathered so far are at least `1 / ratio` of its rows, and always when there would otherwise be more than
+/// `max_segments`. So segments grow by factors of about `ratio`, each entry is rewritten about
+/// log_ratio(N / flush) times, and a query looks at a handful of segments. `flush_changes = usize::MAX`
+/// flushes only when asked ([`SegmentStore::merge`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MergePolicy {
-    /// Ids in the delta below which no merge happens.
-    pub min_changes: usize,
-    /// The delta's size, as a fraction of the segments' entries, that starts a merge.
-    pub fraction: f64,
+    /// Ids in the delta that start a flush.
+    pub flush_changes: usize,
+    /// How much larger than the rows gathered an older segment may be and still join the merge.
+    pub ratio: usize,
+    /// The most segments the index keeps.
+    pub max_segments: usize,
 }
 
 impl Default for MergePolicy {
     fn default() -> Self {
         MergePolicy {
-            min_changes: 1 << 18,
-            fraction: 0.125,
+            flush_changes: 1 << 14,
+            ratio: 4,
+            max_segments: 8,
         }
-    }
-}
-
-/// One mapped segment.
-#[derive(Debug)]
-pub struct Segment {
-    file: SegmentFile,
-    rows: usize,
-    ids: Range<usize>,
-    /// Id ends: `(range, width in bytes)`.
-    id_ends: (Range<usize>, usize),
-    hash: Range<usize>,
-    values: Range<usize>,
-    value_ends: Option<Range<usize>>,
-    value_width: usize,
-}
-
-/// The id-hash of the segments' lookup table (xxh3-64 of the id's bytes, pinned with the shingle hash).
-fn id_hash(id: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
-}
-
-fn le_u64(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
-}
-
-impl Segment {
-    fn open(path: &Path) -> Result<Segment, String> {
-        let file = SegmentFile::open(path)?;
-        let header = file.header();
-        let rows = usize::try_from(header.rows).map_err(|_| "too many rows".to_owned())?;
-        let need = |name: &str| {
-            file.range(name)
-                .ok_or_else(|| format!("the section '{name}' is missing (damaged)"))
-        };
-        let id_ends = match (file.range("ids.ends32"), file.range("ids.ends64")) {
-            (Some(r), _) => (r, 4),
-            (None, Some(r)) => (r, 8),
-            (None, None) => return Err("the id ends are missing (damaged)".into()),
-        };
-        let (ids, hash, values) = (need("ids.bytes")?, need("ids.hash")?, need("values")?);
-        let value_ends = (header.value_width == VARIABLE)
-            .then(|| need("values.ends64"))
-            .transpose()?;
-        let value_width = if header.value_width == VARIABLE {
-            0
-        } else {
-            header.value_width as usize
-        };
-        let buckets = hash.len() / 4;
-        let sizes_fit = id_ends.0.len() == rows * id_ends.1
-            && hash.len() % 4 == 0
-            && buckets.is_power_of_two()
-            && buckets >= rows
-            && match &value_ends {
-                Some(ends) => ends.len() == rows * 8,
-                None => values.len() == rows * value_width,
-            };
-        if !sizes_fit {
-            return Err("the sections' sizes do not match the row count (damaged)".into());
-        }
-        Ok(Segment {
-            file,
-            rows,
-            ids,
-            id_ends,
-            hash,
-            values,
-            value_ends,
-            value_width,
-        })
-    }
-
-    /// The file.
-    pub fn path(&self) -> &Path {
-        self.file.path()
-    }
-
-    /// Entries in the segment (some may be shadowed by later changes).
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    /// The file's size in bytes.
-    pub fn file_bytes(&self) -> u64 {
-        self.file.bytes()
-    }
-
-    /// The whole mapped file (sections are found with [`range`](Self::range)).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        self.file.data()
-    }
-
-    /// Where a section lies in the file.
-    pub(crate) fn range(&self, name: &str) -> Option<Range<usize>> {
-        self.file.range(name)
-    }
-
-    /// A section an index kind added (see [`Arrange`]).
-    pub fn section(&self, name: &str) -> Option<&[u8]> {
-        self.file.section(name)
-    }
-
-    fn end_of(&self, ends: &Range<usize>, width: usize, row: usize) -> Option<usize> {
-        let at = ends.start + row * width;
-        Some(le_u64(self.file.data().get(at..at + width)?) as usize)
-    }
-
-    /// The id of a row (`None` past the end, or in a damaged file).
-    pub fn id(&self, row: usize) -> Option<&str> {
-        if row >= self.rows {
-            return None;
-        }
-        let (ends, w) = (&self.id_ends.0, self.id_ends.1);
-        let start = if row == 0 {
-            0
-        } else {
-            self.end_of(ends, w, row - 1)?
-        };
-        let end = self.end_of(ends, w, row)?;
-        let bytes = self.file.data()[self.ids.clone()].get(start..end)?;
-        std::str::from_utf8(bytes).ok()
-    }
-
-    /// The value of a row.
-    pub fn value(&self, row: usize) -> Option<&[u8]> {
-        if row >= self.rows {
-            return None;
-        }
-        let values = &self.file.data()[self.values.clone()];
-        match &self.value_ends {
-            None => values.get(row * self.value_width..(row + 1) * self.value_width),
-            Some(ends) => {
-                let start = if row == 0 {
-                    0
-                } else {
-                    self.end_of(ends, 8, row - 1)?
-                };
-                values.get(start..self.end_of(ends, 8, row)?)
-            }
-        }
-    }
-
-    /// The row of an id.
-    pub fn find(&self, id: &str) -> Option<usize> {
-        let table = &self.file.data()[self.hash.clone()];
-        let buckets = table.len() / 4;
-        if buckets == 0 {
-            return None;
-        }
-        let mut at = id_hash(id) as usize & (buckets - 1);
-        // At most one pass over the table, even in a damaged file.
-        for _ in 0..buckets {
-            let row = u32::from_le_bytes(table[at * 4..at * 4 + 4].try_into().expect("4"));
-            if row == u32::MAX {
-                return None;
-            }
-            if self.id(row as usize) == Some(id) {
-                return Some(row as usize);
-            }
-            at = (at + 1) & (buckets - 1);
-        }
-        None
-    }
-
-    /// Reads every block of the file against its checksum.
-    pub fn verify(&self) -> Result<(), String> {
-        self.file.verify()
-    }
-
-    /// Writes a segment of `entries` (id, value), laid out by `arrange` (sorted by id without one), to `path`.
-    fn write(
-        path: &Path,
-        entries: &[(&str, &[u8])],
-        sequence: u64,
-        arrange: Option<&dyn Arrange>,
-    ) -> Result<(), String> {
-        let n = entries.len();
-        let Arranged { order, sections } = match arrange {
-            Some(a) => a.arrange(n, &|i| entries[i].1)?,
-            None => {
-                let mut order: Vec<u32> = (0..n as u32).collect();
-                order.sort_unstable_by_key(|&i| entries[i as usize].0);
-                Arranged {
-                    order,
-                    sections: Vec::new(),
-                }
-            }
-        };
-        if order.len() != n {
-            return Err("the layout's row order has the wrong length".into());
-        }
-        let width = entries.first().map_or(0, |e| e.1.len());
-        let fixed = entries.iter().all(|e| e.1.len() == width);
-        let header = Header {
-            rows: n as u64,
-            sequence,
-            value_width: if fixed { width as u32 } else { VARIABLE },
-        };
-        let io = |e: std::io::Error| format!("{}: {e}", path.display());
-        let mut out = SegmentWriter::create(path, header).map_err(io)?;
-        let id_bytes: usize = entries.iter().map(|e| e.0.len()).sum();
-        let rows = order.iter().map(|&i| entries[i as usize]);
-        out.begin("ids.bytes").map_err(io)?;
-        for (id, _) in rows.clone() {
-            out.append(id.as_bytes()).map_err(io)?;
-        }
-        out.end().map_err(io)?;
-        let wide = id_bytes > u32::MAX as usize;
-        out.begin(if wide { "ids.ends64" } else { "ids.ends32" })
-            .map_err(io)?;
-        let mut end = 0u64;
-        for (id, _) in rows.clone() {
-            end += id.len() as u64;
-            let bytes = end.to_le_bytes();
-            out.append(if wide { &bytes[..] } else { &bytes[..4] })
-                .map_err(io)?;
-        }
-        out.end().map_err(io)?;
-        let buckets = (n + n / 3).max(1).next_power_of_two();
-        let mut table = vec![u32::MAX; buckets];
-        for (row, (id, _)) in rows.clone().enumerate() {
-            let mut at = id_hash(id) as usize & (buckets - 1);
-            while table[at] != u32::MAX {
-                at = (at + 1) & (buckets - 1);
-            }
-            table[at] = row as u32;
-        }
-        out.section("ids.hash", bytemuck::cast_slice(&table))
-            .map_err(io)?;
-        drop(table);
-        if !fixed {
-            out.begin("values.ends64").map_err(io)?;
-            let mut end = 0u64;
-            for (_, value) in rows.clone() {
-                end += value.len() as u64;
-                out.append(&end.to_le_bytes()).map_err(io)?;
-            }
-            out.end().map_err(io)?;
-        }
-        out.begin("values").map_err(io)?;
-        for (_, value) in rows {
-            out.append(value).map_err(io)?;
-        }
-        out.end().map_err(io)?;
-        for (name, bytes) in &sections {
-            out.section(name, bytes).map_err(io)?;
-        }
-        out.finish().map_err(io)?;
-        Ok(())
     }
 }
 
 /// The segments of one generation of an index, and the last batch they hold.
 #[derive(Debug)]
 pub struct SegmentSet {
-    /// Increases at every merge.
+    /// Increases at every flush or merge.
     pub generation: u64,
     /// The last batch folded into the segments.
     pub sequence: u64,
-    /// The segments (at most one in this version: every merge writes all entries into one).
+    /// The ids the segments hold (rows not shadowed by newer segments).
+    pub entries: u64,
+    /// The segments, oldest first: a newer segment's rows and deletions shadow older rows of the same id.
     pub segments: Vec<Segment>,
 }
 
 impl SegmentSet {
-    /// Entries in the segments, shadowed ones included.
+    /// Rows in the segments, shadowed ones included.
     pub fn rows(&self) -> usize {
         self.segments.iter().map(Segment::rows).sum()
     }
 
-    /// Whether an id has a row in a segment.
-    pub fn contains(&self, id: &str) -> bool {
-        self.segments.iter().any(|s| s.find(id).is_some())
+    /// The segment and row that hold an id now, if one does.
+    pub fn lookup(&self, id: &str) -> Option<(usize, usize)> {
+        // The newest segment that mentions the id says whether it is there.
+        for (i, segment) in self.segments.iter().enumerate().rev() {
+            if let Some(row) = segment.find(id) {
+                return Some((i, row));
+            }
+            if segment.deletes(id) {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Whether a segment newer than segment `i` puts or deletes `id` (so that segment i's row is stale).
+    pub fn shadowed(&self, i: usize, id: &str) -> bool {
+        self.segments[i + 1..]
+            .iter()
+            .any(|s| s.find(id).is_some() || s.deletes(id))
     }
 
     /// The bytes of the segment files.
@@ -373,10 +156,11 @@ pub struct Segmented {
     pub recent: Vec<Batch>,
 }
 
-/// A retained batch of the log: where its record lies in the log file.
-#[derive(Clone, Copy, Debug)]
+/// A retained batch of the change log: which log file holds it, and where.
+#[derive(Clone, Debug)]
 struct Logged {
     sequence: u64,
+    wal: Arc<str>,
     offset: u64,
     changes: u64,
 }
@@ -400,7 +184,7 @@ struct Inner {
     /// The retained batches (newest last) and how many changes they hold.
     log: VecDeque<Logged>,
     logged: u64,
-    /// Where the log's complete records end.
+    /// Where the active log's complete records end.
     wal_end: u64,
     merge: MergePolicy,
     merge_error: Option<String>,
@@ -437,6 +221,22 @@ fn foreign(path: &Path, reason: impl std::fmt::Display) -> StoreError {
     }
 }
 
+/// A log that cannot be read: damage is named as such, other failures as I/O errors.
+fn wal_error(path: &Path, e: std::io::Error) -> StoreError {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        foreign(path, e)
+    } else {
+        io_error(path, e)
+    }
+}
+
+/// The change log a segmented store keeps by default: 100,000 changes whatever the index's size. A reader
+/// further behind reloads, which over segments costs a mapping and the delta, not every entry.
+pub const DEFAULT_RETENTION: Retention = Retention {
+    min_changes: 100_000,
+    per_entry: 0.0,
+};
+
 /// Takes the writer's lock, or says who has it.
 fn lock(dir: &Path) -> Result<File, StoreError> {
     let path = dir.join(LOCK_FILE);
@@ -453,19 +253,13 @@ fn lock(dir: &Path) -> Result<File, StoreError> {
     }
 }
 
-/// Loads the state a manifest names: maps its segments and reads its log.
+/// Loads the state a manifest names: maps its segments and reads its logs.
 fn load(
     dir: &Path,
     manifest: Manifest,
     arrange: Option<Arc<dyn Arrange>>,
     retention: Retention,
 ) -> Result<Inner, StoreError> {
-    if manifest.segments.len() > 1 {
-        return Err(foreign(
-            &dir.join(manifest::FILE),
-            "it names several segments: written by a later version of neardup",
-        ));
-    }
     let mut segments = Vec::new();
     for name in &manifest.segments {
         let path = dir.join(name);
@@ -474,24 +268,14 @@ fn load(
     let set = Arc::new(SegmentSet {
         generation: manifest.generation,
         sequence: manifest.sequence,
+        entries: manifest.entries,
         segments,
     });
-    let wal_path = dir.join(&manifest.wal);
-    let base = wal::base(&wal_path).map_err(|e| foreign(&wal_path, e))?;
-    if base != manifest.sequence {
-        return Err(foreign(
-            &wal_path,
-            format!(
-                "the log follows batch {base}, but the manifest's segments end at batch {}",
-                manifest.sequence
-            ),
-        ));
-    }
     let mut inner = Inner {
         dir: dir.to_path_buf(),
         writer: None,
         arrange,
-        live: set.rows() as u64,
+        live: manifest.entries,
         sequence: manifest.sequence,
         manifest,
         set,
@@ -502,39 +286,52 @@ fn load(
         merge: MergePolicy::default(),
         merge_error: None,
     };
+    // The older logs hold batches already in the segments: only their numbers and places are read.
+    let older: Vec<String> = inner.manifest.wals[..inner.manifest.wals.len() - 1].to_vec();
+    let mut next: Option<u64> = None;
+    for name in &older {
+        let path = dir.join(name);
+        let tail = wal::read(&path, wal::HEADER, next, false).map_err(|e| wal_error(&path, e))?;
+        let name: Arc<str> = Arc::from(name.as_str());
+        for r in tail.records {
+            next = Some(r.sequence + 1);
+            inner.log_batch(r.sequence, r.changes, &name, r.offset, retention);
+        }
+    }
+    let path = inner.wal_path();
+    let base = wal::base(&path).map_err(|e| wal_error(&path, e))?;
+    if base != inner.set.sequence || next.is_some_and(|n| n != base + 1) {
+        return Err(foreign(
+            &path,
+            format!(
+                "the log follows batch {base}, but the segments end at batch {} (damaged)",
+                inner.set.sequence
+            ),
+        ));
+    }
     inner.read_log(retention)?;
     Ok(inner)
 }
 
 impl Inner {
     fn wal_path(&self) -> PathBuf {
-        self.dir.join(&self.manifest.wal)
+        self.dir.join(self.active_wal())
     }
 
-    /// Reads the log's records after `wal_end`: copies of batches before the segments go to the change log
-    /// only, later ones into the delta too.
+    fn active_wal(&self) -> &str {
+        self.manifest.wals.last().expect("a manifest names a log")
+    }
+
+    /// Reads the active log's records after `wal_end` into the delta.
     fn read_log(&mut self, retention: Retention) -> Result<(), StoreError> {
         let path = self.wal_path();
-        let first = self.wal_end == wal::HEADER;
-        let next = (!first).then_some(self.sequence + 1);
-        let tail = wal::read(&path, self.wal_end, next).map_err(|e| foreign(&path, e))?;
-        let base = self.set.sequence;
-        let mut offset = self.wal_end;
-        for (batch, end) in tail.batches {
-            if batch.sequence <= base {
-                self.log_batch(&batch, offset, retention);
-            } else if batch.sequence == self.sequence + 1 {
-                self.replay(&batch, offset, retention);
-            } else {
-                return Err(foreign(
-                    &path,
-                    format!(
-                        "the log jumps from batch {} to batch {} (damaged)",
-                        self.sequence, batch.sequence
-                    ),
-                ));
+        let tail = wal::read(&path, self.wal_end, Some(self.sequence + 1), true)
+            .map_err(|e| wal_error(&path, e))?;
+        let name: Arc<str> = Arc::from(self.active_wal());
+        for record in tail.records {
+            if let Some(batch) = &record.batch {
+                self.replay(batch, &name, record.offset, retention);
             }
-            offset = end;
         }
         self.wal_end = tail.end;
         Ok(())
@@ -544,12 +341,12 @@ impl Inner {
     fn present(&self, id: &str) -> bool {
         match self.delta.get(id) {
             Some(value) => value.is_some(),
-            None => self.set.contains(id),
+            None => self.set.lookup(id).is_some(),
         }
     }
 
-    /// Folds a committed batch (whose record starts at `offset`) into the delta and the log.
-    fn replay(&mut self, batch: &Batch, offset: u64, retention: Retention) {
+    /// Folds a committed batch (whose record is at `offset` in log `wal`) into the delta and the change log.
+    fn replay(&mut self, batch: &Batch, wal: &Arc<str>, offset: u64, retention: Retention) {
         for change in &batch.changes {
             let before = self.present(change.id());
             let after = match change {
@@ -565,17 +362,26 @@ impl Inner {
             self.live = self.live + u64::from(after) - u64::from(before);
         }
         self.sequence = batch.sequence;
-        self.log_batch(batch, offset, retention);
+        let changes = batch.changes.len() as u64;
+        self.log_batch(batch.sequence, changes, wal, offset, retention);
     }
 
     /// Keeps a batch in the change log, dropping the oldest beyond the retention limit.
-    fn log_batch(&mut self, batch: &Batch, offset: u64, retention: Retention) {
+    fn log_batch(
+        &mut self,
+        sequence: u64,
+        changes: u64,
+        wal: &Arc<str>,
+        offset: u64,
+        retention: Retention,
+    ) {
         self.log.push_back(Logged {
-            sequence: batch.sequence,
+            sequence,
+            wal: Arc::clone(wal),
             offset,
-            changes: batch.changes.len() as u64,
+            changes,
         });
-        self.logged += batch.changes.len() as u64;
+        self.logged += changes;
         let limit = retention.limit(self.live);
         while self.logged > limit {
             let Some(oldest) = self.log.pop_front() else {
@@ -596,7 +402,7 @@ impl Inner {
             if manifest.generation == self.manifest.generation {
                 return self.read_log(retention);
             }
-            // A merge happened: load the new generation (whose files a second merge may remove meanwhile).
+            // A flush happened: load the new generation (whose files a second flush may remove meanwhile).
             match load(&self.dir, manifest, self.arrange.clone(), retention) {
                 Ok(mut fresh) => {
                     fresh.merge = self.merge;
@@ -616,48 +422,89 @@ impl Inner {
         }
     }
 
-    /// Every batch after the segments, read from the log.
-    fn recent(&self) -> Result<Vec<Batch>, StoreError> {
-        let path = self.wal_path();
-        let tail = wal::read(&path, wal::HEADER, None).map_err(|e| foreign(&path, e))?;
-        Ok(tail
-            .batches
-            .into_iter()
-            .map(|(b, _)| b)
-            .filter(|b| b.sequence > self.set.sequence && b.sequence <= self.sequence)
-            .collect())
+    /// The batches from `from` to the last committed one, read from the logs (`None` if a log the change
+    /// log points into is gone: a flush removed it meanwhile).
+    fn batches_from(&self, from: u64) -> Result<Option<Vec<Batch>>, StoreError> {
+        let Some(first) = self.log.iter().find(|l| l.sequence == from) else {
+            return Ok(Some(Vec::new()));
+        };
+        let start = self
+            .manifest
+            .wals
+            .iter()
+            .position(|w| **w == *first.wal)
+            .unwrap_or(usize::MAX);
+        let mut batches = Vec::new();
+        for (i, name) in self.manifest.wals.iter().enumerate().skip(start) {
+            let path = self.dir.join(name);
+            let offset = if i == start {
+                first.offset
+            } else {
+                wal::HEADER
+            };
+            let tail = match wal::read(&path, offset, None, true) {
+                Ok(tail) => tail,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(wal_error(&path, e)),
+            };
+            batches.extend(tail.records.into_iter().filter_map(|r| r.batch));
+        }
+        batches.retain(|b| b.sequence >= from && b.sequence <= self.sequence);
+        Ok(Some(batches))
     }
 
-    /// The batches the change log keeps, read from the log.
-    fn retained(&self) -> Result<Vec<Batch>, StoreError> {
-        let Some(oldest) = self.log.front() else {
-            return Ok(Vec::new());
-        };
+    /// Every batch after the segments, read from the active log.
+    fn recent(&self) -> Result<Vec<Batch>, StoreError> {
         let path = self.wal_path();
-        let tail = wal::read(&path, oldest.offset, Some(oldest.sequence))
-            .map_err(|e| foreign(&path, e))?;
+        let tail = wal::read(&path, wal::HEADER, Some(self.set.sequence + 1), true)
+            .map_err(|e| wal_error(&path, e))?;
         Ok(tail
-            .batches
+            .records
             .into_iter()
-            .map(|(b, _)| b)
+            .filter_map(|r| r.batch)
             .take_while(|b| b.sequence <= self.sequence)
             .collect())
     }
 
-    /// Writes the live entries into a new segment, starts a new log and swaps the manifest.
-    fn merge(&mut self) -> Result<(), StoreError> {
+    /// How many of the newest segments to merge with the delta (see [`MergePolicy`]).
+    fn to_merge(&self, full: bool) -> usize {
+        let segments = &self.set.segments;
+        if full {
+            return segments.len();
+        }
+        let mut gathered = self.delta.len();
+        let mut k = 0;
+        for older in segments.iter().rev() {
+            let too_many = segments.len() - k + 1 > self.merge.max_segments.max(1);
+            if too_many || gathered.saturating_mul(self.merge.ratio.max(1)) >= older.rows() {
+                gathered += older.rows();
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        k
+    }
+
+    /// Writes the delta, with the newest segments the policy (or `full`) picks, into one new segment; starts
+    /// a new log; swaps the manifest; then removes the merged segments and the logs the change log no longer
+    /// needs.
+    fn flush(&mut self, full: bool) -> Result<(), StoreError> {
         if self.writer.is_none() {
             return Err(StoreError::Refused {
                 path: self.dir.clone(),
                 reason: "this handle is a reader: only the writer merges".into(),
             });
         }
-        for segment in &self.set.segments {
+        let k = self.to_merge(full);
+        let count = self.set.segments.len();
+        let kept = count - k;
+        for segment in &self.set.segments[kept..] {
             segment.verify().map_err(|e| foreign(segment.path(), e))?;
         }
         let generation = self.manifest.generation + 1;
-        let (seg_name, wal_name) = (segment_name(generation), wal_name(generation));
-        let (seg_path, new_wal_path) = (self.dir.join(&seg_name), self.dir.join(&wal_name));
+        let (seg_name, new_wal_name) = (segment_name(generation), wal_name(generation));
+        let (seg_path, new_wal_path) = (self.dir.join(&seg_name), self.dir.join(&new_wal_name));
         let tmp = self.dir.join(format!("{seg_name}.tmp"));
         let cleanup = || {
             let _ = std::fs::remove_file(&tmp);
@@ -665,54 +512,88 @@ impl Inner {
             let _ = std::fs::remove_file(&new_wal_path);
         };
         cleanup();
-        type Written = (Vec<Segment>, (Wal, Vec<u64>));
+        type Written = (Option<Segment>, Wal);
         let written = (|| -> Result<Written, StoreError> {
-            let mut entries: Vec<(&str, &[u8])> = Vec::with_capacity(self.live as usize);
-            for segment in &self.set.segments {
+            let set = &self.set;
+            let mut entries: Vec<(&str, &[u8])> = Vec::new();
+            let mut deleted: Vec<&str> = Vec::new();
+            for i in kept..count {
+                let segment = &set.segments[i];
                 for row in 0..segment.rows() {
                     let (Some(id), Some(value)) = (segment.id(row), segment.value(row)) else {
                         return Err(foreign(segment.path(), format!("row {row} is damaged")));
                     };
-                    if !self.delta.contains_key(id) {
+                    if !self.delta.contains_key(id) && !set.shadowed(i, id) {
                         entries.push((id, value));
                     }
                 }
+                if kept > 0 {
+                    for id in segment.deleted_ids() {
+                        let id =
+                            id.ok_or_else(|| foreign(segment.path(), "a deleted id is damaged"))?;
+                        if !self.delta.contains_key(id) && !set.shadowed(i, id) {
+                            deleted.push(id);
+                        }
+                    }
+                }
             }
-            let mut recent: Vec<(&str, &[u8])> = self
-                .delta
-                .iter()
-                .filter_map(|(id, v)| v.as_deref().map(|v| (id.as_str(), v)))
-                .collect();
+            let mut recent: Vec<(&str, &[u8])> = Vec::new();
+            for (id, value) in &self.delta {
+                match value {
+                    Some(v) => recent.push((id, v)),
+                    // A deletion is kept only while an older segment still holds the id.
+                    None if kept > 0 && lookup_in(&set.segments[..kept], id) => deleted.push(id),
+                    None => {}
+                }
+            }
             recent.sort_unstable();
             entries.extend(recent);
-            let mut segments = Vec::new();
-            if !entries.is_empty() {
-                Segment::write(&tmp, &entries, self.sequence, self.arrange.as_deref())
-                    .map_err(|e| io_error(&tmp, e))?;
+            deleted.sort_unstable();
+            deleted.dedup();
+            let segment = if entries.is_empty() && deleted.is_empty() {
+                None
+            } else {
+                Segment::write(
+                    &tmp,
+                    &entries,
+                    &deleted,
+                    self.sequence,
+                    self.arrange.as_deref(),
+                )
+                .map_err(|e| io_error(&tmp, e))?;
                 std::fs::rename(&tmp, &seg_path).map_err(|e| io_error(&seg_path, e))?;
-                segments.push(Segment::open(&seg_path).map_err(|e| foreign(&seg_path, e))?);
-            }
-            let retained = self.retained()?;
-            let (wal, offsets) = Wal::create(&new_wal_path, self.sequence, &retained)
+                Some(Segment::open(&seg_path).map_err(|e| foreign(&seg_path, e))?)
+            };
+            let wal = Wal::create(&new_wal_path, self.sequence)
                 .map_err(|e| io_error(&new_wal_path, e))?;
-            Ok((segments, (wal, offsets)))
+            Ok((segment, wal))
         })();
-        let (segments, (new_wal, offsets)) = match written {
+        let (segment, new_wal) = match written {
             Ok(w) => w,
             Err(e) => {
                 cleanup();
                 return Err(e);
             }
         };
+        let mut segment_names: Vec<String> = self.manifest.segments[..kept].to_vec();
+        if segment.is_some() {
+            segment_names.push(seg_name);
+        }
+        // The logs the change log still points into, then the new one.
+        let mut wals: Vec<String> = self
+            .manifest
+            .wals
+            .iter()
+            .filter(|w| self.log.iter().any(|l| *l.wal == ***w))
+            .cloned()
+            .collect();
+        wals.push(new_wal_name);
         let manifest = Manifest {
             generation,
             sequence: self.sequence,
-            segments: if segments.is_empty() {
-                Vec::new()
-            } else {
-                vec![seg_name]
-            },
-            wal: wal_name,
+            entries: self.live,
+            segments: segment_names,
+            wals,
             settings: self.manifest.settings.clone(),
         };
         if let Err(e) = sync_dir(&self.dir).and_then(|()| manifest.write(&self.dir)) {
@@ -720,20 +601,37 @@ impl Inner {
             return Err(io_error(&self.dir.join(manifest::FILE), e));
         }
         let old = std::mem::replace(&mut self.manifest, manifest);
-        for name in old.segments.iter().chain([&old.wal]) {
-            let _ = std::fs::remove_file(self.dir.join(name));
+        for name in old.segments.iter().chain(&old.wals) {
+            let live = self.manifest.segments.contains(name) || self.manifest.wals.contains(name);
+            if !live {
+                let _ = std::fs::remove_file(self.dir.join(name));
+            }
         }
         let _ = sync_dir(&self.dir);
+        let mut segments: Vec<Segment> = Vec::with_capacity(kept + 1);
+        let old_set = std::mem::replace(
+            &mut self.set,
+            Arc::new(SegmentSet {
+                generation,
+                sequence: self.sequence,
+                entries: self.live,
+                segments: Vec::new(),
+            }),
+        );
+        // The kept segments are reopened (cheap: a mapping) rather than shared with readers of the old set.
+        for name in &self.manifest.segments[..kept] {
+            let path = self.dir.join(name);
+            segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
+        }
+        drop(old_set);
+        segments.extend(segment);
         self.set = Arc::new(SegmentSet {
             generation,
             sequence: self.sequence,
+            entries: self.live,
             segments,
         });
         self.delta.clear();
-        // The change log is the same batches, now copied at the start of the new log file.
-        for (logged, offset) in self.log.iter_mut().zip(offsets) {
-            logged.offset = offset;
-        }
         self.wal_end = new_wal.len();
         if let Some(writer) = &mut self.writer {
             writer.wal = new_wal;
@@ -741,7 +639,7 @@ impl Inner {
         Ok(())
     }
 
-    /// Removes files no manifest names (left by a crash during a merge).
+    /// Removes files no manifest names (left by a crash during a flush).
     fn remove_strays(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
@@ -750,12 +648,25 @@ impl Inner {
             let name = entry.file_name().to_string_lossy().into_owned();
             let ours =
                 name.starts_with("seg-") || name.starts_with("wal-") || name == "MANIFEST.tmp";
-            let live = self.manifest.segments.contains(&name) || self.manifest.wal == name;
+            let live = self.manifest.segments.contains(&name) || self.manifest.wals.contains(&name);
             if ours && !live {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
     }
+}
+
+/// Whether segments (oldest first) hold an id, the newest saying last.
+fn lookup_in(segments: &[Segment], id: &str) -> bool {
+    for segment in segments.iter().rev() {
+        if segment.find(id).is_some() {
+            return true;
+        }
+        if segment.deletes(id) {
+            return false;
+        }
+    }
+    false
 }
 
 impl SegmentStore {
@@ -776,12 +687,13 @@ impl SegmentStore {
             let lock = lock(dir)?;
             let wal_path = dir.join(wal_name(1));
             let _ = std::fs::remove_file(&wal_path);
-            Wal::create(&wal_path, 0, &[]).map_err(|e| io_error(&wal_path, e))?;
+            Wal::create(&wal_path, 0).map_err(|e| io_error(&wal_path, e))?;
             let manifest = Manifest {
                 generation: 1,
                 sequence: 0,
+                entries: 0,
                 segments: Vec::new(),
-                wal: wal_name(1),
+                wals: vec![wal_name(1)],
                 settings: settings.clone(),
             };
             // The manifest comes last: until it exists, the directory is no index.
@@ -824,7 +736,7 @@ impl SegmentStore {
         } else {
             Self::manifest(dir)?
         };
-        let retention = Retention::default();
+        let retention = DEFAULT_RETENTION;
         let mut inner = load(dir, manifest, arrange, retention)?;
         let wal_path = inner.wal_path();
         let wal = Wal::open(&wal_path, inner.wal_end).map_err(|e| io_error(&wal_path, e))?;
@@ -836,7 +748,7 @@ impl SegmentStore {
     /// Opens the index in `dir` for reading, beside a writer (no lock is taken): the handle follows the
     /// writer's commits and merges whenever it is asked for the sequence or the changes.
     pub fn open_reader(dir: &Path, arrange: Option<Arc<dyn Arrange>>) -> Result<Self, StoreError> {
-        let retention = Retention::default();
+        let retention = DEFAULT_RETENTION;
         let mut attempts = 0;
         loop {
             let manifest = Self::manifest(dir)?;
@@ -847,6 +759,11 @@ impl SegmentStore {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The settings of the index in `dir`, read from its manifest alone.
+    pub fn read_settings(dir: &Path) -> Result<Settings, StoreError> {
+        Self::manifest(dir).map(|m| m.settings)
     }
 
     fn manifest(dir: &Path) -> Result<Manifest, StoreError> {
@@ -880,9 +797,14 @@ impl SegmentStore {
         self.lock().merge = policy;
     }
 
-    /// Writes every live entry into a new segment now (see the module documentation).
+    /// Writes every live entry into one new segment now, dropping shadowed rows and deletions.
     pub fn merge(&self) -> Result<(), StoreError> {
-        self.lock().merge()
+        self.lock().flush(true)
+    }
+
+    /// Writes the delta into a segment now, merging the newest segments as the policy says.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.lock().flush(false)
     }
 
     /// Why the last automatic merge failed, if it did (the batches stay in the log; the next commit tries
@@ -899,7 +821,14 @@ impl SegmentStore {
         for segment in &inner.set.segments {
             segment.verify().map_err(|e| foreign(segment.path(), e))?;
         }
-        inner.recent().map(drop)
+        let mut next = None;
+        for name in &inner.manifest.wals {
+            let path = inner.dir.join(name);
+            let tail =
+                wal::read(&path, wal::HEADER, next, true).map_err(|e| wal_error(&path, e))?;
+            next = tail.records.last().map(|r| r.sequence + 1).or(next);
+        }
+        Ok(())
     }
 
     /// Files and bytes on disk: the segments, and the log.
@@ -921,12 +850,13 @@ impl Store for SegmentStore {
     fn for_each(&self, f: &mut Visit<'_>) -> Result<(), StoreError> {
         let mut inner = self.lock();
         inner.catch_up(self.retention)?;
-        for segment in &inner.set.segments {
+        let set = &inner.set;
+        for (i, segment) in set.segments.iter().enumerate() {
             for row in 0..segment.rows() {
                 let (Some(id), Some(value)) = (segment.id(row), segment.value(row)) else {
                     return Err(foreign(segment.path(), format!("row {row} is damaged")));
                 };
-                if !inner.delta.contains_key(id) {
+                if !inner.delta.contains_key(id) && !set.shadowed(i, id) {
                     f(id, value)?;
                 }
             }
@@ -952,6 +882,7 @@ impl Store for SegmentStore {
             changes: batch.to_vec(),
         };
         let offset = inner.wal_end;
+        let name: Arc<str> = Arc::from(inner.active_wal());
         let end = match &mut inner.writer {
             None => {
                 return Err(StoreError::Refused {
@@ -964,13 +895,11 @@ impl Store for SegmentStore {
                 writer.wal.append(&record).map_err(|e| io_error(&path, e))?
             }
         };
-        inner.replay(&record, offset, retention);
+        inner.replay(&record, &name, offset, retention);
         inner.wal_end = end;
-        let policy = inner.merge;
-        let due = (policy.min_changes as f64).max(policy.fraction * inner.set.rows() as f64);
-        if inner.delta.len() as f64 >= due {
-            // The batch is durable already: a failed merge is remembered, not returned.
-            inner.merge_error = inner.merge().err().map(|e| e.to_string());
+        if inner.delta.len() >= inner.merge.flush_changes {
+            // The batch is durable already: a failed flush is remembered, not returned.
+            inner.merge_error = inner.flush(false).err().map(|e| e.to_string());
         }
         Ok(sequence)
     }
@@ -1000,16 +929,13 @@ impl Store for SegmentStore {
         if since + 1 < oldest {
             return Ok(ChangesSince::TooOld { oldest });
         }
-        let start = inner.log[(since + 1 - oldest) as usize].offset;
-        let path = inner.wal_path();
-        let tail = wal::read(&path, start, Some(since + 1)).map_err(|e| foreign(&path, e))?;
-        let batches = tail
-            .batches
-            .into_iter()
-            .map(|(b, _)| b)
-            .take_while(|b| b.sequence <= inner.sequence)
-            .collect();
-        Ok(ChangesSince::Changes(batches))
+        match inner.batches_from(since + 1)? {
+            Some(batches) => Ok(ChangesSince::Changes(batches)),
+            // A log was removed by a flush meanwhile: the reader reloads.
+            None => Ok(ChangesSince::TooOld {
+                oldest: inner.sequence + 1,
+            }),
+        }
     }
 
     fn set_retention(&mut self, retention: Retention) {

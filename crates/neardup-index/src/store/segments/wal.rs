@@ -8,9 +8,9 @@
 //!                     id length (u32), id, and for a put: value length (u32), value
 //! ```
 //!
-//! Records follow one another without gaps in their numbers. Those up to the base are copies of batches the
-//! change log still keeps from before the last merge (for readers catching up through `changes_since`); those
-//! after it are the delta, base + 1, base + 2, …. A record cut short at the end of the file, or a
+//! Records are numbered base + 1, base + 2, … without gaps. Each flush of the delta into a segment starts a new
+//! log; older logs stay, read-only, while the change log still keeps some of their batches (for readers that
+//! catch up through `changes_since`). A record cut short at the end of the file, or a
 //! last record whose checksum fails, is a write that was never acknowledged (the process or the machine died
 //! during it): readers stop before it and the writer cuts it off when it opens the log. A damaged record with
 //! records after it is damage, not a torn write, and the log is refused with the record's offset.
@@ -24,11 +24,24 @@ const MAGIC: &[u8; 8] = b"NDWAL\0\0\x01";
 /// The header's length, and so the offset of the first record.
 pub(crate) const HEADER: u64 = 16;
 
+/// One complete record of a log.
+#[derive(Debug)]
+pub(crate) struct Record {
+    /// Its batch's sequence number.
+    pub sequence: u64,
+    /// How many changes the batch has.
+    pub changes: u64,
+    /// Where the record starts.
+    pub offset: u64,
+    /// The batch, when decoding was asked for.
+    pub batch: Option<Batch>,
+}
+
 /// What reading a log found.
 #[derive(Debug, Default)]
 pub(crate) struct Tail {
-    /// The complete records read, each with the offset just after it.
-    pub batches: Vec<(Batch, u64)>,
+    /// The complete records read, in order.
+    pub records: Vec<Record>,
     /// Where the complete records end (the start of a torn record, or the end of the file).
     pub end: u64,
     /// Bytes of a torn last record after `end`.
@@ -64,7 +77,7 @@ fn encode(batch: &Batch) -> Vec<u8> {
 }
 
 /// Decodes a payload whose checksum matched.
-fn decode(payload: &[u8]) -> Option<Batch> {
+fn decode_payload(payload: &[u8]) -> Option<Batch> {
     let mut at = 0usize;
     let mut take = |n: usize| -> Option<&[u8]> {
         let bytes = payload.get(at..at.checked_add(n)?)?;
@@ -94,25 +107,32 @@ fn decode(payload: &[u8]) -> Option<Batch> {
 }
 
 /// Reads the base sequence of a log.
-pub(crate) fn base(path: &Path) -> Result<u64, String> {
+pub(crate) fn base(path: &Path) -> Result<u64, std::io::Error> {
     let mut header = [0u8; HEADER as usize];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .map_err(|e| format!("cannot read the log's header: {e}"))?;
+    File::open(path)?.read_exact(&mut header)?;
     if &header[..8] != MAGIC {
-        return Err("not a neardup write-ahead log (bad magic)".into());
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a neardup write-ahead log (bad magic)",
+        ));
     }
     Ok(u64::from_le_bytes(header[8..16].try_into().expect("8")))
 }
 
 /// Reads the records from `offset` (a record boundary; [`HEADER`] for the first), expecting the first to be
-/// batch `next` (any, for `None`) and the others to follow without gaps.
-pub(crate) fn read(path: &Path, offset: u64, mut next: Option<u64>) -> Result<Tail, String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| e.to_string())?;
+/// batch `next` (any, for `None`) and the others to follow without gaps; with `decode`, each record's batch
+/// too (else only its number and size). Every record's checksum is checked.
+pub(crate) fn read(
+    path: &Path,
+    offset: u64,
+    mut next: Option<u64>,
+    decode: bool,
+) -> Result<Tail, std::io::Error> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.read_to_end(&mut bytes)?;
+    let damaged = |reason: String| std::io::Error::new(std::io::ErrorKind::InvalidData, reason);
     let mut tail = Tail {
         end: offset,
         ..Tail::default()
@@ -138,24 +158,40 @@ pub(crate) fn read(path: &Path, offset: u64, mut next: Option<u64>) -> Result<Ta
                 torn(&mut tail);
                 break;
             }
-            return Err(format!(
+            return Err(damaged(format!(
                 "the record at byte {record_at} fails its checksum and records follow it (damaged)"
-            ));
+            )));
         }
-        let batch = decode(payload)
-            .ok_or_else(|| format!("the record at byte {record_at} is malformed (damaged)"))?;
+        let malformed = || {
+            damaged(format!(
+                "the record at byte {record_at} is malformed (damaged)"
+            ))
+        };
+        let (sequence, changes, batch) = if decode {
+            let batch = decode_payload(payload).ok_or_else(malformed)?;
+            (batch.sequence, batch.changes.len() as u64, Some(batch))
+        } else {
+            let head = payload.get(..12).ok_or_else(malformed)?;
+            let sequence = u64::from_le_bytes(head[..8].try_into().expect("8"));
+            let changes = u64::from(u32::from_le_bytes(head[8..12].try_into().expect("4")));
+            (sequence, changes, None)
+        };
         if let Some(expected) = next
-            && batch.sequence != expected
+            && sequence != expected
         {
-            return Err(format!(
-                "the record at byte {record_at} is batch {}, expected {expected} (damaged)",
-                batch.sequence
-            ));
+            return Err(damaged(format!(
+                "the record at byte {record_at} is batch {sequence}, expected {expected} (damaged)"
+            )));
         }
-        next = Some(batch.sequence + 1);
+        next = Some(sequence + 1);
+        tail.records.push(Record {
+            sequence,
+            changes,
+            offset: record_at,
+            batch,
+        });
         at += 8 + len;
         tail.end = offset + at as u64;
-        tail.batches.push((batch, tail.end));
     }
     Ok(tail)
 }
@@ -168,10 +204,9 @@ pub(crate) struct Wal {
 }
 
 impl Wal {
-    /// Creates a log whose first new record will be batch `base + 1`, starting with copies of `retained`
-    /// (batches up to `base` that the change log still keeps), durably (the directory entry is the caller's to
-    /// sync). Returns the log and where each retained record starts.
-    pub fn create(path: &Path, base: u64, retained: &[Batch]) -> std::io::Result<(Wal, Vec<u64>)> {
+    /// Creates a log whose first record will be batch `base + 1`, durably (the directory entry is the
+    /// caller's to sync).
+    pub fn create(path: &Path, base: u64) -> std::io::Result<Wal> {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -180,20 +215,13 @@ impl Wal {
         let mut header = [0u8; HEADER as usize];
         header[..8].copy_from_slice(MAGIC);
         header[8..].copy_from_slice(&base.to_le_bytes());
-        let mut bytes = header.to_vec();
-        let mut offsets = Vec::with_capacity(retained.len());
-        for batch in retained {
-            offsets.push(bytes.len() as u64);
-            bytes.extend_from_slice(&encode(batch));
-        }
-        file.write_all(&bytes)?;
+        file.write_all(&header)?;
         file.sync_all()?;
-        let wal = Wal {
+        Ok(Wal {
             path: path.to_path_buf(),
             file,
-            len: bytes.len() as u64,
-        };
-        Ok((wal, offsets))
+            len: HEADER,
+        })
     }
 
     /// Opens a log for appending after its last complete record (`end`), cutting off a torn one.

@@ -1,0 +1,356 @@
+//! One segment's entries, read in place: the ids and values of its rows, the ids it deletes (tombstones), and
+//! the sections an index kind added.
+//!
+//! Sections written here (every column little-endian, 8-byte aligned in the file):
+//!
+//! | section | what |
+//! |---|---|
+//! | `ids.bytes`, `ids.ends32` or `ids.ends64`, `ids.hash` | the rows' ids: their bytes, the end of each, and an open-addressing table of rows by xxh3-64 of the id (`u32::MAX` empty; a power of two, at most 3/4 full) |
+//! | `values`, and `values.ends64` when lengths differ | the rows' values (fixed width: the header says which) |
+//! | `del.bytes`, `del.ends32`/`del.ends64`, `del.hash` | the ids this segment deletes from older segments, laid out like the rows' ids |
+//!
+//! Every read of a row checks its bounds: a damaged file gives `None`, never a panic.
+
+use super::file::{Header, SegmentFile, SegmentWriter, VARIABLE};
+use super::{Arrange, Arranged};
+use std::ops::Range;
+use std::path::Path;
+
+/// The id-hash of the lookup tables (xxh3-64 of the id's bytes, the hash pinned for the shingles).
+fn id_hash(id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+}
+
+fn le_u64(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+/// Where one table of ids lies: bytes, ends (and their width) and the hash table.
+#[derive(Clone, Debug)]
+struct IdColumns {
+    count: usize,
+    bytes: Range<usize>,
+    ends: Range<usize>,
+    end_width: usize,
+    hash: Range<usize>,
+}
+
+impl IdColumns {
+    fn find_in(file: &SegmentFile, prefix: &str, count: usize) -> Result<Option<Self>, String> {
+        let range = |name: &str| file.range(&format!("{prefix}.{name}"));
+        let Some(bytes) = range("bytes") else {
+            return Ok(None);
+        };
+        let (ends, end_width) = match (range("ends32"), range("ends64")) {
+            (Some(r), _) => (r, 4),
+            (None, Some(r)) => (r, 8),
+            (None, None) => return Err(format!("the {prefix} ends are missing (damaged)")),
+        };
+        let hash =
+            range("hash").ok_or_else(|| format!("the {prefix} hash is missing (damaged)"))?;
+        let buckets = hash.len() / 4;
+        if ends.len() != count * end_width
+            || !hash.len().is_multiple_of(4)
+            || !buckets.is_power_of_two()
+            || buckets < count
+        {
+            return Err(format!(
+                "the {prefix} sections' sizes do not match their count (damaged)"
+            ));
+        }
+        Ok(Some(IdColumns {
+            count,
+            bytes,
+            ends,
+            end_width,
+            hash,
+        }))
+    }
+
+    fn end(&self, data: &[u8], i: usize) -> Option<usize> {
+        let at = self.ends.start + i * self.end_width;
+        Some(le_u64(data.get(at..at + self.end_width)?) as usize)
+    }
+
+    fn id_bytes<'a>(&self, data: &'a [u8], i: usize) -> Option<&'a [u8]> {
+        if i >= self.count {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.end(data, i - 1)? };
+        data[self.bytes.clone()].get(start..self.end(data, i)?)
+    }
+
+    fn id<'a>(&self, data: &'a [u8], i: usize) -> Option<&'a str> {
+        std::str::from_utf8(self.id_bytes(data, i)?).ok()
+    }
+
+    fn find(&self, data: &[u8], id: &str) -> Option<usize> {
+        let table = &data[self.hash.clone()];
+        let buckets = table.len() / 4;
+        if buckets == 0 {
+            return None;
+        }
+        let mut at = id_hash(id) as usize & (buckets - 1);
+        // At most one pass over the table, even in a damaged file.
+        for _ in 0..buckets {
+            let i = u32::from_le_bytes(table[at * 4..at * 4 + 4].try_into().expect("4"));
+            if i == u32::MAX {
+                return None;
+            }
+            // Bytes, not text: the id asked for is valid UTF-8, so equal bytes are a valid equal id.
+            if self.id_bytes(data, i as usize) == Some(id.as_bytes()) {
+                return Some(i as usize);
+            }
+            at = (at + 1) & (buckets - 1);
+        }
+        None
+    }
+}
+
+/// Writes a table of ids (in order) as the sections `{prefix}.bytes`, `.ends32`/`.ends64` and `.hash`.
+fn write_ids<'a>(
+    out: &mut SegmentWriter,
+    prefix: &str,
+    ids: impl Iterator<Item = &'a str> + Clone,
+) -> std::io::Result<()> {
+    out.begin(&format!("{prefix}.bytes"))?;
+    let (mut total, mut count) = (0u64, 0usize);
+    for id in ids.clone() {
+        out.append(id.as_bytes())?;
+        total += id.len() as u64;
+        count += 1;
+    }
+    out.end()?;
+    let wide = total > u64::from(u32::MAX);
+    out.begin(&format!(
+        "{prefix}.{}",
+        if wide { "ends64" } else { "ends32" }
+    ))?;
+    let mut end = 0u64;
+    for id in ids.clone() {
+        end += id.len() as u64;
+        let bytes = end.to_le_bytes();
+        out.append(if wide { &bytes[..] } else { &bytes[..4] })?;
+    }
+    out.end()?;
+    let buckets = (count + count / 3).max(1).next_power_of_two();
+    let mut table = vec![u32::MAX; buckets];
+    for (i, id) in ids.enumerate() {
+        let mut at = id_hash(id) as usize & (buckets - 1);
+        while table[at] != u32::MAX {
+            at = (at + 1) & (buckets - 1);
+        }
+        table[at] = i as u32;
+    }
+    out.section(&format!("{prefix}.hash"), bytemuck::cast_slice(&table))
+}
+
+/// One mapped segment.
+#[derive(Debug)]
+pub struct Segment {
+    file: SegmentFile,
+    rows: usize,
+    ids: IdColumns,
+    deleted: Option<IdColumns>,
+    values: Range<usize>,
+    value_ends: Option<Range<usize>>,
+    value_width: usize,
+}
+
+impl Segment {
+    pub(super) fn open(path: &Path) -> Result<Segment, String> {
+        let file = SegmentFile::open(path)?;
+        let header = file.header();
+        let rows = usize::try_from(header.rows).map_err(|_| "too many rows".to_owned())?;
+        let deletions =
+            usize::try_from(header.deletions).map_err(|_| "too many deletions".to_owned())?;
+        let ids = IdColumns::find_in(&file, "ids", rows)?
+            .ok_or("the section 'ids.bytes' is missing (damaged)")?;
+        let deleted = IdColumns::find_in(&file, "del", deletions)?;
+        if deleted.is_none() && deletions > 0 {
+            return Err("the deleted ids are missing (damaged)".into());
+        }
+        let values = file
+            .range("values")
+            .ok_or("the section 'values' is missing (damaged)")?;
+        let value_ends = (header.value_width == VARIABLE)
+            .then(|| {
+                file.range("values.ends64")
+                    .ok_or("the section 'values.ends64' is missing (damaged)")
+            })
+            .transpose()?;
+        let value_width = if header.value_width == VARIABLE {
+            0
+        } else {
+            header.value_width as usize
+        };
+        let fits = match &value_ends {
+            Some(ends) => ends.len() == rows * 8,
+            None => values.len() == rows * value_width,
+        };
+        if !fits {
+            return Err("the values' size does not match the row count (damaged)".into());
+        }
+        Ok(Segment {
+            file,
+            rows,
+            ids,
+            deleted,
+            values,
+            value_ends,
+            value_width,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// Rows (entries stored) in the segment, some perhaps shadowed by newer segments.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Ids this segment deletes from older segments.
+    pub fn deletions(&self) -> usize {
+        self.deleted.as_ref().map_or(0, |d| d.count)
+    }
+
+    /// The file's size in bytes.
+    pub fn file_bytes(&self) -> u64 {
+        self.file.bytes()
+    }
+
+    /// The whole mapped file (sections are found with [`range`](Self::range)).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.file.data()
+    }
+
+    /// Where a section lies in the file.
+    pub(crate) fn range(&self, name: &str) -> Option<Range<usize>> {
+        self.file.range(name)
+    }
+
+    /// Every section's name and size in bytes (the entries' and the index kind's).
+    pub fn sections(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.file.sections()
+    }
+
+    /// A section an index kind added (see [`Arrange`]).
+    pub fn section(&self, name: &str) -> Option<&[u8]> {
+        self.file.section(name)
+    }
+
+    /// The id of a row (`None` past the end, or in a damaged file).
+    pub fn id(&self, row: usize) -> Option<&str> {
+        self.ids.id(self.file.data(), row)
+    }
+
+    /// The value of a row.
+    pub fn value(&self, row: usize) -> Option<&[u8]> {
+        if row >= self.rows {
+            return None;
+        }
+        let data = self.file.data();
+        let values = &data[self.values.clone()];
+        match &self.value_ends {
+            None => values.get(row * self.value_width..(row + 1) * self.value_width),
+            Some(ends) => {
+                let end_at = |i: usize| -> Option<usize> {
+                    let at = ends.start + i * 8;
+                    Some(le_u64(data.get(at..at + 8)?) as usize)
+                };
+                let start = if row == 0 { 0 } else { end_at(row - 1)? };
+                values.get(start..end_at(row)?)
+            }
+        }
+    }
+
+    /// The row of an id.
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.ids.find(self.file.data(), id)
+    }
+
+    /// Whether the segment deletes an id (from older segments).
+    pub fn deletes(&self, id: &str) -> bool {
+        self.deleted
+            .as_ref()
+            .is_some_and(|d| d.find(self.file.data(), id).is_some())
+    }
+
+    /// The ids this segment deletes.
+    pub(super) fn deleted_ids(&self) -> impl Iterator<Item = Option<&str>> {
+        let data = self.file.data();
+        self.deleted
+            .iter()
+            .flat_map(move |d| (0..d.count).map(move |i| d.id(data, i)))
+    }
+
+    /// Reads every block of the file against its checksum.
+    pub fn verify(&self) -> Result<(), String> {
+        self.file.verify()
+    }
+
+    /// Writes a segment of `entries` (id, value) laid out by `arrange` (sorted by id without one), deleting
+    /// `deleted` from older segments, to `path` (which must not exist), durably.
+    pub(super) fn write(
+        path: &Path,
+        entries: &[(&str, &[u8])],
+        deleted: &[&str],
+        sequence: u64,
+        arrange: Option<&dyn Arrange>,
+    ) -> Result<(), String> {
+        let n = entries.len();
+        let Arranged { order, sections } = match arrange {
+            Some(a) => a.arrange(n, &|i| entries[i].1)?,
+            None => {
+                let mut order: Vec<u32> = (0..n as u32).collect();
+                order.sort_unstable_by_key(|&i| entries[i as usize].0);
+                Arranged {
+                    order,
+                    sections: Vec::new(),
+                }
+            }
+        };
+        if order.len() != n {
+            return Err("the layout's row order has the wrong length".into());
+        }
+        let width = entries.first().map_or(0, |e| e.1.len());
+        let fixed = entries.iter().all(|e| e.1.len() == width);
+        let header = Header {
+            rows: n as u64,
+            deletions: deleted.len() as u64,
+            sequence,
+            value_width: if fixed { width as u32 } else { VARIABLE },
+        };
+        let io = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut out = SegmentWriter::create(path, header).map_err(io)?;
+        let rows = order.iter().map(|&i| entries[i as usize]);
+        write_ids(&mut out, "ids", rows.clone().map(|(id, _)| id)).map_err(io)?;
+        if !fixed {
+            out.begin("values.ends64").map_err(io)?;
+            let mut end = 0u64;
+            for (_, value) in rows.clone() {
+                end += value.len() as u64;
+                out.append(&end.to_le_bytes()).map_err(io)?;
+            }
+            out.end().map_err(io)?;
+        }
+        out.begin("values").map_err(io)?;
+        for (_, value) in rows {
+            out.append(value).map_err(io)?;
+        }
+        out.end().map_err(io)?;
+        if !deleted.is_empty() {
+            write_ids(&mut out, "del", deleted.iter().copied()).map_err(io)?;
+        }
+        for (name, bytes) in &sections {
+            out.section(name, bytes).map_err(io)?;
+        }
+        out.finish().map_err(io)?;
+        Ok(())
+    }
+}
