@@ -13,11 +13,13 @@
 //!   before the batch is acknowledged; those batches (the **delta**) are also kept in memory, where the index
 //!   layer keeps its own small index of them;
 //! * a **flush** (when the delta holds [`MergePolicy::flush_changes`] ids, 16,384 by default) writes the delta
-//!   into a new segment, merged with the newest segments that are not much larger (a tiered merge: see
-//!   [`MergePolicy`]), starts a new log, and swaps the **manifest** (`manifest`); then the merged segments
-//!   are removed. [`SegmentStore::merge`] merges everything into one segment. A crash at any moment leaves the
-//!   old manifest or the new one, and the files of the other are removed at the next open. So the delta, and
-//!   the work of an open, stay small at any size;
+//!   into a new segment, starts a new log, and swaps the **manifest** (`manifest`); a **background merge**
+//!   (one thread, `neardup-merge`) then writes the newest segments that are not much larger into one (a
+//!   tiered merge: see [`MergePolicy`]) and swaps the manifest again, while the writer goes on committing and
+//!   flushing on top of them. [`SegmentStore::merge`] merges everything into one segment. A crash at any
+//!   moment leaves the old manifest or the new one, and the files of the other are removed at the next open.
+//!   So the delta, and the work of an open, stay small at any size, and inserts never wait for a big merge;
+//!   closing the store (dropping its last handle) finishes the running merge;
 //! * the **change log** (what [`Store::changes_since`] answers from) is the logs themselves: older logs stay,
 //!   read-only, while it keeps some of their batches ([`DEFAULT_RETENTION`]: 100,000 changes; a reader
 //!   further behind reloads, which costs a mapping and the delta);
@@ -73,12 +75,12 @@ pub trait Arrange: Send + Sync {
     fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String>;
 }
 
-/// When the writer writes the delta into a segment, and which segments it merges then.
+/// When the writer writes the delta into a segment, and which segments the background merge merges.
 ///
-/// When the delta holds `flush_changes` ids, it is written into a new segment together with the newest
-/// segments that are not much larger: going from the newest to the oldest, a segment joins while the rows
-/// gathered so far are at least `1 / ratio` of its rows, and always when there would otherwise be more than
-/// `max_segments`. So segments grow by factors of about `ratio`, each entry is rewritten about
+/// When the delta holds `flush_changes` ids, it is written into a new segment. Then the newest segments that
+/// are not much larger are merged into one, in the background: going from the newest to the oldest, a
+/// segment joins while the rows gathered so far are at least `1 / ratio` of its rows, and always when there
+/// would otherwise be more than `max_segments`. So segments grow by factors of about `ratio`, each entry is rewritten about
 /// log_ratio(N / flush) times, and a query looks at a handful of segments. `flush_changes = usize::MAX`
 /// flushes only when asked ([`SegmentStore::merge`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -188,6 +190,175 @@ struct Inner {
     wal_end: u64,
     merge: MergePolicy,
     merge_error: Option<String>,
+    /// The next number for a new segment or log file.
+    next_file: u64,
+    /// The background merge, while one runs.
+    merger: Option<std::thread::JoinHandle<()>>,
+    /// Set when the store is closed: the running merge is finished and installed, and no other starts.
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// What the handles of one open store share: when the last is dropped, the running merge (if any) is
+/// finished and installed, no other is started, and then the lock is released: no thread writes into the
+/// directory once the store is closed, and the work done is kept (as Lucene's `IndexWriter` waits for its
+/// merges when it closes).
+struct Owner {
+    shared: Arc<Mutex<Inner>>,
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let handle = {
+            let mut inner = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            inner
+                .cancel
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            inner.merger.take()
+        };
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// The number in a segment's or a log's file name.
+fn file_number(name: &str) -> Option<u64> {
+    name.get(4..20)?.parse().ok()
+}
+
+/// A temporary name no other writer uses, for a file being written.
+fn temporary(final_name: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{final_name}.tmp-{}-{n}", std::process::id())
+}
+
+/// Entries (id, value) and deleted ids, borrowed from segments and the delta.
+type Gathered<'a> = (Vec<(&'a str, &'a [u8])>, Vec<&'a str>);
+
+/// The live rows and the deletions to keep when `set.segments[range]` (and the delta, if given: newer than
+/// every segment) are written into one segment. A row is dropped when a newer segment of the range (or the
+/// delta) puts or deletes its id; a deletion is kept only while a segment older than the range holds the id.
+fn gather<'a>(
+    set: &'a SegmentSet,
+    range: std::ops::Range<usize>,
+    delta: Option<&'a HashMap<String, Option<Vec<u8>>>>,
+) -> Result<Gathered<'a>, StoreError> {
+    let in_delta = |id: &str| delta.is_some_and(|d| d.contains_key(id));
+    let shadowed_in_range = |i: usize, id: &str| {
+        set.segments[i + 1..range.end]
+            .iter()
+            .any(|s| s.find(id).is_some() || s.deletes(id))
+    };
+    let older = &set.segments[..range.start];
+    let mut entries: Vec<(&str, &[u8])> = Vec::new();
+    let mut deleted: Vec<&str> = Vec::new();
+    for i in range.clone() {
+        let segment = &set.segments[i];
+        for row in 0..segment.rows() {
+            let (Some(id), Some(value)) = (segment.id(row), segment.value(row)) else {
+                return Err(foreign(segment.path(), format!("row {row} is damaged")));
+            };
+            if !in_delta(id) && !shadowed_in_range(i, id) {
+                entries.push((id, value));
+            }
+        }
+        if !older.is_empty() {
+            for id in segment.deleted_ids() {
+                let id = id.ok_or_else(|| foreign(segment.path(), "a deleted id is damaged"))?;
+                if !in_delta(id) && !shadowed_in_range(i, id) && lookup_in(older, id) {
+                    deleted.push(id);
+                }
+            }
+        }
+    }
+    if let Some(delta) = delta {
+        let mut recent: Vec<(&str, &[u8])> = Vec::new();
+        for (id, value) in delta {
+            match value {
+                Some(v) => recent.push((id, v)),
+                None if lookup_in(older, id) => deleted.push(id),
+                None => {}
+            }
+        }
+        recent.sort_unstable();
+        entries.extend(recent);
+    }
+    deleted.sort_unstable();
+    deleted.dedup();
+    Ok((entries, deleted))
+}
+
+/// Writes the segments of `range` into one new segment named `name`, under a temporary name; returns it
+/// (the caller renames it when it installs the merge).
+fn write_merged(
+    set: &SegmentSet,
+    range: std::ops::Range<usize>,
+    tmp: &Path,
+    arrange: Option<&dyn Arrange>,
+) -> Result<(), StoreError> {
+    for segment in &set.segments[range.clone()] {
+        segment.verify().map_err(|e| foreign(segment.path(), e))?;
+    }
+    let (entries, deleted) = gather(set, range, None)?;
+    Segment::write(tmp, &entries, &deleted, set.sequence, arrange).map_err(|e| io_error(tmp, e))
+}
+
+/// Starts the background merger if the policy calls for a merge and none runs. The merger merges, installs,
+/// and goes on with the next merge the policy calls for, until there is none (or the store is closed).
+fn spawn_merge(shared: &Arc<Mutex<Inner>>, inner: &mut Inner) {
+    let cancelled = |inner: &Inner| inner.cancel.load(std::sync::atomic::Ordering::Relaxed);
+    if inner.writer.is_none()
+        || cancelled(inner)
+        || inner.merger.as_ref().is_some_and(|h| !h.is_finished())
+    {
+        return;
+    }
+    if let Some(done) = inner.merger.take() {
+        let _ = done.join();
+    }
+    let Some(mut job) = inner.merge_job() else {
+        return;
+    };
+    let arrange = inner.arrange.clone();
+    let weak = Arc::downgrade(shared);
+    let spawned = std::thread::Builder::new()
+        .name("neardup-merge".into())
+        .spawn(move || {
+            loop {
+                let written =
+                    write_merged(&job.set, job.range.clone(), &job.tmp, arrange.as_deref());
+                // The store may be gone (its handles dropped): then the work is dropped too.
+                let Some(shared) = weak.upgrade() else {
+                    let _ = std::fs::remove_file(&job.tmp);
+                    return;
+                };
+                let mut inner = shared.lock().unwrap_or_else(|e| e.into_inner());
+                let installed = written.and_then(|()| inner.install(&job));
+                if let Err(e) = installed {
+                    let _ = std::fs::remove_file(&job.tmp);
+                    inner.merge_error = Some(e.to_string());
+                    return;
+                }
+                // One merge may make the next one due.
+                match inner.merge_job() {
+                    Some(next) if !cancelled(&inner) => job = next,
+                    _ => return,
+                }
+            }
+        });
+    match spawned {
+        Ok(handle) => inner.merger = Some(handle),
+        Err(e) => inner.merge_error = Some(format!("cannot start a merge thread: {e}")),
+    }
+}
+
+/// A merge to do: the segments of `set` in `range`, into a new segment `name`, written as `tmp`.
+struct MergeJob {
+    set: Arc<SegmentSet>,
+    range: std::ops::Range<usize>,
+    name: String,
+    tmp: PathBuf,
 }
 
 /// A segmented index's store: see the module documentation. Clones are handles to the same open store.
@@ -196,6 +367,7 @@ pub struct SegmentStore {
     dir: PathBuf,
     settings: Arc<Settings>,
     shared: Arc<Mutex<Inner>>,
+    _owner: Arc<Owner>,
     retention: Retention,
 }
 
@@ -285,22 +457,48 @@ fn load(
         wal_end: wal::HEADER,
         merge: MergePolicy::default(),
         merge_error: None,
+        next_file: 0,
+        merger: None,
+        cancel: Arc::default(),
     };
-    // The older logs hold batches already in the segments: only their numbers and places are read.
+    inner.next_file = inner
+        .manifest
+        .segments
+        .iter()
+        .chain(&inner.manifest.wals)
+        .filter_map(|n| file_number(n))
+        .chain([inner.manifest.generation])
+        .max()
+        .unwrap_or(0)
+        + 1;
+    // The older logs hold batches already in the segments, kept for the change log only: their numbers and
+    // places are read, and a damaged one shortens the change log (readers reload) rather than the index.
     let older: Vec<String> = inner.manifest.wals[..inner.manifest.wals.len() - 1].to_vec();
     let mut next: Option<u64> = None;
     for name in &older {
         let path = dir.join(name);
-        let tail = wal::read(&path, wal::HEADER, next, false).map_err(|e| wal_error(&path, e))?;
-        let name: Arc<str> = Arc::from(name.as_str());
-        for r in tail.records {
-            next = Some(r.sequence + 1);
-            inner.log_batch(r.sequence, r.changes, &name, r.offset, retention);
+        match check_older_log(&path, next) {
+            Ok(records) => {
+                let name: Arc<str> = Arc::from(name.as_str());
+                for (sequence, changes, offset) in records {
+                    next = Some(sequence + 1);
+                    inner.log_batch(sequence, changes, &name, offset, retention);
+                }
+            }
+            Err(_) => {
+                inner.log.clear();
+                inner.logged = 0;
+                next = None;
+            }
         }
+    }
+    if next.is_some_and(|n| n != inner.set.sequence + 1) {
+        inner.log.clear();
+        inner.logged = 0;
     }
     let path = inner.wal_path();
     let base = wal::base(&path).map_err(|e| wal_error(&path, e))?;
-    if base != inner.set.sequence || next.is_some_and(|n| n != base + 1) {
+    if base != inner.set.sequence {
         return Err(foreign(
             &path,
             format!(
@@ -466,16 +664,14 @@ impl Inner {
             .collect())
     }
 
-    /// How many of the newest segments to merge with the delta (see [`MergePolicy`]).
-    fn to_merge(&self, full: bool) -> usize {
+    /// The newest segments a background merge should write into one (see [`MergePolicy`]), if any.
+    fn merge_plan(&self) -> Option<std::ops::Range<usize>> {
         let segments = &self.set.segments;
-        if full {
-            return segments.len();
-        }
-        let mut gathered = self.delta.len();
-        let mut k = 0;
-        for older in segments.iter().rev() {
-            let too_many = segments.len() - k + 1 > self.merge.max_segments.max(1);
+        let n = segments.len();
+        let mut gathered = segments.last()?.rows() + segments.last()?.deletions();
+        let mut k = 1;
+        for older in segments[..n - 1].iter().rev() {
+            let too_many = n - k > self.merge.max_segments.max(1);
             if too_many || gathered.saturating_mul(self.merge.ratio.max(1)) >= older.rows() {
                 gathered += older.rows();
                 k += 1;
@@ -483,12 +679,88 @@ impl Inner {
                 break;
             }
         }
-        k
+        (k >= 2).then(|| n - k..n)
     }
 
-    /// Writes the delta, with the newest segments the policy (or `full`) picks, into one new segment; starts
-    /// a new log; swaps the manifest; then removes the merged segments and the logs the change log no longer
-    /// needs.
+    /// The next merge the policy calls for, with its file's name.
+    fn merge_job(&mut self) -> Option<MergeJob> {
+        let range = self.merge_plan()?;
+        let name = segment_name(self.next_file);
+        self.next_file += 1;
+        let tmp = self.dir.join(temporary(&name));
+        Some(MergeJob {
+            set: Arc::clone(&self.set),
+            range,
+            name,
+            tmp,
+        })
+    }
+
+    /// Installs a merge of `set.segments[range]` written to `tmp`: if those segments are still the live ones
+    /// in those places (flushes only add newer ones), the new segment replaces them in a new manifest and
+    /// their files are removed.
+    fn install(&mut self, job: &MergeJob) -> Result<(), StoreError> {
+        let MergeJob {
+            set,
+            range,
+            name,
+            tmp,
+        } = job;
+        let range = range.clone();
+        let merged: Vec<String> = set.segments[range.clone()]
+            .iter()
+            .filter_map(|s| Some(s.path().file_name()?.to_string_lossy().into_owned()))
+            .collect();
+        if self.manifest.segments.get(range.clone()) != Some(&merged[..]) {
+            return Err(StoreError::Stopped(
+                "the segments changed during the merge; it was dropped".into(),
+            ));
+        }
+        let path = self.dir.join(name);
+        if path.exists() {
+            return Err(io_error(&path, "exists already"));
+        }
+        std::fs::rename(tmp, &path).map_err(|e| io_error(&path, e))?;
+        let mut names: Vec<String> = self.manifest.segments[..range.start].to_vec();
+        names.push(name.to_owned());
+        names.extend_from_slice(&self.manifest.segments[range.end..]);
+        let manifest = Manifest {
+            generation: self.manifest.generation + 1,
+            segments: names,
+            ..self.manifest.clone()
+        };
+        if let Err(e) = sync_dir(&self.dir).and_then(|()| manifest.write(&self.dir)) {
+            let _ = std::fs::remove_file(&path);
+            return Err(io_error(&self.dir.join(manifest::FILE), e));
+        }
+        self.manifest = manifest;
+        for old in &merged {
+            let _ = std::fs::remove_file(self.dir.join(old));
+        }
+        let _ = sync_dir(&self.dir);
+        self.reopen_segments()
+    }
+
+    /// Maps the manifest's segments into a new set (cheap: a mapping and a frame check each).
+    fn reopen_segments(&mut self) -> Result<(), StoreError> {
+        let mut segments = Vec::with_capacity(self.manifest.segments.len());
+        for name in &self.manifest.segments {
+            let path = self.dir.join(name);
+            segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
+        }
+        self.set = Arc::new(SegmentSet {
+            generation: self.manifest.generation,
+            sequence: self.manifest.sequence,
+            entries: self.manifest.entries,
+            segments,
+        });
+        Ok(())
+    }
+
+    /// Writes the delta into a new segment (with every segment, for `full`: one segment holds everything,
+    /// without deletions), starts a new log and swaps the manifest; then removes what the new manifest no
+    /// longer names (merged segments, logs the change log no longer needs). A flush is small; merging the
+    /// segments it leaves is the background merge's work ([`spawn_merge`]).
     fn flush(&mut self, full: bool) -> Result<(), StoreError> {
         if self.writer.is_none() {
             return Err(StoreError::Refused {
@@ -496,63 +768,25 @@ impl Inner {
                 reason: "this handle is a reader: only the writer merges".into(),
             });
         }
-        let k = self.to_merge(full);
         let count = self.set.segments.len();
-        let kept = count - k;
-        for segment in &self.set.segments[kept..] {
-            segment.verify().map_err(|e| foreign(segment.path(), e))?;
+        let kept = if full { 0 } else { count };
+        if full {
+            for segment in &self.set.segments {
+                segment.verify().map_err(|e| foreign(segment.path(), e))?;
+            }
         }
-        let generation = self.manifest.generation + 1;
-        let (seg_name, new_wal_name) = (segment_name(generation), wal_name(generation));
+        let (seg_name, new_wal_name) = (segment_name(self.next_file), wal_name(self.next_file + 1));
+        self.next_file += 2;
         let (seg_path, new_wal_path) = (self.dir.join(&seg_name), self.dir.join(&new_wal_name));
-        let tmp = self.dir.join(format!("{seg_name}.tmp"));
+        let tmp = self.dir.join(temporary(&seg_name));
         let cleanup = || {
             let _ = std::fs::remove_file(&tmp);
-            let _ = std::fs::remove_file(&seg_path);
             let _ = std::fs::remove_file(&new_wal_path);
         };
-        cleanup();
-        type Written = (Option<Segment>, Wal);
-        let written = (|| -> Result<Written, StoreError> {
-            let set = &self.set;
-            let mut entries: Vec<(&str, &[u8])> = Vec::new();
-            let mut deleted: Vec<&str> = Vec::new();
-            for i in kept..count {
-                let segment = &set.segments[i];
-                for row in 0..segment.rows() {
-                    let (Some(id), Some(value)) = (segment.id(row), segment.value(row)) else {
-                        return Err(foreign(segment.path(), format!("row {row} is damaged")));
-                    };
-                    if !self.delta.contains_key(id) && !set.shadowed(i, id) {
-                        entries.push((id, value));
-                    }
-                }
-                if kept > 0 {
-                    for id in segment.deleted_ids() {
-                        let id =
-                            id.ok_or_else(|| foreign(segment.path(), "a deleted id is damaged"))?;
-                        if !self.delta.contains_key(id) && !set.shadowed(i, id) {
-                            deleted.push(id);
-                        }
-                    }
-                }
-            }
-            let mut recent: Vec<(&str, &[u8])> = Vec::new();
-            for (id, value) in &self.delta {
-                match value {
-                    Some(v) => recent.push((id, v)),
-                    // A deletion is kept only while an older segment still holds the id.
-                    None if kept > 0 && lookup_in(&set.segments[..kept], id) => deleted.push(id),
-                    None => {}
-                }
-            }
-            recent.sort_unstable();
-            entries.extend(recent);
-            deleted.sort_unstable();
-            deleted.dedup();
-            let segment = if entries.is_empty() && deleted.is_empty() {
-                None
-            } else {
+        let written = (|| -> Result<(bool, Wal), StoreError> {
+            let (entries, deleted) = gather(&self.set, kept..count, Some(&self.delta))?;
+            let wrote = !(entries.is_empty() && deleted.is_empty());
+            if wrote {
                 Segment::write(
                     &tmp,
                     &entries,
@@ -561,22 +795,24 @@ impl Inner {
                     self.arrange.as_deref(),
                 )
                 .map_err(|e| io_error(&tmp, e))?;
-                std::fs::rename(&tmp, &seg_path).map_err(|e| io_error(&seg_path, e))?;
-                Some(Segment::open(&seg_path).map_err(|e| foreign(&seg_path, e))?)
-            };
+            }
             let wal = Wal::create(&new_wal_path, self.sequence)
                 .map_err(|e| io_error(&new_wal_path, e))?;
-            Ok((segment, wal))
+            Ok((wrote, wal))
         })();
-        let (segment, new_wal) = match written {
+        let (wrote, new_wal) = match written {
             Ok(w) => w,
             Err(e) => {
                 cleanup();
                 return Err(e);
             }
         };
+        if wrote && let Err(e) = std::fs::rename(&tmp, &seg_path) {
+            cleanup();
+            return Err(io_error(&seg_path, e));
+        }
         let mut segment_names: Vec<String> = self.manifest.segments[..kept].to_vec();
-        if segment.is_some() {
+        if wrote {
             segment_names.push(seg_name);
         }
         // The logs the change log still points into, then the new one.
@@ -589,7 +825,7 @@ impl Inner {
             .collect();
         wals.push(new_wal_name);
         let manifest = Manifest {
-            generation,
+            generation: self.manifest.generation + 1,
             sequence: self.sequence,
             entries: self.live,
             segments: segment_names,
@@ -598,6 +834,7 @@ impl Inner {
         };
         if let Err(e) = sync_dir(&self.dir).and_then(|()| manifest.write(&self.dir)) {
             cleanup();
+            let _ = std::fs::remove_file(&seg_path);
             return Err(io_error(&self.dir.join(manifest::FILE), e));
         }
         let old = std::mem::replace(&mut self.manifest, manifest);
@@ -608,35 +845,12 @@ impl Inner {
             }
         }
         let _ = sync_dir(&self.dir);
-        let mut segments: Vec<Segment> = Vec::with_capacity(kept + 1);
-        let old_set = std::mem::replace(
-            &mut self.set,
-            Arc::new(SegmentSet {
-                generation,
-                sequence: self.sequence,
-                entries: self.live,
-                segments: Vec::new(),
-            }),
-        );
-        // The kept segments are reopened (cheap: a mapping) rather than shared with readers of the old set.
-        for name in &self.manifest.segments[..kept] {
-            let path = self.dir.join(name);
-            segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
-        }
-        drop(old_set);
-        segments.extend(segment);
-        self.set = Arc::new(SegmentSet {
-            generation,
-            sequence: self.sequence,
-            entries: self.live,
-            segments,
-        });
         self.delta.clear();
         self.wal_end = new_wal.len();
         if let Some(writer) = &mut self.writer {
             writer.wal = new_wal;
         }
-        Ok(())
+        self.reopen_segments()
     }
 
     /// Removes files no manifest names (left by a crash during a flush).
@@ -654,6 +868,37 @@ impl Inner {
             }
         }
     }
+}
+
+/// The records (sequence, changes, offset) of an older log, which must be whole: its header right, its records
+/// following `next` (when known) without a torn one at the end.
+fn check_older_log(path: &Path, next: Option<u64>) -> Result<Vec<(u64, u64, u64)>, StoreError> {
+    let base = wal::base(path).map_err(|e| wal_error(path, e))?;
+    if next.is_some_and(|n| n != base + 1) {
+        return Err(foreign(
+            path,
+            format!(
+                "the log follows batch {base}, but the log before it ends at batch {}",
+                next.unwrap_or(1) - 1
+            ),
+        ));
+    }
+    let tail =
+        wal::read(path, wal::HEADER, Some(base + 1), false).map_err(|e| wal_error(path, e))?;
+    if tail.torn > 0 {
+        return Err(foreign(
+            path,
+            format!(
+                "the last {} bytes are not a whole record (damaged or truncated)",
+                tail.torn
+            ),
+        ));
+    }
+    Ok(tail
+        .records
+        .iter()
+        .map(|r| (r.sequence, r.changes, r.offset))
+        .collect())
 }
 
 /// Whether segments (oldest first) hold an id, the newest saying last.
@@ -774,10 +1019,15 @@ impl SegmentStore {
     }
 
     fn handle(dir: &Path, inner: Inner, retention: Retention) -> Self {
+        let settings = Arc::new(inner.manifest.settings.clone());
+        let shared = Arc::new(Mutex::new(inner));
         SegmentStore {
             dir: dir.to_path_buf(),
-            settings: Arc::new(inner.manifest.settings.clone()),
-            shared: Arc::new(Mutex::new(inner)),
+            settings,
+            _owner: Arc::new(Owner {
+                shared: Arc::clone(&shared),
+            }),
+            shared,
             retention,
         }
     }
@@ -797,14 +1047,29 @@ impl SegmentStore {
         self.lock().merge = policy;
     }
 
-    /// Writes every live entry into one new segment now, dropping shadowed rows and deletions.
+    /// Writes every live entry into one new segment now, dropping shadowed rows and deletions (after the
+    /// background merge, if one runs).
     pub fn merge(&self) -> Result<(), StoreError> {
+        self.wait_for_merges();
         self.lock().flush(true)
     }
 
-    /// Writes the delta into a segment now, merging the newest segments as the policy says.
+    /// Writes the delta into a segment now (the background merge then merges segments as the policy says).
     pub fn flush(&self) -> Result<(), StoreError> {
-        self.lock().flush(false)
+        let mut inner = self.lock();
+        inner.flush(false)?;
+        spawn_merge(&self.shared, &mut inner);
+        Ok(())
+    }
+
+    /// Waits until no background merge runs (one merge may start the next: this waits for them all).
+    pub fn wait_for_merges(&self) {
+        loop {
+            let Some(handle) = self.lock().merger.take() else {
+                return;
+            };
+            let _ = handle.join();
+        }
     }
 
     /// Why the last automatic merge failed, if it did (the batches stay in the log; the next commit tries
@@ -821,12 +1086,23 @@ impl SegmentStore {
         for segment in &inner.set.segments {
             segment.verify().map_err(|e| foreign(segment.path(), e))?;
         }
+        let (older, active) = inner.manifest.wals.split_at(inner.manifest.wals.len() - 1);
         let mut next = None;
-        for name in &inner.manifest.wals {
-            let path = inner.dir.join(name);
-            let tail =
-                wal::read(&path, wal::HEADER, next, true).map_err(|e| wal_error(&path, e))?;
-            next = tail.records.last().map(|r| r.sequence + 1).or(next);
+        for name in older {
+            let records = check_older_log(&inner.dir.join(name), next)?;
+            next = records.last().map(|r| r.0 + 1).or(next);
+        }
+        let path = inner.dir.join(&active[0]);
+        let tail = wal::read(&path, wal::HEADER, Some(inner.set.sequence + 1), true)
+            .map_err(|e| wal_error(&path, e))?;
+        if tail.torn > 0 {
+            return Err(foreign(
+                &path,
+                format!(
+                    "the last {} bytes are not a whole record (a write cut short by a crash, never acknowledged; the writer removes them when it opens the index)",
+                    tail.torn
+                ),
+            ));
         }
         Ok(())
     }
@@ -899,7 +1175,10 @@ impl Store for SegmentStore {
         inner.wal_end = end;
         if inner.delta.len() >= inner.merge.flush_changes {
             // The batch is durable already: a failed flush is remembered, not returned.
-            inner.merge_error = inner.flush(false).err().map(|e| e.to_string());
+            match inner.flush(false) {
+                Ok(()) => spawn_merge(&self.shared, &mut inner),
+                Err(e) => inner.merge_error = Some(e.to_string()),
+            }
         }
         Ok(sequence)
     }
