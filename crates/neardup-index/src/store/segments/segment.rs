@@ -5,7 +5,7 @@
 //!
 //! | section | what |
 //! |---|---|
-//! | `ids.bytes`, `ids.ends32` or `ids.ends64`, `ids.hash` | the rows' ids: their bytes, the end of each, and an open-addressing table of rows by xxh3-64 of the id (`u32::MAX` empty; a power of two, at most 3/4 full) |
+//! | `ids.bytes`, `ids.ends32` or `ids.ends64`, `ids.hash`, `ids.tags` | the rows' ids: their bytes, the end of each, and an open-addressing table (linear probing) of rows by xxh3-64 of the id: `ids.hash` holds a row per bucket (a power of two of them, at most 3/4 full) and `ids.tags` a byte per bucket, 0 for an empty one, else the hash's top 8 bits (1 for 0), so that a probe compares an id only when its tag matches |
 //! | `values`, and `values.ends64` when lengths differ | the rows' values (fixed width: the header says which) |
 //! | `del.bytes`, `del.ends32`/`del.ends64`, `del.hash` | the ids this segment deletes from older segments, laid out like the rows' ids |
 //!
@@ -27,7 +27,7 @@ fn le_u64(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Where one table of ids lies: bytes, ends (and their width) and the hash table.
+/// Where one table of ids lies: bytes, ends (and their width) and the hash table with its tags.
 #[derive(Clone, Debug)]
 struct IdColumns {
     count: usize,
@@ -35,6 +35,12 @@ struct IdColumns {
     ends: Range<usize>,
     end_width: usize,
     hash: Range<usize>,
+    tags: Range<usize>,
+}
+
+/// A bucket's tag: the hash's top 8 bits, never 0 (the empty bucket's).
+fn tag(hash: u64) -> u8 {
+    ((hash >> 56) as u8).max(1)
 }
 
 impl IdColumns {
@@ -50,8 +56,11 @@ impl IdColumns {
         };
         let hash =
             range("hash").ok_or_else(|| format!("the {prefix} hash is missing (damaged)"))?;
+        let tags =
+            range("tags").ok_or_else(|| format!("the {prefix} tags are missing (damaged)"))?;
         let buckets = hash.len() / 4;
         if ends.len() != count * end_width
+            || tags.len() != buckets
             || !hash.len().is_multiple_of(4)
             || !buckets.is_power_of_two()
             || buckets < count
@@ -66,6 +75,7 @@ impl IdColumns {
             ends,
             end_width,
             hash,
+            tags,
         }))
     }
 
@@ -87,21 +97,26 @@ impl IdColumns {
     }
 
     fn find(&self, data: &[u8], id: &str) -> Option<usize> {
-        let table = &data[self.hash.clone()];
-        let buckets = table.len() / 4;
+        let (table, tags) = (&data[self.hash.clone()], &data[self.tags.clone()]);
+        let buckets = tags.len();
         if buckets == 0 {
             return None;
         }
-        let mut at = id_hash(id) as usize & (buckets - 1);
+        let hash = id_hash(id);
+        let wanted = tag(hash);
+        let mut at = hash as usize & (buckets - 1);
         // At most one pass over the table, even in a damaged file.
         for _ in 0..buckets {
-            let i = u32::from_le_bytes(table[at * 4..at * 4 + 4].try_into().expect("4"));
-            if i == u32::MAX {
-                return None;
-            }
-            // Bytes, not text: the id asked for is valid UTF-8, so equal bytes are a valid equal id.
-            if self.id_bytes(data, i as usize) == Some(id.as_bytes()) {
-                return Some(i as usize);
+            match tags[at] {
+                0 => return None,
+                t if t == wanted => {
+                    let i = u32::from_le_bytes(table[at * 4..at * 4 + 4].try_into().expect("4"));
+                    // Bytes, not text: the id asked for is valid UTF-8, so equal bytes are an equal id.
+                    if self.id_bytes(data, i as usize) == Some(id.as_bytes()) {
+                        return Some(i as usize);
+                    }
+                }
+                _ => {}
             }
             at = (at + 1) & (buckets - 1);
         }
@@ -137,14 +152,18 @@ fn write_ids<'a>(
     out.end()?;
     let buckets = (count + count / 3).max(1).next_power_of_two();
     let mut table = vec![u32::MAX; buckets];
+    let mut tags = vec![0u8; buckets];
     for (i, id) in ids.enumerate() {
-        let mut at = id_hash(id) as usize & (buckets - 1);
-        while table[at] != u32::MAX {
+        let hash = id_hash(id);
+        let mut at = hash as usize & (buckets - 1);
+        while tags[at] != 0 {
             at = (at + 1) & (buckets - 1);
         }
         table[at] = i as u32;
+        tags[at] = tag(hash);
     }
-    out.section(&format!("{prefix}.hash"), bytemuck::cast_slice(&table))
+    out.section(&format!("{prefix}.hash"), bytemuck::cast_slice(&table))?;
+    out.section(&format!("{prefix}.tags"), &tags)
 }
 
 /// One mapped segment.
