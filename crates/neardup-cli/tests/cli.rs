@@ -343,6 +343,71 @@ fn fp_string(i: u64) -> String {
     neardup::Fingerprint::new(neardup::Scheme::SimhashDocV1, bits).to_string()
 }
 
+/// Many readers, one writer: while a writer process holds an index in segments (and flushes and merges it),
+/// `index query` and `index stats` in other processes open it, and see every batch acknowledged before they
+/// started; a second writer is refused by name.
+#[test]
+fn readers_see_a_running_writers_commits() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("readers");
+    let idx = dir.join("idx").display().to_string();
+    assert!(neardup(&["index", "create", &idx]).status.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "index",
+            "add-fingerprints",
+            &idx,
+            "--ack",
+            "--batch",
+            "5000",
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut acks = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut sent = 0u64;
+    for round in 0..8u64 {
+        // 5,000 more (a flush every 16,384), acknowledged before the readers look.
+        for i in sent..sent + 5000 {
+            writeln!(stdin, "doc{i}\t{}", fp_string(i)).unwrap();
+        }
+        sent += 5000;
+        stdin.flush().unwrap();
+        let ack = acks.next().unwrap().unwrap();
+        assert_eq!(ack, format!("ok {sent}"), "round {round}");
+        let stats = neardup(&["index", "stats", "--json", &idx]);
+        assert!(stats.status.success(), "{}", text(&stats.stderr));
+        let v: serde_json::Value = serde_json::from_str(text(&stats.stdout).trim()).unwrap();
+        assert_eq!(
+            v["entries"], sent,
+            "round {round}: the reader sees every acknowledged entry"
+        );
+        let probe = sent - 1 - round * 577;
+        let found = neardup(&["index", "query", "-k", "0", &idx, &fp_string(probe)]);
+        assert!(
+            text(&found.stdout).contains(&format!("\tdoc{probe}\t0")),
+            "round {round}: {} {}",
+            text(&found.stdout),
+            text(&found.stderr)
+        );
+        let second = neardup(&["index", "remove", &idx, "doc0"]);
+        assert_eq!(second.status.code(), Some(2));
+        assert!(
+            text(&second.stderr).contains("open in another process"),
+            "{}",
+            text(&second.stderr)
+        );
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let verified = neardup(&["index", "verify", &idx]);
+    assert!(verified.status.success(), "{}", text(&verified.stderr));
+}
+
 /// The persistence guarantee: every insert acknowledged by `add-fingerprints --ack` is still there after the
 /// process is killed with SIGKILL at an arbitrary moment, many times over.
 #[test]
