@@ -16,6 +16,9 @@
 //! * **queries, cold** (`--cold`, needs root): the page cache is dropped (`/proc/sys/vm/drop_caches`), the
 //!   index opened anew, and 2,000 queries timed one by one;
 //! * **bytes on disk** per fingerprint.
+//!
+//! `--keep` keeps the indexes; `--query-only DIR` (with the same N and K) then opens one in a fresh process and
+//! times Q queries, with the heap and the mapped pages they cost.
 
 use neardup_index::disk::{Backend, DiskStore};
 use neardup_index::hamming::plan::recommend;
@@ -36,12 +39,13 @@ fn id(i: usize) -> String {
     format!("https://example.org/doc/{i}")
 }
 
-/// The resident memory of this process, in MB (Linux; 0 elsewhere).
-fn resident_mb() -> f64 {
+/// This process's resident memory in MB, one field of `/proc/self/status` (`VmRSS`; `RssAnon`: the heap;
+/// `RssFile`: mapped file pages, the segments read so far). Linux; 0 elsewhere.
+fn resident_mb(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }
@@ -198,8 +202,10 @@ fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, co
     let (micros, found) = timed_queries(&index, &qs, k);
     let (p50, p99) = percentiles(micros);
     println!(
-        "{name}: {query_count} warm queries: p50 {p50:.2} µs, p99 {p99:.2} µs ({found} matches); resident memory after them {:.0} MB",
-        resident_mb()
+        "{name}: {query_count} warm queries: p50 {p50:.2} µs, p99 {p99:.2} µs ({found} matches); resident memory after them {:.0} MB ({:.0} MB heap, {:.0} MB of mapped files)",
+        resident_mb("VmRSS"),
+        resident_mb("RssAnon"),
+        resident_mb("RssFile")
     );
     drop(index);
     if cold {
@@ -218,7 +224,6 @@ fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, co
             Err(e) => println!("{name}: cold page cache: not measured ({e}; needs root)"),
         }
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn main() {
@@ -233,6 +238,29 @@ fn main() {
     };
     let cold = args.iter().any(|a| a == "--cold");
     let fps = synthetic::fingerprints(n, k, &mut synthetic::XorShift::new());
+    if let Some(dir) = flag::<PathBuf>(&args, "--query-only") {
+        // A fresh process over an index kept by `--keep`: open, query, and the memory that costs.
+        let t = Instant::now();
+        let index =
+            PersistentIndex::open(DiskStore::open_reader(&dir).expect("open")).expect("open");
+        let open = t.elapsed().as_secs_f64() * 1e3;
+        let qs = queries(&fps, query_count, k, &mut synthetic::XorShift::new());
+        drop(fps);
+        let before = (resident_mb("RssAnon"), resident_mb("RssFile"));
+        let (micros, found) = timed_queries(&index, &qs, k);
+        let (p50, p99) = percentiles(micros);
+        println!(
+            "fresh process over {}: open {open:.2} ms, {} entries; heap {:.0} MB and mapped {:.0} MB before queries; {query_count} queries p50 {p50:.2} µs, p99 {p99:.2} µs ({found} matches); then heap {:.0} MB, mapped {:.0} MB",
+            dir.display(),
+            index.len(),
+            before.0,
+            before.1,
+            resident_mb("RssAnon"),
+            resident_mb("RssFile")
+        );
+        return;
+    }
+    let keep = args.iter().any(|a| a == "--keep");
     for backend in stores {
         let dir = root.join(format!(
             "neardup-segments-bench-{}-{}",
@@ -240,5 +268,10 @@ fn main() {
             backend.name()
         ));
         run(backend, &dir, &fps, k, query_count, cold);
+        if !keep {
+            let _ = std::fs::remove_dir_all(&dir);
+        } else {
+            println!("{}: kept in {}", backend.name(), dir.display());
+        }
     }
 }

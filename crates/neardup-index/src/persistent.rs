@@ -146,8 +146,9 @@ struct Mapped {
     layouts: Vec<TableLayout>,
     /// Ids changed since the segments: their rows there are stale.
     touched: HashSet<String>,
-    /// How many segment rows are stale.
-    stale: usize,
+    /// How many segment rows are stale, once counted (`usize::MAX` until then): counting looks every touched
+    /// id up in the segments, which inserts need not pay for.
+    stale: std::sync::atomic::AtomicUsize,
 }
 
 impl Mapped {
@@ -155,10 +156,24 @@ impl Mapped {
     fn touch(&mut self, id: &str) {
         if !self.touched.contains(id) {
             self.touched.insert(id.to_owned());
-            if self.set.lookup(id).is_some() {
-                self.stale += 1;
-            }
+            *self.stale.get_mut() = usize::MAX;
         }
+    }
+
+    /// The segment rows that the ids changed since shadow.
+    fn stale(&self) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        let known = self.stale.load(Relaxed);
+        if known != usize::MAX {
+            return known;
+        }
+        let counted = self
+            .touched
+            .iter()
+            .filter(|id| self.set.lookup(id).is_some())
+            .count();
+        self.stale.store(counted, Relaxed);
+        counted
     }
 
     /// The segments' fingerprint of an id not changed since.
@@ -315,7 +330,7 @@ impl<S: Store> PersistentIndex<S> {
             tables,
             layouts,
             touched: HashSet::new(),
-            stale: 0,
+            stale: std::sync::atomic::AtomicUsize::new(0),
         };
         // The batches after the segments, folded to each id's last state and loaded in bulk (one table
         // build, not one insert and its rebuilds per change).
@@ -598,7 +613,7 @@ impl<S: Store> PersistentIndex<S> {
             + self
                 .mapped
                 .as_ref()
-                .map_or(0, |m| m.set.entries as usize - m.stale)
+                .map_or(0, |m| m.set.entries as usize - m.stale())
     }
 
     /// Whether no id is stored.
