@@ -681,12 +681,15 @@ fn a_damaged_segmented_index_is_named() {
     add(5000..7000);
     let verified = neardup(&["index", "verify", &idx_s]);
     assert!(verified.status.success(), "{}", text(&verified.stderr));
+    // The newest file of a kind (the active log, when older logs are kept for the change log).
     let file_named = |prefix: &str| {
-        std::fs::read_dir(&idx)
+        let mut files: Vec<_> = std::fs::read_dir(&idx)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
-            .unwrap()
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .collect();
+        files.sort();
+        files.pop().unwrap()
     };
     let (segment, log, manifest) = (file_named("seg-"), file_named("wal-"), idx.join("MANIFEST"));
     let damaged = |bytes: &[u8], at: usize, len: usize| {

@@ -6,10 +6,12 @@
 //! | [`Backend::Redb`] | `index.redb` | loads every entry into memory | one process |
 //!
 //! This module is where a store meets the index kinds' layouts: a segmented store is given the layout of its
-//! index's kind ([`arrange_for`]: the permuted tables of a Hamming index), so its merges write segments that
-//! queries read in place. The stores themselves stay ignorant of kinds.
+//! index's kind ([`arrange_for`]: the permuted tables of a Hamming index, the sorted band keys of an LSH
+//! index), so its flushes and merges write segments that queries read in place. The stores themselves stay
+//! ignorant of kinds.
 
 use crate::hamming::mapped::HammingArrange;
+use crate::lsh::mapped::LshArrange;
 use crate::store::segments::{Arrange, MANIFEST_FILE, SegmentSet, Segmented};
 use crate::store::{
     ChangesSince, FILE_NAME, Kind, Meta, RedbStore, Retention, SegmentStore, Settings, Store,
@@ -51,12 +53,12 @@ impl std::str::FromStr for Backend {
     }
 }
 
-/// The layout a segmented store writes for an index with these settings: the tables of a Hamming index;
-/// none for other kinds (their entries are loaded into memory at open).
+/// The layout a segmented store writes for an index with these settings: the permuted tables of a Hamming
+/// index, the sorted band keys of an LSH index.
 pub fn arrange_for(settings: &Settings) -> Option<Arc<dyn Arrange>> {
     match Meta::from_settings(settings).ok()?.kind {
         Kind::Hamming(design) => Some(Arc::new(HammingArrange::new(design))),
-        Kind::Lsh { .. } => None,
+        Kind::Lsh { banding, .. } => Some(Arc::new(LshArrange::new(banding))),
     }
 }
 

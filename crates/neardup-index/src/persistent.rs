@@ -10,16 +10,18 @@
 //! batches other handles committed since (or reloads everything when the store's log no longer reaches back):
 //! a reader follows a writer.
 //!
-//! Over a store with mapped segments ([`SegmentStore`](crate::store::SegmentStore)) whose segments carry a
-//! Hamming index's tables, nothing is loaded: the memory holds only the batches committed after the segments
-//! (a small [`HammingIndex`]), queries read the segments' tables in place and the memory, and the ids changed
-//! since the segments are skipped in the segments. When the store merges, the index takes the new segments
-//! and empties its memory.
+//! Over a store with mapped segments ([`SegmentStore`](crate::store::SegmentStore)) whose segments carry the
+//! index's structures (a Hamming index's permuted tables, an LSH index's sorted band keys), nothing is
+//! loaded: the memory holds only the batches committed after the segments (a small [`HammingIndex`] or
+//! [`LshIndex`]), queries read the segments in place and the memory, and the ids changed since the segments
+//! are skipped in the segments. When the store flushes or merges, the index takes the new segments and the
+//! memory keeps only what is newer.
 
 use crate::hamming::mapped::MappedTables;
 use crate::hamming::plan::TableLayout;
 use crate::hamming::{HammingIndex, IndexError, Match};
-use crate::lsh::{LshError, LshIndex};
+use crate::lsh::mapped::{MappedBands, stored_signature};
+use crate::lsh::{Banding, Candidate, LshError, LshIndex, similarity};
 use crate::memory::MemoryStats;
 use crate::store::SegmentSet;
 use crate::store::{Batch, Change, ChangesSince, Kind, Meta, MetaError, Store, StoreError};
@@ -142,8 +144,8 @@ pub struct PersistentIndex<S: Store> {
 /// Segments queried in place, and what changed since they were written.
 struct Mapped {
     set: Arc<SegmentSet>,
-    tables: Vec<MappedTables>,
-    layouts: Vec<TableLayout>,
+    /// The kind's structures in each segment.
+    kind: MappedKind,
     /// Ids changed since the segments: their rows there are stale.
     touched: HashSet<String>,
     /// How many segment rows are stale, once counted (`usize::MAX` until then): counting looks every touched
@@ -151,7 +153,41 @@ struct Mapped {
     stale: std::sync::atomic::AtomicUsize,
 }
 
+/// A Hamming index's tables or an LSH index's bands, per segment.
+enum MappedKind {
+    Hamming {
+        tables: Vec<MappedTables>,
+        layouts: Vec<TableLayout>,
+    },
+    Lsh {
+        bands: Vec<MappedBands>,
+        banding: Banding,
+    },
+}
+
 impl Mapped {
+    /// The segments' value of an id not changed since.
+    fn value(&self, id: &str) -> Option<&[u8]> {
+        if self.touched.contains(id) {
+            return None;
+        }
+        let (segment, row) = self.set.lookup(id)?;
+        self.set.segments[segment].value(row)
+    }
+
+    /// The id of a segment row found by a query, unless a newer place changed it; an error if the row is
+    /// unreadable.
+    fn current_id(&self, i: usize, row: u32) -> Result<Option<&str>, Error> {
+        let segment = &self.set.segments[i];
+        let id = segment.id(row as usize).ok_or_else(|| {
+            Error::Store(StoreError::Foreign {
+                path: segment.path().to_path_buf(),
+                reason: format!("row {row} has no readable id (damaged)"),
+            })
+        })?;
+        Ok((!self.touched.contains(id) && !self.set.shadowed(i, id)).then_some(id))
+    }
+
     /// Marks an id as changed since the segments.
     fn touch(&mut self, id: &str) {
         if !self.touched.contains(id) {
@@ -178,12 +214,7 @@ impl Mapped {
 
     /// The segments' fingerprint of an id not changed since.
     fn fingerprint(&self, id: &str) -> Option<u64> {
-        if self.touched.contains(id) {
-            return None;
-        }
-        let (segment, row) = self.set.lookup(id)?;
-        let value = self.set.segments[segment].value(row)?;
-        Some(u64::from_le_bytes(value.try_into().ok()?))
+        Some(u64::from_le_bytes(self.value(id)?.try_into().ok()?))
     }
 }
 
@@ -309,26 +340,34 @@ impl<S: Store> PersistentIndex<S> {
     /// Opens the store's segments in place, if it has segments with this index's tables, and replays the
     /// batches after them into an otherwise empty memory. Returns whether it did.
     fn load_mapped(&mut self) -> Result<bool, Error> {
-        let Kind::Hamming(design) = &self.meta.kind else {
-            return Ok(false);
-        };
         let Some(segmented) = self.store.segmented()? else {
             return Ok(false);
         };
-        let layouts = design.layouts();
-        let tables: Option<Vec<MappedTables>> = segmented
-            .set
-            .segments
-            .iter()
-            .map(|segment| MappedTables::find(segment, design, &layouts))
-            .collect();
-        let Some(tables) = tables else {
+        let segments = &segmented.set.segments;
+        let kind = match &self.meta.kind {
+            Kind::Hamming(design) => {
+                let layouts = design.layouts();
+                let tables: Option<Vec<MappedTables>> = segments
+                    .iter()
+                    .map(|segment| MappedTables::find(segment, design, &layouts))
+                    .collect();
+                tables.map(|tables| MappedKind::Hamming { tables, layouts })
+            }
+            Kind::Lsh { banding, .. } => segments
+                .iter()
+                .map(|segment| MappedBands::find(segment, banding))
+                .collect::<Option<Vec<MappedBands>>>()
+                .map(|bands| MappedKind::Lsh {
+                    bands,
+                    banding: *banding,
+                }),
+        };
+        let Some(kind) = kind else {
             return Ok(false);
         };
         let mut mapped = Mapped {
             set: segmented.set,
-            tables,
-            layouts,
+            kind,
             touched: HashSet::new(),
             stale: std::sync::atomic::AtomicUsize::new(0),
         };
@@ -342,21 +381,34 @@ impl<S: Store> PersistentIndex<S> {
             };
             latest.insert(change.id(), value);
         }
-        let path = self.store.location().to_path_buf();
-        let mut index = HammingIndex::with_design(design.clone());
-        let mut loader = index.loader();
-        for (id, value) in &latest {
+        for id in latest.keys() {
             mapped.touch(id);
-            if let Some(value) = value {
-                loader.push(id, decode_fingerprint(&path, id, value)?)?;
-            }
         }
-        loader.finish();
+        let path = self.store.location().to_path_buf();
+        let puts = latest.iter().filter_map(|(id, v)| Some((*id, (*v)?)));
+        self.memory = match &self.meta.kind {
+            Kind::Hamming(design) => {
+                let mut index = HammingIndex::with_design(design.clone());
+                let mut loader = index.loader();
+                for (id, value) in puts {
+                    loader.push(id, decode_fingerprint(&path, id, value)?)?;
+                }
+                loader.finish();
+                Memory::Hamming(index)
+            }
+            Kind::Lsh { banding, .. } => {
+                let mut index = LshIndex::new(*banding);
+                let signatures: Vec<(&str, Vec<u32>)> = puts
+                    .map(|(id, value)| (id, stored_signature(value)))
+                    .collect();
+                index.extend(signatures.iter().map(|(id, sig)| (*id, sig.as_slice())))?;
+                Memory::Lsh(index)
+            }
+        };
         self.seen = segmented
             .recent
             .last()
             .map_or(mapped.set.sequence, |b| b.sequence);
-        self.memory = Memory::Hamming(index);
         self.mapped = Some(mapped);
         Ok(true)
     }
@@ -539,22 +591,21 @@ impl<S: Store> PersistentIndex<S> {
             return Err(wrong_kind(&self.memory));
         };
         let mut found = index.query(fp, k)?;
-        if let Some(mapped) = &self.mapped {
+        if let Some(Mapped {
+            kind: MappedKind::Hamming { tables, layouts },
+            set,
+            ..
+        }) = &self.mapped
+        {
+            let mapped = self.mapped.as_ref().expect("matched above");
             let mut rows = Vec::new();
-            for (i, (segment, tables)) in mapped.set.segments.iter().zip(&mapped.tables).enumerate()
-            {
+            for (i, (segment, tables)) in set.segments.iter().zip(tables).enumerate() {
                 rows.clear();
-                tables.candidates(segment, &mapped.layouts, fp, k, &mut rows);
+                tables.candidates(segment, layouts, fp, k, &mut rows);
                 rows.sort_unstable();
                 rows.dedup();
                 for &(row, distance) in &rows {
-                    let id = segment.id(row as usize).ok_or_else(|| {
-                        Error::Store(StoreError::Foreign {
-                            path: segment.path().to_path_buf(),
-                            reason: format!("row {row} has no readable id (damaged)"),
-                        })
-                    })?;
-                    if !mapped.touched.contains(id) && !mapped.set.shadowed(i, id) {
+                    if let Some(id) = mapped.current_id(i, row)? {
                         found.push(Match {
                             distance,
                             id: id.to_owned(),
@@ -565,6 +616,56 @@ impl<S: Store> PersistentIndex<S> {
             found.sort();
         }
         Ok(found)
+    }
+
+    /// Every stored id that shares a band with a signature, with its estimated similarity, most similar
+    /// first, then by id: from the segments in place (when the index reads them so) and the memory.
+    pub fn query_signature(&self, signature: &[u32]) -> Result<Vec<Candidate>, Error> {
+        let Memory::Lsh(index) = &self.memory else {
+            return Err(wrong_kind(&self.memory));
+        };
+        let mut found = index.query(signature)?;
+        if let Some(Mapped {
+            kind: MappedKind::Lsh { bands, banding },
+            set,
+            ..
+        }) = &self.mapped
+        {
+            let mapped = self.mapped.as_ref().expect("matched above");
+            let mut rows = Vec::new();
+            for (i, (segment, bands)) in set.segments.iter().zip(bands).enumerate() {
+                rows.clear();
+                bands.candidates(segment, banding, signature, &mut rows);
+                rows.sort_unstable();
+                rows.dedup();
+                for &row in &rows {
+                    if let Some(id) = mapped.current_id(i, row)? {
+                        let stored = segment.value(row as usize).map(stored_signature);
+                        found.push(Candidate {
+                            id: id.to_owned(),
+                            similarity: similarity(&stored.unwrap_or_default(), signature),
+                        });
+                    }
+                }
+            }
+            found.sort_by(|a, b| {
+                b.similarity
+                    .total_cmp(&a.similarity)
+                    .then_with(|| a.id.cmp(&b.id))
+            });
+        }
+        Ok(found)
+    }
+
+    /// The stored signature of an id, in an LSH index.
+    pub fn signature(&self, id: &str) -> Option<Vec<u32>> {
+        let Memory::Lsh(index) = &self.memory else {
+            return None;
+        };
+        index
+            .get(id)
+            .map(<[u32]>::to_vec)
+            .or_else(|| Some(stored_signature(self.mapped.as_ref()?.value(id)?)))
     }
 
     /// The stored fingerprint of an id, in a Hamming index.
@@ -625,7 +726,7 @@ impl<S: Store> PersistentIndex<S> {
     pub fn contains(&self, id: &str) -> bool {
         match &self.memory {
             Memory::Hamming(_) => self.fingerprint(id).is_some(),
-            Memory::Lsh(index) => index.get(id).is_some(),
+            Memory::Lsh(_) => self.signature(id).is_some(),
         }
     }
 
@@ -759,7 +860,7 @@ mod tests {
         writer
             .apply(&[Edit::Delete("a".into()), put("c", 3)])
             .unwrap();
-        let expected = if merging && !kind_is_lsh {
+        let expected = if merging {
             Refreshed::Reloaded
         } else {
             Refreshed::Replayed(2)
@@ -814,6 +915,59 @@ mod tests {
                 std::fs::remove_dir_all(&dir).unwrap();
             }
         }
+    }
+
+    /// Over segments, an LSH index answers as the in-memory one does, through flushes, background merges,
+    /// deletions and reopening; and its segments carry the bands (it reads them in place).
+    #[test]
+    fn lsh_segments_answer_like_memory() {
+        let dir = temp("lsh-segments");
+        let settings = lsh_meta().to_settings();
+        let banding = Banding::even(2, 4).unwrap();
+        let mut reference = LshIndex::new(banding);
+        let policy = MergePolicy {
+            flush_changes: 5,
+            ratio: 2,
+            max_segments: 3,
+        };
+        let open = |create: bool| {
+            let store = if create {
+                DiskStore::create(&dir, &settings, Backend::Segments).unwrap()
+            } else {
+                DiskStore::open(&dir).unwrap()
+            };
+            store.as_segments().unwrap().set_merge_policy(policy);
+            PersistentIndex::open(store).unwrap()
+        };
+        let mut index = open(true);
+        let signature = |i: u32| vec![i % 7, i % 5, i % 3, i];
+        for i in 0..120u32 {
+            let id = format!("doc{}", i % 50);
+            if i % 9 == 4 {
+                index.apply(&[Edit::Delete(id.clone())]).unwrap();
+                reference.remove(&id);
+            } else {
+                index
+                    .apply(&[Edit::PutSignature(id.clone(), signature(i))])
+                    .unwrap();
+                reference.insert(&id, &signature(i)).unwrap();
+            }
+            if i % 40 == 39 {
+                drop(index);
+                index = open(false);
+                assert!(index.segments().is_some(), "the bands are read in place");
+            }
+            for q in [0u32, 3, 35, i] {
+                assert_eq!(
+                    index.query_signature(&signature(q)).unwrap(),
+                    reference.query(&signature(q)).unwrap(),
+                    "after {i} changes, query {q}"
+                );
+            }
+            assert_eq!(index.len(), reference.len());
+        }
+        drop(index);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[derive(Clone, Debug)]

@@ -8,6 +8,7 @@
 mod banding;
 mod batch;
 mod index;
+pub mod mapped;
 
 pub use banding::{Banding, BandingError, PRESETS, Preset, optimize};
 pub use batch::{lsh_clusters, lsh_clusters_with, lsh_pairs};

@@ -321,10 +321,10 @@ impl<S: Store> Index<S> {
                 .inner
                 .fingerprint(id)
                 .map(|bits| Sketch::Fingerprint(Fingerprint::new(scheme, bits))),
-            (Memory::Lsh(l), Method::MinHash(scheme)) => l.get(id).map(|values| {
+            (Memory::Lsh(_), Method::MinHash(scheme)) => self.inner.signature(id).map(|values| {
                 Sketch::Signature(crate::MinHashSignature::from_values(
                     *scheme.params(),
-                    values.to_vec(),
+                    values,
                 ))
             }),
             _ => None,
@@ -454,8 +454,9 @@ impl<S: Store> Index<S> {
                     score: Score::Distance(m.distance),
                 })
                 .collect(),
-            (Sketch::Signature(sig), Memory::Lsh(l), Reach::Similarity(t)) => l
-                .query(sig.values())
+            (Sketch::Signature(sig), Memory::Lsh(_), Reach::Similarity(t)) => self
+                .inner
+                .query_signature(sig.values())
                 .map_err(|e| failed(&e))?
                 .into_iter()
                 .filter(|c| c.similarity >= t)

@@ -1,0 +1,178 @@
+//! An LSH index's bands inside a segment file, queried where they lie.
+//!
+//! A merge of a segmented store hands the entries (signatures: K little-endian `u32` each) to
+//! [`LshArrange`], which keeps their order and adds, per band b, the band keys of every row sorted
+//! (`lsh.b{b}.keys`, `u64`) and the row of each (`lsh.b{b}.rows`, `u32`), plus `lsh.banding`, which names the
+//! banding. A query computes its band keys, finds each in the sorted keys by binary search, and checks the
+//! band's values of each row found against its own before it reports the row: a key collision costs a
+//! comparison, never a wrong candidate. The key is [`band_key`], which is therefore part of the on-disk format
+//! (`docs/index-format.md`).
+
+use super::Banding;
+use super::index::band_key;
+use crate::radix::radix_sort_by_key;
+use crate::store::segments::{Arrange, Arranged, Segment};
+use std::ops::Range;
+
+/// The section that names the banding a segment's bands were built for.
+const BANDING_SECTION: &str = "lsh.banding";
+
+fn banding_text(b: &Banding) -> String {
+    format!(
+        "values={} bands={} rows={} wide={}",
+        b.values, b.bands, b.rows, b.wide
+    )
+}
+
+/// A signature from its stored bytes.
+fn signature_of(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Lays out a segment for an LSH index of one banding (see the module documentation).
+pub struct LshArrange {
+    banding: Banding,
+}
+
+impl LshArrange {
+    /// The layout for `banding`.
+    pub fn new(banding: Banding) -> Self {
+        LshArrange { banding }
+    }
+}
+
+impl Arrange for LshArrange {
+    fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String> {
+        if n >= u32::MAX as usize {
+            return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
+        }
+        let k = self.banding.values as usize;
+        for i in 0..n {
+            if value(i).len() != 4 * k {
+                return Err(format!(
+                    "a value of {} bytes, not a signature's {} ({k} values)",
+                    value(i).len(),
+                    4 * k
+                ));
+            }
+        }
+        let mut sections = vec![(
+            BANDING_SECTION.to_owned(),
+            banding_text(&self.banding).into_bytes(),
+        )];
+        // Band by band (the values come through a callback, read once a band): keys, sorted with their rows.
+        let mut band_values: Vec<u32> = Vec::new();
+        let mut bands: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(self.banding.bands as usize);
+        for b in 0..self.banding.bands {
+            let range = self.banding.band_range(b);
+            let mut rows: Vec<(u64, u32)> = (0..n)
+                .map(|i| {
+                    let bytes = &value(i)[range.start * 4..range.end * 4];
+                    band_values.clear();
+                    band_values.extend(
+                        bytes
+                            .chunks_exact(4)
+                            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    );
+                    (band_key(&band_values), i as u32)
+                })
+                .collect();
+            radix_sort_by_key(&mut rows, &mut Vec::new(), 0, 64);
+            let keys: Vec<u64> = rows.iter().map(|r| r.0).collect();
+            let slots: Vec<u32> = rows.iter().map(|r| r.1).collect();
+            bands.push((
+                bytemuck::cast_slice(&keys).to_vec(),
+                bytemuck::cast_slice(&slots).to_vec(),
+            ));
+        }
+        for (b, (keys, rows)) in bands.into_iter().enumerate() {
+            sections.push((format!("lsh.b{b}.keys"), keys));
+            sections.push((format!("lsh.b{b}.rows"), rows));
+        }
+        Ok(Arranged {
+            order: (0..n as u32).collect(),
+            sections,
+        })
+    }
+}
+
+/// Where a segment's bands lie, found and checked once.
+#[derive(Clone, Debug)]
+pub struct MappedBands {
+    /// Per band: keys, rows.
+    bands: Vec<[Range<usize>; 2]>,
+}
+
+impl MappedBands {
+    /// The bands of `segment` if it holds bands of `banding` (else `None`: the segment is loaded instead),
+    /// checking every column's size and alignment.
+    pub fn find(segment: &Segment, banding: &Banding) -> Option<Self> {
+        if cfg!(target_endian = "big") {
+            return None;
+        }
+        let text = std::str::from_utf8(segment.section(BANDING_SECTION)?).ok()?;
+        if text != banding_text(banding) {
+            return None;
+        }
+        let rows = segment.rows();
+        let data = segment.bytes();
+        let aligned = |r: &Range<usize>, align: usize| {
+            (data[r.clone()].as_ptr() as usize).is_multiple_of(align)
+        };
+        let mut bands = Vec::with_capacity(banding.bands as usize);
+        for b in 0..banding.bands {
+            let keys = segment.range(&format!("lsh.b{b}.keys"))?;
+            let slots = segment.range(&format!("lsh.b{b}.rows"))?;
+            if keys.len() != rows * 8
+                || slots.len() != rows * 4
+                || !aligned(&keys, 8)
+                || !aligned(&slots, 4)
+            {
+                return None;
+            }
+            bands.push([keys, slots]);
+        }
+        Some(MappedBands { bands })
+    }
+
+    /// Pushes every row that agrees with `signature` on a whole band (rows may repeat).
+    pub fn candidates(
+        &self,
+        segment: &Segment,
+        banding: &Banding,
+        signature: &[u32],
+        out: &mut Vec<u32>,
+    ) {
+        let data = segment.bytes();
+        for (b, [keys, rows]) in self.bands.iter().enumerate() {
+            let keys = bytemuck::try_cast_slice::<u8, u64>(&data[keys.clone()]).unwrap_or(&[]);
+            let rows = bytemuck::try_cast_slice::<u8, u32>(&data[rows.clone()]).unwrap_or(&[]);
+            let range = banding.band_range(b as u32);
+            let want = &signature[range.clone()];
+            let key = band_key(want);
+            let first = keys.partition_point(|&k| k < key);
+            for (&k, &row) in keys[first..].iter().zip(&rows[first.min(rows.len())..]) {
+                if k != key {
+                    break;
+                }
+                let Some(value) = segment.value(row as usize) else {
+                    continue;
+                };
+                let Some(band) = value.get(range.start * 4..range.end * 4) else {
+                    continue;
+                };
+                if signature_of(band) == want {
+                    out.push(row);
+                }
+            }
+        }
+    }
+}
+
+/// A stored signature's values.
+pub(crate) fn stored_signature(bytes: &[u8]) -> Vec<u32> {
+    signature_of(bytes)
+}
