@@ -343,6 +343,19 @@ fn fp_string(i: u64) -> String {
     neardup::Fingerprint::new(neardup::Scheme::SimhashDocV1, bits).to_string()
 }
 
+/// `index add-fingerprints --ack --batch BATCH` on IDX, reading stdin, acknowledging on stdout.
+fn acknowledging_writer(idx: &str, batch: usize) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["index", "add-fingerprints", idx, "--ack", "--batch"])
+        .arg(batch.to_string())
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn")
+}
+
 /// Many readers, one writer: while a writer process holds an index in segments (and flushes and merges it),
 /// `index query` and `index stats` in other processes open it, and see every batch acknowledged before they
 /// started; a second writer is refused by name.
@@ -352,21 +365,7 @@ fn readers_see_a_running_writers_commits() {
     let dir = temp_dir("readers");
     let idx = dir.join("idx").display().to_string();
     assert!(neardup(&["index", "create", &idx]).status.success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args([
-            "index",
-            "add-fingerprints",
-            &idx,
-            "--ack",
-            "--batch",
-            "5000",
-            "-",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = acknowledging_writer(&idx, 5000);
     let mut stdin = child.stdin.take().unwrap();
     let mut acks = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut sent = 0u64;
@@ -422,21 +421,7 @@ fn acknowledged_inserts_survive_kill_9() {
     );
     let mut acked_per_round = Vec::new();
     for round in 0..10u64 {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-            .args([
-                "index",
-                "add-fingerprints",
-                &idx,
-                "--ack",
-                "--batch",
-                "37",
-                "-",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
+        let mut child = acknowledging_writer(&idx, 37);
         let mut stdin = child.stdin.take().unwrap();
         let writer = std::thread::spawn(move || {
             for i in 0..20_000u64 {

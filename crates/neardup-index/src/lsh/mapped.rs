@@ -5,7 +5,7 @@
 //! (`lsh.b{b}.keys`, `u64`) and the row of each (`lsh.b{b}.rows`, `u32`), plus `lsh.banding`, which names the
 //! banding. A query computes its band keys, finds each in the sorted keys by binary search, and checks the
 //! band's values of each row found against its own before it reports the row: a key collision costs a
-//! comparison, never a wrong candidate. The key is [`band_key`], which is therefore part of the on-disk format
+//! comparison, never a wrong candidate. The key is `band_key` (in `lsh::index`), which is therefore part of the on-disk format
 //! (`docs/index-format.md`).
 
 use super::Banding;
