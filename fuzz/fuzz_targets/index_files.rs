@@ -57,17 +57,19 @@ fuzz_target!(|data: &[u8]| {
         let body = if i == replaced { content } else { bytes };
         std::fs::write(dir.path().join(name), body).expect("write");
     }
-    let probes = ["simhash-doc-v1:aaaaaaaaaaaaa", "simhash-doc-v1:7777777777777"];
+    // Two fingerprints: one stored (doc3's), one far from everything.
+    let probes = [3u64.wrapping_mul(0x9e37_79b9_7f4a_7c15), u64::MAX]
+        .map(|bits| Fingerprint::new(Scheme::SimhashDocV1, bits).to_string());
     if let Ok(index) = Index::open_reader(dir.path()) {
         let _ = index.len();
         let whole = index.verify().is_ok();
-        for probe in probes {
+        for probe in &probes {
             let answer = index.query_str(probe, Radius::Default);
             assert!(!whole || answer.is_ok(), "a whole index failed a query: {answer:?}");
         }
     }
     if let Ok(mut index) = Index::open(dir.path()) {
-        let _ = index.query_str(probes[0], Radius::Default);
+        let _ = index.query_str(&probes[0], Radius::Default);
         let _ = index.insert("new", &probes[1].parse::<Sketch>().expect("a sketch"));
         let _ = index.merge();
     }

@@ -75,8 +75,10 @@ impl PyIndex {
     /// Opens the index at `path`, or creates it there (or in memory when `path` is None) for `scheme`.
     /// SimHash: `k` is the largest distance queries may ask for (default 3) and `expected` the number of
     /// entries the tables are designed for. MinHash: `threshold` (default 0.8) chooses the LSH bands.
+    /// `read_only=True` opens an existing index beside its writer (another process: `neardup index add`, the
+    /// server): it sees what the writer committed at each `refresh()`, and refuses writes.
     #[new]
-    #[pyo3(signature = (path=None, scheme=None, *, k=None, threshold=None, expected=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+    #[pyo3(signature = (path=None, scheme=None, *, k=None, threshold=None, expected=None, num_perm=None, seed=None, shingle=None, char_shingle=None, read_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         path: Option<PathBuf>,
@@ -88,10 +90,21 @@ impl PyIndex {
         seed: Option<u64>,
         shingle: Option<u32>,
         char_shingle: Option<u32>,
+        read_only: bool,
     ) -> PyResult<Self> {
         let exists = path.as_ref().is_some_and(|p| p.exists());
+        if read_only && !exists {
+            return Err(PyValueError::new_err(
+                "read_only=True opens an existing index: give the path of one",
+            ));
+        }
         let inner = if let (Some(path), true) = (&path, exists) {
-            let index = Index::open(path).py_err()?;
+            let index = if read_only {
+                Index::open_reader(path)
+            } else {
+                Index::open(path)
+            }
+            .py_err()?;
             if let Some(scheme) = scheme {
                 let asked = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
                 if asked != index.method() {
@@ -140,6 +153,15 @@ impl PyIndex {
     #[getter]
     fn location(&self) -> String {
         self.read(|i| with!(i, i => i.location().to_owned()))
+    }
+
+    /// Catches up with what other writers of the index committed since it was opened (or last refreshed):
+    /// returns whether anything changed.
+    fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
+        use neardup::index::Refreshed;
+        py.detach(|| self.write(|i| with!(i, i => i.refresh())))
+            .py_err()
+            .map(|r| r != Refreshed::Current)
     }
 
     fn __len__(&self) -> usize {

@@ -229,3 +229,38 @@ def test_index_in_memory_and_shared_with_the_cli(tmp_path):
     assert "from-python" in out
     with pytest.raises(neardup.SchemeMismatch):
         neardup.Index(str(path), "minhash")
+
+
+def test_a_read_only_index_follows_a_cli_writer(tmp_path):
+    import subprocess
+
+    path = tmp_path / "idx"
+    run_cli("index", "create", str(path))
+    fp = neardup.fingerprint("release notes: fixed a crash when opening empty files in the editor")
+    writer = subprocess.Popen(
+        [cli(), "index", "add-fingerprints", "--ack", "--batch", "1", str(path), "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        writer.stdin.write(f"first\t{fp}\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline().strip() == "ok 1"
+        # The writer holds the index: a second writer is refused, a reader opens beside it.
+        with pytest.raises(neardup.IndexError, match="another process"):
+            neardup.Index(str(path))
+        reader = neardup.Index(str(path), read_only=True)
+        assert len(reader) == 1 and reader.query(sketch=fp)[0][0] == "first"
+        writer.stdin.write(f"second\t{fp}\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline().strip() == "ok 2"
+        assert reader.refresh() and len(reader) == 2
+        assert [m[0] for m in reader.query(sketch=fp)] == ["first", "second"]
+        with pytest.raises(neardup.IndexError, match="reader"):
+            reader.add("third", sketch=fp)
+    finally:
+        writer.stdin.close()
+        assert writer.wait(timeout=60) == 0
+    with pytest.raises(ValueError, match="existing index"):
+        neardup.Index(str(tmp_path / "none"), read_only=True)
