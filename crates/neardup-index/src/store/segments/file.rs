@@ -14,11 +14,10 @@
 //! not read at open (that is the point); [`SegmentFile::verify`] reads it all against the block checksums, and
 //! every merge does so before it rewrites a segment. Numbers are little-endian.
 
-use crc32fast::Hasher;
 use memmap2::Mmap;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -45,13 +44,13 @@ pub(crate) struct Header {
     pub deletions: u64,
 }
 
-/// Writes a segment file section by section, checksumming blocks as they pass.
+/// Writes a segment file section by section, a block at a time: bytes gather in a 64 KiB block, which is
+/// checksummed whole (small appends would each take the CRC's slow path) and written.
 pub(crate) struct SegmentWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: File,
     written: u64,
-    block: Hasher,
-    block_fill: usize,
+    block: Vec<u8>,
     sums: Vec<u32>,
     sections: Vec<(String, u64, u64)>,
     open_section: Option<(String, u64)>,
@@ -66,10 +65,9 @@ impl SegmentWriter {
             .open(path)?;
         let mut writer = SegmentWriter {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: file,
             written: 0,
-            block: Hasher::new(),
-            block_fill: 0,
+            block: Vec::with_capacity(BLOCK),
             sums: Vec::new(),
             sections: Vec::new(),
             open_section: None,
@@ -80,18 +78,24 @@ impl SegmentWriter {
 
     /// Bytes into the data, through the block checksums.
     fn write(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
-        self.out.write_all(bytes)?;
         self.written += bytes.len() as u64;
         while !bytes.is_empty() {
-            let take = (BLOCK - self.block_fill).min(bytes.len());
-            self.block.update(&bytes[..take]);
-            self.block_fill += take;
+            let take = (BLOCK - self.block.len()).min(bytes.len());
+            self.block.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
-            if self.block_fill == BLOCK {
-                let done = std::mem::replace(&mut self.block, Hasher::new());
-                self.sums.push(done.finalize());
-                self.block_fill = 0;
+            if self.block.len() == BLOCK {
+                self.flush_block()?;
             }
+        }
+        Ok(())
+    }
+
+    /// Checksums and writes the gathered block.
+    fn flush_block(&mut self) -> std::io::Result<()> {
+        if !self.block.is_empty() {
+            self.sums.push(crc32fast::hash(&self.block));
+            self.out.write_all(&self.block)?;
+            self.block.clear();
         }
         Ok(())
     }
@@ -128,10 +132,7 @@ impl SegmentWriter {
     /// Writes the directory, the checksums and the footer, and makes the file durable.
     pub fn finish(mut self) -> std::io::Result<PathBuf> {
         let data_end = self.written;
-        if self.block_fill > 0 {
-            let done = std::mem::replace(&mut self.block, Hasher::new());
-            self.sums.push(done.finalize());
-        }
+        self.flush_block()?;
         let mut tail = Vec::new();
         tail.extend_from_slice(&(self.sections.len() as u32).to_le_bytes());
         for (name, offset, len) in &self.sections {
@@ -152,8 +153,7 @@ impl SegmentWriter {
         tail.extend_from_slice(&crc.to_le_bytes());
         tail.extend_from_slice(END_MAGIC);
         self.out.write_all(&tail)?;
-        let file = self.out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
+        self.out.sync_all()?;
         Ok(self.path)
     }
 }

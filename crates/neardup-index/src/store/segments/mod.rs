@@ -528,7 +528,13 @@ impl Inner {
         let name: Arc<str> = Arc::from(self.active_wal());
         for record in tail.records {
             if let Some(batch) = &record.batch {
-                self.replay(batch, &name, record.offset, retention);
+                self.replay(
+                    batch.sequence,
+                    &batch.changes,
+                    &name,
+                    record.offset,
+                    retention,
+                );
             }
         }
         self.wal_end = tail.end;
@@ -544,8 +550,15 @@ impl Inner {
     }
 
     /// Folds a committed batch (whose record is at `offset` in log `wal`) into the delta and the change log.
-    fn replay(&mut self, batch: &Batch, wal: &Arc<str>, offset: u64, retention: Retention) {
-        for change in &batch.changes {
+    fn replay(
+        &mut self,
+        sequence: u64,
+        changes: &[Change],
+        wal: &Arc<str>,
+        offset: u64,
+        retention: Retention,
+    ) {
+        for change in changes {
             let before = self.present(change.id());
             let after = match change {
                 Change::Put { id, value } => {
@@ -559,9 +572,8 @@ impl Inner {
             };
             self.live = self.live + u64::from(after) - u64::from(before);
         }
-        self.sequence = batch.sequence;
-        let changes = batch.changes.len() as u64;
-        self.log_batch(batch.sequence, changes, wal, offset, retention);
+        self.sequence = sequence;
+        self.log_batch(sequence, changes.len() as u64, wal, offset, retention);
     }
 
     /// Keeps a batch in the change log, dropping the oldest beyond the retention limit.
@@ -1153,10 +1165,6 @@ impl Store for SegmentStore {
             return Ok(inner.sequence);
         }
         let sequence = inner.sequence + 1;
-        let record = Batch {
-            sequence,
-            changes: batch.to_vec(),
-        };
         let offset = inner.wal_end;
         let name: Arc<str> = Arc::from(inner.active_wal());
         let end = match &mut inner.writer {
@@ -1168,10 +1176,13 @@ impl Store for SegmentStore {
             }
             Some(writer) => {
                 let path = writer.wal.path().to_path_buf();
-                writer.wal.append(&record).map_err(|e| io_error(&path, e))?
+                writer
+                    .wal
+                    .append(sequence, batch)
+                    .map_err(|e| io_error(&path, e))?
             }
         };
-        inner.replay(&record, &name, offset, retention);
+        inner.replay(sequence, batch, &name, offset, retention);
         inner.wal_end = end;
         if inner.delta.len() >= inner.merge.flush_changes {
             // The batch is durable already: a failed flush is remembered, not returned.

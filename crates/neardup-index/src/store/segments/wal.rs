@@ -49,11 +49,11 @@ pub(crate) struct Tail {
 }
 
 /// Encodes a batch's record.
-fn encode(batch: &Batch) -> Vec<u8> {
+fn encode(sequence: u64, changes: &[Change]) -> Vec<u8> {
     let mut payload = Vec::new();
-    payload.extend_from_slice(&batch.sequence.to_le_bytes());
-    payload.extend_from_slice(&(batch.changes.len() as u32).to_le_bytes());
-    for change in &batch.changes {
+    payload.extend_from_slice(&sequence.to_le_bytes());
+    payload.extend_from_slice(&(changes.len() as u32).to_le_bytes());
+    for change in changes {
         match change {
             Change::Put { id, value } => {
                 payload.push(1);
@@ -253,8 +253,8 @@ impl Wal {
 
     /// Appends a batch and makes it durable; on failure the log is cut back to where it was, so a failed
     /// write leaves nothing behind.
-    pub fn append(&mut self, batch: &Batch) -> std::io::Result<u64> {
-        let record = encode(batch);
+    pub fn append(&mut self, sequence: u64, changes: &[Change]) -> std::io::Result<u64> {
+        let record = encode(sequence, changes);
         let written = self
             .file
             .seek(SeekFrom::Start(self.len))
