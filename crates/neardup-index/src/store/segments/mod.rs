@@ -181,7 +181,10 @@ struct Inner {
     set: Arc<SegmentSet>,
     /// Every id changed since the segments: its value now, or `None` if deleted.
     delta: HashMap<String, Option<Vec<u8>>>,
-    live: u64,
+    /// The ids stored now, once counted (`None` until asked): counting looks the delta's ids up in the
+    /// segments, which neither an open nor an insert should pay for; a flush counts them, a retention that
+    /// depends on the entry count keeps the count up to date.
+    live: Option<u64>,
     sequence: u64,
     /// The retained batches (newest last) and how many changes they hold.
     log: VecDeque<Logged>,
@@ -447,7 +450,7 @@ fn load(
         dir: dir.to_path_buf(),
         writer: None,
         arrange,
-        live: manifest.entries,
+        live: None,
         sequence: manifest.sequence,
         manifest,
         set,
@@ -541,6 +544,20 @@ impl Inner {
         Ok(())
     }
 
+    /// The ids stored now (counted the first time it is asked; see `live`).
+    fn live(&mut self) -> u64 {
+        if let Some(live) = self.live {
+            return live;
+        }
+        let mut live = self.manifest.entries;
+        for (id, value) in &self.delta {
+            let before = self.set.lookup(id).is_some();
+            live = live + u64::from(value.is_some()) - u64::from(before);
+        }
+        self.live = Some(live);
+        live
+    }
+
     /// Whether an id is stored now.
     fn present(&self, id: &str) -> bool {
         match self.delta.get(id) {
@@ -559,7 +576,7 @@ impl Inner {
         retention: Retention,
     ) {
         for change in changes {
-            let before = self.present(change.id());
+            let before = self.live.is_some() && self.present(change.id());
             let after = match change {
                 Change::Put { id, value } => {
                     self.delta.insert(id.clone(), Some(value.clone()));
@@ -570,7 +587,9 @@ impl Inner {
                     false
                 }
             };
-            self.live = self.live + u64::from(after) - u64::from(before);
+            if let Some(live) = &mut self.live {
+                *live = *live + u64::from(after) - u64::from(before);
+            }
         }
         self.sequence = sequence;
         self.log_batch(sequence, changes.len() as u64, wal, offset, retention);
@@ -592,7 +611,12 @@ impl Inner {
             changes,
         });
         self.logged += changes;
-        let limit = retention.limit(self.live);
+        let entries = if retention.per_entry > 0.0 {
+            self.live()
+        } else {
+            0
+        };
+        let limit = retention.limit(entries);
         while self.logged > limit {
             let Some(oldest) = self.log.pop_front() else {
                 break;
@@ -839,7 +863,7 @@ impl Inner {
         let manifest = Manifest {
             generation: self.manifest.generation + 1,
             sequence: self.sequence,
-            entries: self.live,
+            entries: self.live(),
             segments: segment_names,
             wals,
             settings: self.manifest.settings.clone(),
@@ -858,6 +882,8 @@ impl Inner {
         }
         let _ = sync_dir(&self.dir);
         self.delta.clear();
+        // The manifest holds the count now; later inserts need not keep it.
+        self.live = None;
         self.wal_end = new_wal.len();
         if let Some(writer) = &mut self.writer {
             writer.wal = new_wal;
