@@ -1216,6 +1216,14 @@ impl Store for SegmentStore {
                 Ok(()) => spawn_merge(&self.shared, &mut inner),
                 Err(e) => inner.merge_error = Some(e.to_string()),
             }
+            // Backpressure: when flushes outrun the merges (a sustained load on few cores), the writer waits
+            // for the merger to catch up rather than let segments, and the cost of every query, pile up.
+            if inner.set.segments.len() > 2 * inner.merge.max_segments.max(1)
+                && let Some(merger) = inner.merger.take()
+            {
+                drop(inner);
+                let _ = merger.join();
+            }
         }
         Ok(sequence)
     }
