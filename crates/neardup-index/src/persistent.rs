@@ -591,15 +591,11 @@ impl<S: Store> PersistentIndex<S> {
             return Err(wrong_kind(&self.memory));
         };
         let mut found = index.query(fp, k)?;
-        if let Some(Mapped {
-            kind: MappedKind::Hamming { tables, layouts },
-            set,
-            ..
-        }) = &self.mapped
+        if let Some(mapped) = &self.mapped
+            && let MappedKind::Hamming { tables, layouts } = &mapped.kind
         {
-            let mapped = self.mapped.as_ref().expect("matched above");
             let mut rows = Vec::new();
-            for (i, (segment, tables)) in set.segments.iter().zip(tables).enumerate() {
+            for (i, (segment, tables)) in mapped.set.segments.iter().zip(tables).enumerate() {
                 rows.clear();
                 tables.candidates(segment, layouts, fp, k, &mut rows);
                 rows.sort_unstable();
@@ -625,15 +621,11 @@ impl<S: Store> PersistentIndex<S> {
             return Err(wrong_kind(&self.memory));
         };
         let mut found = index.query(signature)?;
-        if let Some(Mapped {
-            kind: MappedKind::Lsh { bands, banding },
-            set,
-            ..
-        }) = &self.mapped
+        if let Some(mapped) = &self.mapped
+            && let MappedKind::Lsh { bands, banding } = &mapped.kind
         {
-            let mapped = self.mapped.as_ref().expect("matched above");
             let mut rows = Vec::new();
-            for (i, (segment, bands)) in set.segments.iter().zip(bands).enumerate() {
+            for (i, (segment, bands)) in mapped.set.segments.iter().zip(bands).enumerate() {
                 rows.clear();
                 bands.candidates(segment, banding, signature, &mut rows);
                 rows.sort_unstable();
