@@ -488,9 +488,28 @@ impl DocArgs {
         let selection = Selection::new(&self.glob, &self.exclude, &self.file_type)?;
         let (mut sources, operand_errors, mut notices) = expand(&operands, self.follow, &selection);
         if let Some(skip) = self.skip_dir.as_ref().and_then(|d| d.canonicalize().ok()) {
+            // The operands the index lies inside (or that lie inside it), each with the index's path below
+            // it (empty for the latter): files found under such an operand are its path joined to theirs, so
+            // a prefix test (no system call) finds the index's files, and other operands cost nothing.
+            let inside: Vec<(PathBuf, PathBuf)> = operands
+                .iter()
+                .map(PathBuf::from)
+                .filter_map(|op| {
+                    let canonical = op.canonicalize().ok()?;
+                    // An operand inside the index is all the index's.
+                    let below = match skip.strip_prefix(&canonical) {
+                        Ok(below) => below.to_path_buf(),
+                        Err(_) if canonical.starts_with(&skip) => PathBuf::new(),
+                        Err(_) => return None,
+                    };
+                    Some((op, below))
+                })
+                .collect();
             let before = sources.len();
             sources.retain(|s| match s {
-                Source::File(p) => !p.canonicalize().is_ok_and(|p| p.starts_with(&skip)),
+                Source::File(p) => !inside
+                    .iter()
+                    .any(|(op, below)| p.strip_prefix(op).is_ok_and(|r| r.starts_with(below))),
                 Source::Stdin => true,
             });
             let skipped = before - sources.len();

@@ -14,8 +14,8 @@ use crate::hamming::mapped::HammingArrange;
 use crate::lsh::mapped::LshArrange;
 use crate::store::segments::{Arrange, MANIFEST_FILE, SegmentSet, Segmented};
 use crate::store::{
-    ChangesSince, FILE_NAME, Kind, Meta, RedbStore, Retention, SegmentStore, Settings, Store,
-    StoreError, Visit,
+    ChangesSince, Kind, Meta, RedbStore, Retention, SegmentStore, Settings, Store, StoreError,
+    Visit,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -75,10 +75,8 @@ impl DiskStore {
     /// Creates an index's store in `dir` with `backend`.
     pub fn create(dir: &Path, settings: &Settings, backend: Backend) -> Result<Self, StoreError> {
         match backend {
+            // The segment store refuses a directory holding a redb file itself.
             Backend::Segments => {
-                if dir.join(FILE_NAME).exists() {
-                    return Err(StoreError::Exists(dir.to_path_buf()));
-                }
                 SegmentStore::create(dir, settings, arrange_for(settings)).map(DiskStore::Segments)
             }
             Backend::Redb => {

@@ -20,7 +20,7 @@
 use crate::hamming::mapped::MappedTables;
 use crate::hamming::plan::TableLayout;
 use crate::hamming::{HammingIndex, IndexError, Match};
-use crate::lsh::mapped::{MappedBands, stored_signature};
+use crate::lsh::mapped::{MappedBands, signature_values};
 use crate::lsh::{Banding, Candidate, LshError, LshIndex, similarity};
 use crate::memory::MemoryStats;
 use crate::store::SegmentSet;
@@ -309,11 +309,7 @@ impl<S: Store> PersistentIndex<S> {
                     }
                     ids.push_str(id);
                     ends.push(ids.len());
-                    values.extend(
-                        value
-                            .chunks_exact(4)
-                            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                    );
+                    values.extend(signature_values(value));
                     Ok(())
                 });
                 // One bulk load: each band's table is filled in memory order.
@@ -371,21 +367,16 @@ impl<S: Store> PersistentIndex<S> {
             touched: HashSet::new(),
             stale: std::sync::atomic::AtomicUsize::new(0),
         };
-        // The batches after the segments, folded to each id's last state and loaded in bulk (one table
-        // build, not one insert and its rebuilds per change).
-        let mut latest: hashbrown::HashMap<&str, Option<&[u8]>> = Default::default();
-        for change in segmented.recent.iter().flat_map(|b| &b.changes) {
-            let value = match change {
-                Change::Put { value, .. } => Some(value.as_slice()),
-                Change::Delete(_) => None,
-            };
-            latest.insert(change.id(), value);
-        }
-        for id in latest.keys() {
+        // What the batches after the segments did, each id's last state, loaded in bulk (one table build,
+        // not one insert and its rebuilds per change).
+        for (id, _) in &segmented.changed {
             mapped.touch(id);
         }
         let path = self.store.location().to_path_buf();
-        let puts = latest.iter().filter_map(|(id, v)| Some((*id, (*v)?)));
+        let puts = segmented
+            .changed
+            .iter()
+            .filter_map(|(id, v)| Some((id.as_str(), v.as_deref()?)));
         self.memory = match &self.meta.kind {
             Kind::Hamming(design) => {
                 let mut index = HammingIndex::with_design(design.clone());
@@ -399,16 +390,13 @@ impl<S: Store> PersistentIndex<S> {
             Kind::Lsh { banding, .. } => {
                 let mut index = LshIndex::new(*banding);
                 let signatures: Vec<(&str, Vec<u32>)> = puts
-                    .map(|(id, value)| (id, stored_signature(value)))
+                    .map(|(id, value)| (id, signature_values(value).collect()))
                     .collect();
                 index.extend(signatures.iter().map(|(id, sig)| (*id, sig.as_slice())))?;
                 Memory::Lsh(index)
             }
         };
-        self.seen = segmented
-            .recent
-            .last()
-            .map_or(mapped.set.sequence, |b| b.sequence);
+        self.seen = segmented.sequence;
         self.mapped = Some(mapped);
         Ok(true)
     }
@@ -550,10 +538,7 @@ impl<S: Store> PersistentIndex<S> {
                         index.insert(id, decode_fingerprint(&path, id, value)?)?
                     }
                     (Change::Put { id, value }, Memory::Lsh(index)) => {
-                        let signature: Vec<u32> = value
-                            .chunks_exact(4)
-                            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                            .collect();
+                        let signature: Vec<u32> = signature_values(value).collect();
                         if value.len() % 4 != 0 || index.check(&signature).is_err() {
                             let k = index.banding().values as usize;
                             return Err(Error::Value {
@@ -632,7 +617,9 @@ impl<S: Store> PersistentIndex<S> {
                 rows.dedup();
                 for &row in &rows {
                     if let Some(id) = mapped.current_id(i, row)? {
-                        let stored = segment.value(row as usize).map(stored_signature);
+                        let stored: Option<Vec<u32>> = segment
+                            .value(row as usize)
+                            .map(|v| signature_values(v).collect());
                         found.push(Candidate {
                             id: id.to_owned(),
                             similarity: similarity(&stored.unwrap_or_default(), signature),
@@ -657,7 +644,7 @@ impl<S: Store> PersistentIndex<S> {
         index
             .get(id)
             .map(<[u32]>::to_vec)
-            .or_else(|| Some(stored_signature(self.mapped.as_ref()?.value(id)?)))
+            .or_else(|| Some(signature_values(self.mapped.as_ref()?.value(id)?).collect()))
     }
 
     /// The stored fingerprint of an id, in a Hamming index.

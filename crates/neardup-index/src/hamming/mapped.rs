@@ -111,38 +111,23 @@ impl MappedTables {
     /// The tables of `segment` if it holds tables of `design` (else `None`: a segment written without them,
     /// or for another design, is loaded instead), checking every column's size and alignment.
     pub fn find(segment: &Segment, design: &Design, layouts: &[TableLayout]) -> Option<Self> {
-        if cfg!(target_endian = "big") {
-            return None;
-        }
         let text = std::str::from_utf8(segment.section(DESIGN_SECTION)?).ok()?;
         let dir_bits: u32 = text.rsplit_once("dir_bits=")?.1.parse().ok()?;
         if dir_bits > 30 || text != design_text(design, dir_bits) {
             return None;
         }
         let rows = segment.rows();
-        let data = segment.bytes();
-        let aligned = |r: &Range<usize>, align: usize| {
-            (data[r.clone()].as_ptr() as usize).is_multiple_of(align)
-        };
-        let fps = segment.range("values")?;
-        if fps.len() != rows * 8 || !aligned(&fps, 8) {
-            return None;
-        }
-        let dir_len = ((1usize << dir_bits) + 1) * 4;
+        let fps = segment.column::<u64>("values", rows)?;
+        let dir_len = (1usize << dir_bits) + 1;
         let mut tables = Vec::with_capacity(layouts.len());
         for t in 0..layouts.len() {
             let slots = if t == 0 {
                 0..0
             } else {
-                segment.range(&format!("hamming.t{t}.slots"))?
+                segment.column::<u32>(&format!("hamming.t{t}.slots"), rows)?
             };
-            let frags = segment.range(&format!("hamming.t{t}.frags"))?;
-            let dir = segment.range(&format!("hamming.t{t}.dir"))?;
-            let sizes =
-                (t == 0 || slots.len() == rows * 4) && frags.len() == rows && dir.len() == dir_len;
-            if !sizes || !aligned(&slots, 4) || !aligned(&dir, 4) {
-                return None;
-            }
+            let frags = segment.column::<u8>(&format!("hamming.t{t}.frags"), rows)?;
+            let dir = segment.column::<u32>(&format!("hamming.t{t}.dir"), dir_len)?;
             tables.push([slots, frags, dir]);
         }
         Some(MappedTables {
@@ -161,20 +146,16 @@ impl MappedTables {
         k: u32,
         out: &mut Vec<(u32, u32)>,
     ) {
-        let data = segment.bytes();
-        // The sizes and alignments were checked by `find`; a failed cast can only mean another segment.
-        let cast32 =
-            |r: &Range<usize>| bytemuck::try_cast_slice::<u8, u32>(&data[r.clone()]).unwrap_or(&[]);
-        let fps = bytemuck::try_cast_slice::<u8, u64>(&data[self.fps.clone()]).unwrap_or(&[]);
         let tables: Vec<TableRef<'_>> = self
             .tables
             .iter()
             .map(|[slots, frags, dir]| TableRef {
-                slots: cast32(slots),
-                frags: &data[frags.clone()],
-                dir: cast32(dir),
+                slots: segment.cast(slots),
+                frags: segment.cast(frags),
+                dir: segment.cast(dir),
             })
             .collect();
+        let fps = segment.cast(&self.fps);
         tables::candidates(layouts, &tables, self.dir_bits, fps, fp, k, out);
     }
 }

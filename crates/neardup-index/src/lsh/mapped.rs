@@ -24,12 +24,12 @@ fn banding_text(b: &Banding) -> String {
     )
 }
 
-/// A signature from its stored bytes.
-fn signature_of(bytes: &[u8]) -> Vec<u32> {
+/// The values of a signature (or of a band of one) from its stored bytes: little-endian `u32`s, the encoding
+/// every store of an LSH index holds.
+pub(crate) fn signature_values(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
     bytes
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// Lays out a segment for an LSH index of one banding (see the module documentation).
@@ -72,11 +72,7 @@ impl Arrange for LshArrange {
                 .map(|i| {
                     let bytes = &value(i)[range.start * 4..range.end * 4];
                     band_values.clear();
-                    band_values.extend(
-                        bytes
-                            .chunks_exact(4)
-                            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                    );
+                    band_values.extend(signature_values(bytes));
                     (band_key(&band_values), i as u32)
                 })
                 .collect();
@@ -110,29 +106,15 @@ impl MappedBands {
     /// The bands of `segment` if it holds bands of `banding` (else `None`: the segment is loaded instead),
     /// checking every column's size and alignment.
     pub fn find(segment: &Segment, banding: &Banding) -> Option<Self> {
-        if cfg!(target_endian = "big") {
-            return None;
-        }
         let text = std::str::from_utf8(segment.section(BANDING_SECTION)?).ok()?;
         if text != banding_text(banding) {
             return None;
         }
         let rows = segment.rows();
-        let data = segment.bytes();
-        let aligned = |r: &Range<usize>, align: usize| {
-            (data[r.clone()].as_ptr() as usize).is_multiple_of(align)
-        };
         let mut bands = Vec::with_capacity(banding.bands as usize);
         for b in 0..banding.bands {
-            let keys = segment.range(&format!("lsh.b{b}.keys"))?;
-            let slots = segment.range(&format!("lsh.b{b}.rows"))?;
-            if keys.len() != rows * 8
-                || slots.len() != rows * 4
-                || !aligned(&keys, 8)
-                || !aligned(&slots, 4)
-            {
-                return None;
-            }
+            let keys = segment.column::<u64>(&format!("lsh.b{b}.keys"), rows)?;
+            let slots = segment.column::<u32>(&format!("lsh.b{b}.rows"), rows)?;
             bands.push([keys, slots]);
         }
         Some(MappedBands { bands })
@@ -146,10 +128,8 @@ impl MappedBands {
         signature: &[u32],
         out: &mut Vec<u32>,
     ) {
-        let data = segment.bytes();
         for (b, [keys, rows]) in self.bands.iter().enumerate() {
-            let keys = bytemuck::try_cast_slice::<u8, u64>(&data[keys.clone()]).unwrap_or(&[]);
-            let rows = bytemuck::try_cast_slice::<u8, u32>(&data[rows.clone()]).unwrap_or(&[]);
+            let (keys, rows) = (segment.cast::<u64>(keys), segment.cast::<u32>(rows));
             let range = banding.band_range(b as u32);
             let want = &signature[range.clone()];
             let key = band_key(want);
@@ -164,15 +144,11 @@ impl MappedBands {
                 let Some(band) = value.get(range.start * 4..range.end * 4) else {
                     continue;
                 };
-                if signature_of(band) == want {
+                // Compared in place: a candidate costs no allocation.
+                if signature_values(band).eq(want.iter().copied()) {
                     out.push(row);
                 }
             }
         }
     }
-}
-
-/// A stored signature's values.
-pub(crate) fn stored_signature(bytes: &[u8]) -> Vec<u32> {
-    signature_of(bytes)
 }

@@ -199,14 +199,6 @@ impl Index<DiskStore> {
         self.refresh().map(drop)
     }
 
-    /// Waits for the background merges of an index in segments to finish (a writer about to exit calls it,
-    /// so that the merges it started are installed rather than dropped).
-    pub fn wait_for_merges(&self) {
-        if let Some(store) = self.store().as_segments() {
-            store.wait_for_merges();
-        }
-    }
-
     /// Reads every file of an index in segments against its checksums (a redb file is checked by redb when
     /// it is opened).
     pub fn verify(&self) -> Result<(), Error> {

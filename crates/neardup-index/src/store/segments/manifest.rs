@@ -73,6 +73,11 @@ pub(crate) fn wal_name(g: u64) -> String {
 }
 
 impl Manifest {
+    /// Whether a file of the directory is one this manifest names (a segment or a log).
+    pub fn names(&self, file: &str) -> bool {
+        self.segments.iter().chain(&self.wals).any(|n| n == file)
+    }
+
     fn encode(&self) -> String {
         let mut text = format!(
             "{HEAD}\ngeneration {}\nsequence {}\nentries {}\n",

@@ -124,23 +124,12 @@ impl SegmentSet {
 
     /// The segment and row that hold an id now, if one does.
     pub fn lookup(&self, id: &str) -> Option<(usize, usize)> {
-        // The newest segment that mentions the id says whether it is there.
-        for (i, segment) in self.segments.iter().enumerate().rev() {
-            if let Some(row) = segment.find(id) {
-                return Some((i, row));
-            }
-            if segment.deletes(id) {
-                return None;
-            }
-        }
-        None
+        lookup_in(&self.segments, id)
     }
 
     /// Whether a segment newer than segment `i` puts or deletes `id` (so that segment i's row is stale).
     pub fn shadowed(&self, i: usize, id: &str) -> bool {
-        self.segments[i + 1..]
-            .iter()
-            .any(|s| s.find(id).is_some() || s.deletes(id))
+        mentioned_in(&self.segments[i + 1..], id)
     }
 
     /// The bytes of the segment files.
@@ -149,13 +138,15 @@ impl SegmentSet {
     }
 }
 
-/// What [`Store::segmented`] returns: the segments and, in order, every batch committed after them.
+/// What [`Store::segmented`] returns: the segments, and what the batches committed after them did.
 #[derive(Debug)]
 pub struct Segmented {
     /// The segments.
     pub set: Arc<SegmentSet>,
-    /// The batches after `set.sequence`, in order.
-    pub recent: Vec<Batch>,
+    /// Every id those batches changed, with its value now (`None`: deleted).
+    pub changed: Vec<(String, Option<Vec<u8>>)>,
+    /// The last batch they include.
+    pub sequence: u64,
 }
 
 /// A retained batch of the change log: which log file holds it, and where.
@@ -198,7 +189,7 @@ struct Inner {
     /// The background merge, while one runs.
     merger: Option<std::thread::JoinHandle<()>>,
     /// Set when the store is closed: the running merge is finished and installed, and no other starts.
-    cancel: Arc<std::sync::atomic::AtomicBool>,
+    closing: bool,
 }
 
 /// What the handles of one open store share: when the last is dropped, the running merge (if any) is
@@ -213,9 +204,7 @@ impl Drop for Owner {
     fn drop(&mut self) {
         let handle = {
             let mut inner = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-            inner
-                .cancel
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            inner.closing = true;
             inner.merger.take()
         };
         if let Some(handle) = handle {
@@ -248,11 +237,7 @@ fn gather<'a>(
     delta: Option<&'a HashMap<String, Option<Vec<u8>>>>,
 ) -> Result<Gathered<'a>, StoreError> {
     let in_delta = |id: &str| delta.is_some_and(|d| d.contains_key(id));
-    let shadowed_in_range = |i: usize, id: &str| {
-        set.segments[i + 1..range.end]
-            .iter()
-            .any(|s| s.find(id).is_some() || s.deletes(id))
-    };
+    let shadowed_in_range = |i: usize, id: &str| mentioned_in(&set.segments[i + 1..range.end], id);
     let older = &set.segments[..range.start];
     let mut entries: Vec<(&str, &[u8])> = Vec::new();
     let mut deleted: Vec<&str> = Vec::new();
@@ -269,7 +254,7 @@ fn gather<'a>(
         if !older.is_empty() {
             for id in segment.deleted_ids() {
                 let id = id.ok_or_else(|| foreign(segment.path(), "a deleted id is damaged"))?;
-                if !in_delta(id) && !shadowed_in_range(i, id) && lookup_in(older, id) {
+                if !in_delta(id) && !shadowed_in_range(i, id) && lookup_in(older, id).is_some() {
                     deleted.push(id);
                 }
             }
@@ -280,7 +265,7 @@ fn gather<'a>(
         for (id, value) in delta {
             match value {
                 Some(v) => recent.push((id, v)),
-                None if lookup_in(older, id) => deleted.push(id),
+                None if lookup_in(older, id).is_some() => deleted.push(id),
                 None => {}
             }
         }
@@ -310,9 +295,8 @@ fn write_merged(
 /// Starts the background merger if the policy calls for a merge and none runs. The merger merges, installs,
 /// and goes on with the next merge the policy calls for, until there is none (or the store is closed).
 fn spawn_merge(shared: &Arc<Mutex<Inner>>, inner: &mut Inner) {
-    let cancelled = |inner: &Inner| inner.cancel.load(std::sync::atomic::Ordering::Relaxed);
     if inner.writer.is_none()
-        || cancelled(inner)
+        || inner.closing
         || inner.merger.as_ref().is_some_and(|h| !h.is_finished())
     {
         return;
@@ -345,7 +329,7 @@ fn spawn_merge(shared: &Arc<Mutex<Inner>>, inner: &mut Inner) {
                 }
                 // One merge may make the next one due.
                 match inner.merge_job() {
-                    Some(next) if !cancelled(&inner) => job = next,
+                    Some(next) if !inner.closing => job = next,
                     _ => return,
                 }
             }
@@ -428,6 +412,29 @@ fn lock(dir: &Path) -> Result<File, StoreError> {
     }
 }
 
+/// Maps the segments a manifest names (cheap: a mapping and a frame check each).
+fn open_set(dir: &Path, manifest: &Manifest) -> Result<Arc<SegmentSet>, StoreError> {
+    let mut segments = Vec::with_capacity(manifest.segments.len());
+    for name in &manifest.segments {
+        let path = dir.join(name);
+        segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
+    }
+    Ok(Arc::new(SegmentSet {
+        generation: manifest.generation,
+        sequence: manifest.sequence,
+        entries: manifest.entries,
+        segments,
+    }))
+}
+
+/// Reads `DIR/MANIFEST`, naming what is wrong with it.
+fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
+    Manifest::read(dir).map_err(|e| match e {
+        ReadError::Missing => StoreError::Missing(dir.to_path_buf()),
+        ReadError::Bad(reason) => foreign(&dir.join(manifest::FILE), reason),
+    })
+}
+
 /// Loads the state a manifest names: maps its segments and reads its logs.
 fn load(
     dir: &Path,
@@ -435,17 +442,7 @@ fn load(
     arrange: Option<Arc<dyn Arrange>>,
     retention: Retention,
 ) -> Result<Inner, StoreError> {
-    let mut segments = Vec::new();
-    for name in &manifest.segments {
-        let path = dir.join(name);
-        segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
-    }
-    let set = Arc::new(SegmentSet {
-        generation: manifest.generation,
-        sequence: manifest.sequence,
-        entries: manifest.entries,
-        segments,
-    });
+    let set = open_set(dir, &manifest)?;
     let mut inner = Inner {
         dir: dir.to_path_buf(),
         writer: None,
@@ -462,7 +459,7 @@ fn load(
         merge_error: None,
         next_file: 0,
         merger: None,
-        cancel: Arc::default(),
+        closing: false,
     };
     inner.next_file = inner
         .manifest
@@ -632,7 +629,7 @@ impl Inner {
         }
         let mut attempts = 0;
         loop {
-            let manifest = Manifest::read(&self.dir).map_err(|e| self.manifest_error(e))?;
+            let manifest = read_manifest(&self.dir)?;
             if manifest.generation == self.manifest.generation {
                 return self.read_log(retention);
             }
@@ -646,13 +643,6 @@ impl Inner {
                 Err(_) if attempts < 5 => attempts += 1,
                 Err(e) => return Err(e),
             }
-        }
-    }
-
-    fn manifest_error(&self, e: ReadError) -> StoreError {
-        match e {
-            ReadError::Missing => StoreError::Missing(self.dir.clone()),
-            ReadError::Bad(reason) => foreign(&self.dir.join(manifest::FILE), reason),
         }
     }
 
@@ -685,19 +675,6 @@ impl Inner {
         }
         batches.retain(|b| b.sequence >= from && b.sequence <= self.sequence);
         Ok(Some(batches))
-    }
-
-    /// Every batch after the segments, read from the active log.
-    fn recent(&self) -> Result<Vec<Batch>, StoreError> {
-        let path = self.wal_path();
-        let tail = wal::read(&path, wal::HEADER, Some(self.set.sequence + 1), true)
-            .map_err(|e| wal_error(&path, e))?;
-        Ok(tail
-            .records
-            .into_iter()
-            .filter_map(|r| r.batch)
-            .take_while(|b| b.sequence <= self.sequence)
-            .collect())
     }
 
     /// The newest segments a background merge should write into one (see [`MergePolicy`]), if any.
@@ -777,19 +754,9 @@ impl Inner {
         self.reopen_segments()
     }
 
-    /// Maps the manifest's segments into a new set (cheap: a mapping and a frame check each).
+    /// Maps the manifest's segments into a new set.
     fn reopen_segments(&mut self) -> Result<(), StoreError> {
-        let mut segments = Vec::with_capacity(self.manifest.segments.len());
-        for name in &self.manifest.segments {
-            let path = self.dir.join(name);
-            segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
-        }
-        self.set = Arc::new(SegmentSet {
-            generation: self.manifest.generation,
-            sequence: self.manifest.sequence,
-            entries: self.manifest.entries,
-            segments,
-        });
+        self.set = open_set(&self.dir, &self.manifest)?;
         Ok(())
     }
 
@@ -875,8 +842,7 @@ impl Inner {
         }
         let old = std::mem::replace(&mut self.manifest, manifest);
         for name in old.segments.iter().chain(&old.wals) {
-            let live = self.manifest.segments.contains(name) || self.manifest.wals.contains(name);
-            if !live {
+            if !self.manifest.names(name) {
                 let _ = std::fs::remove_file(self.dir.join(name));
             }
         }
@@ -900,8 +866,7 @@ impl Inner {
             let name = entry.file_name().to_string_lossy().into_owned();
             let ours =
                 name.starts_with("seg-") || name.starts_with("wal-") || name == "MANIFEST.tmp";
-            let live = self.manifest.segments.contains(&name) || self.manifest.wals.contains(&name);
-            if ours && !live {
+            if ours && !self.manifest.names(&name) {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -939,17 +904,25 @@ fn check_older_log(path: &Path, next: Option<u64>) -> Result<Vec<(u64, u64, u64)
         .collect())
 }
 
-/// Whether segments (oldest first) hold an id, the newest saying last.
-fn lookup_in(segments: &[Segment], id: &str) -> bool {
-    for segment in segments.iter().rev() {
-        if segment.find(id).is_some() {
-            return true;
+/// The segment and row of `segments` (oldest first) that hold an id now: the newest segment that mentions
+/// the id says whether it is there.
+fn lookup_in(segments: &[Segment], id: &str) -> Option<(usize, usize)> {
+    for (i, segment) in segments.iter().enumerate().rev() {
+        if let Some(row) = segment.find(id) {
+            return Some((i, row));
         }
         if segment.deletes(id) {
-            return false;
+            return None;
         }
     }
-    false
+    None
+}
+
+/// Whether any of `segments` puts or deletes an id.
+fn mentioned_in(segments: &[Segment], id: &str) -> bool {
+    segments
+        .iter()
+        .any(|s| s.find(id).is_some() || s.deletes(id))
 }
 
 impl SegmentStore {
@@ -1011,14 +984,11 @@ impl SegmentStore {
     /// A torn last log record (a write that was never acknowledged) is cut off; files of an unfinished merge
     /// are removed.
     pub fn open(dir: &Path, arrange: Option<Arc<dyn Arrange>>) -> Result<Self, StoreError> {
-        let manifest = Self::manifest(dir)?;
+        // An index first (the lock file is not made in a directory that holds none), then the manifest as
+        // it is under the lock: a writer that held it may have merged in between.
+        read_manifest(dir)?;
         let lock = lock(dir)?;
-        // Read again under the lock: a writer that held it may have merged in between.
-        let manifest = if Self::manifest(dir)? == manifest {
-            manifest
-        } else {
-            Self::manifest(dir)?
-        };
+        let manifest = read_manifest(dir)?;
         let retention = DEFAULT_RETENTION;
         let mut inner = load(dir, manifest, arrange, retention)?;
         let wal_path = inner.wal_path();
@@ -1034,7 +1004,7 @@ impl SegmentStore {
         let retention = DEFAULT_RETENTION;
         let mut attempts = 0;
         loop {
-            let manifest = Self::manifest(dir)?;
+            let manifest = read_manifest(dir)?;
             match load(dir, manifest, arrange.clone(), retention) {
                 Ok(inner) => return Ok(Self::handle(dir, inner, retention)),
                 // The writer merged between the manifest and its files: read the new manifest.
@@ -1046,14 +1016,7 @@ impl SegmentStore {
 
     /// The settings of the index in `dir`, read from its manifest alone.
     pub fn read_settings(dir: &Path) -> Result<Settings, StoreError> {
-        Self::manifest(dir).map(|m| m.settings)
-    }
-
-    fn manifest(dir: &Path) -> Result<Manifest, StoreError> {
-        Manifest::read(dir).map_err(|e| match e {
-            ReadError::Missing => StoreError::Missing(dir.to_path_buf()),
-            ReadError::Bad(reason) => foreign(&dir.join(manifest::FILE), reason),
-        })
+        read_manifest(dir).map(|m| m.settings)
     }
 
     fn handle(dir: &Path, inner: Inner, retention: Retention) -> Self {
@@ -1075,11 +1038,6 @@ impl SegmentStore {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether this handle writes (holds the lock).
-    pub fn is_writer(&self) -> bool {
-        self.lock().writer.is_some()
-    }
-
     /// Sets when the writer merges by itself.
     pub fn set_merge_policy(&self, policy: MergePolicy) {
         self.lock().merge = policy;
@@ -1090,14 +1048,6 @@ impl SegmentStore {
     pub fn merge(&self) -> Result<(), StoreError> {
         self.wait_for_merges();
         self.lock().flush(true)
-    }
-
-    /// Writes the delta into a segment now (the background merge then merges segments as the policy says).
-    pub fn flush(&self) -> Result<(), StoreError> {
-        let mut inner = self.lock();
-        inner.flush(false)?;
-        spawn_merge(&self.shared, &mut inner);
-        Ok(())
     }
 
     /// Waits until no background merge runs (one merge may start the next: this waits for them all).
@@ -1275,7 +1225,13 @@ impl Store for SegmentStore {
         inner.catch_up(self.retention)?;
         Ok(Some(Segmented {
             set: inner.set.clone(),
-            recent: inner.recent()?,
+            // The delta is those batches folded already: no need to read the log again.
+            changed: inner
+                .delta
+                .iter()
+                .map(|(id, value)| (id.clone(), value.clone()))
+                .collect(),
+            sequence: inner.sequence,
         }))
     }
 }

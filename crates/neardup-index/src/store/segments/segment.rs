@@ -21,10 +21,43 @@ fn id_hash(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())
 }
 
-fn le_u64(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
+/// A column of end offsets (`u32` or `u64` each) that cuts a byte section into items: item i spans from
+/// the end of item i - 1 (0 for the first) to its own end.
+#[derive(Clone, Debug)]
+struct Ends {
+    range: Range<usize>,
+    width: usize,
+}
+
+impl Ends {
+    /// Where item `i` lies in its byte section (`None` past the file's end, in a damaged file).
+    fn span(&self, data: &[u8], i: usize) -> Option<Range<usize>> {
+        let end = |i: usize| -> Option<usize> {
+            let at = self.range.start + i * self.width;
+            let mut b = [0u8; 8];
+            b[..self.width].copy_from_slice(data.get(at..at + self.width)?);
+            Some(u64::from_le_bytes(b) as usize)
+        };
+        let start = if i == 0 { 0 } else { end(i - 1)? };
+        Some(start..end(i)?)
+    }
+}
+
+/// Writes the end offsets of items of these lengths as section `name` (`u64`s when `wide`, else `u32`s).
+fn write_ends(
+    out: &mut SegmentWriter,
+    name: &str,
+    lengths: impl Iterator<Item = usize>,
+    wide: bool,
+) -> std::io::Result<()> {
+    out.begin(name)?;
+    let mut end = 0u64;
+    for len in lengths {
+        end += len as u64;
+        let bytes = end.to_le_bytes();
+        out.append(if wide { &bytes[..] } else { &bytes[..4] })?;
+    }
+    out.end()
 }
 
 /// Where one table of ids lies: bytes, ends (and their width) and the hash table with its tags.
@@ -32,8 +65,7 @@ fn le_u64(bytes: &[u8]) -> u64 {
 struct IdColumns {
     count: usize,
     bytes: Range<usize>,
-    ends: Range<usize>,
-    end_width: usize,
+    ends: Ends,
     hash: Range<usize>,
     tags: Range<usize>,
 }
@@ -72,24 +104,20 @@ impl IdColumns {
         Ok(Some(IdColumns {
             count,
             bytes,
-            ends,
-            end_width,
+            ends: Ends {
+                range: ends,
+                width: end_width,
+            },
             hash,
             tags,
         }))
-    }
-
-    fn end(&self, data: &[u8], i: usize) -> Option<usize> {
-        let at = self.ends.start + i * self.end_width;
-        Some(le_u64(data.get(at..at + self.end_width)?) as usize)
     }
 
     fn id_bytes<'a>(&self, data: &'a [u8], i: usize) -> Option<&'a [u8]> {
         if i >= self.count {
             return None;
         }
-        let start = if i == 0 { 0 } else { self.end(data, i - 1)? };
-        data[self.bytes.clone()].get(start..self.end(data, i)?)
+        data[self.bytes.clone()].get(self.ends.span(data, i)?)
     }
 
     fn id<'a>(&self, data: &'a [u8], i: usize) -> Option<&'a str> {
@@ -139,17 +167,8 @@ fn write_ids<'a>(
     }
     out.end()?;
     let wide = total > u64::from(u32::MAX);
-    out.begin(&format!(
-        "{prefix}.{}",
-        if wide { "ends64" } else { "ends32" }
-    ))?;
-    let mut end = 0u64;
-    for id in ids.clone() {
-        end += id.len() as u64;
-        let bytes = end.to_le_bytes();
-        out.append(if wide { &bytes[..] } else { &bytes[..4] })?;
-    }
-    out.end()?;
+    let name = format!("{prefix}.{}", if wide { "ends64" } else { "ends32" });
+    write_ends(out, &name, ids.clone().map(str::len), wide)?;
     let buckets = (count + count / 3).max(1).next_power_of_two();
     let mut table = vec![u32::MAX; buckets];
     let mut tags = vec![0u8; buckets];
@@ -174,7 +193,7 @@ pub struct Segment {
     ids: IdColumns,
     deleted: Option<IdColumns>,
     values: Range<usize>,
-    value_ends: Option<Range<usize>>,
+    value_ends: Option<Ends>,
     value_width: usize,
 }
 
@@ -197,6 +216,7 @@ impl Segment {
         let value_ends = (header.value_width == VARIABLE)
             .then(|| {
                 file.range("values.ends64")
+                    .map(|range| Ends { range, width: 8 })
                     .ok_or("the section 'values.ends64' is missing (damaged)")
             })
             .transpose()?;
@@ -206,7 +226,7 @@ impl Segment {
             header.value_width as usize
         };
         let fits = match &value_ends {
-            Some(ends) => ends.len() == rows * 8,
+            Some(ends) => ends.range.len() == rows * 8,
             None => values.len() == rows * value_width,
         };
         if !fits {
@@ -243,14 +263,23 @@ impl Segment {
         self.file.bytes()
     }
 
-    /// The whole mapped file (sections are found with [`range`](Self::range)).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        self.file.data()
+    /// Where a section of `count` values of `T` lies, if it is there with that size and aligned for `T`
+    /// (and this machine is little-endian, as the file is): what an index kind checks once per segment, to
+    /// read the section in place with [`cast`](Self::cast) at every query.
+    pub(crate) fn column<T: bytemuck::Pod>(
+        &self,
+        name: &str,
+        count: usize,
+    ) -> Option<Range<usize>> {
+        let range = self.file.range(name)?;
+        let fits = range.len() == count * std::mem::size_of::<T>()
+            && bytemuck::try_cast_slice::<u8, T>(&self.file.data()[range.clone()]).is_ok();
+        (fits && cfg!(target_endian = "little")).then_some(range)
     }
 
-    /// Where a section lies in the file.
-    pub(crate) fn range(&self, name: &str) -> Option<Range<usize>> {
-        self.file.range(name)
+    /// The values of a column found by [`column`](Self::column) (empty for a range that is not one).
+    pub(crate) fn cast<T: bytemuck::Pod>(&self, range: &Range<usize>) -> &[T] {
+        bytemuck::try_cast_slice(&self.file.data()[range.clone()]).unwrap_or(&[])
     }
 
     /// Every section's name and size in bytes (the entries' and the index kind's).
@@ -274,18 +303,11 @@ impl Segment {
             return None;
         }
         let data = self.file.data();
-        let values = &data[self.values.clone()];
-        match &self.value_ends {
-            None => values.get(row * self.value_width..(row + 1) * self.value_width),
-            Some(ends) => {
-                let end_at = |i: usize| -> Option<usize> {
-                    let at = ends.start + i * 8;
-                    Some(le_u64(data.get(at..at + 8)?) as usize)
-                };
-                let start = if row == 0 { 0 } else { end_at(row - 1)? };
-                values.get(start..end_at(row)?)
-            }
-        }
+        let span = match &self.value_ends {
+            None => row * self.value_width..(row + 1) * self.value_width,
+            Some(ends) => ends.span(data, row)?,
+        };
+        data[self.values.clone()].get(span)
     }
 
     /// The row of an id.
@@ -350,13 +372,13 @@ impl Segment {
         let rows = order.iter().map(|&i| entries[i as usize]);
         write_ids(&mut out, "ids", rows.clone().map(|(id, _)| id)).map_err(io)?;
         if !fixed {
-            out.begin("values.ends64").map_err(io)?;
-            let mut end = 0u64;
-            for (_, value) in rows.clone() {
-                end += value.len() as u64;
-                out.append(&end.to_le_bytes()).map_err(io)?;
-            }
-            out.end().map_err(io)?;
+            write_ends(
+                &mut out,
+                "values.ends64",
+                rows.clone().map(|(_, v)| v.len()),
+                true,
+            )
+            .map_err(io)?;
         }
         out.begin("values").map_err(io)?;
         for (_, value) in rows {
