@@ -48,6 +48,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod buckets;
 pub mod disk;
 pub mod hamming;
 mod ids;

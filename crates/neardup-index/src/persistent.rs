@@ -260,7 +260,12 @@ impl<S: Store> PersistentIndex<S> {
             seen: 0,
             mapped: None,
         };
-        index.load()?;
+        if index.store.served().is_some() {
+            // The store answers queries itself: nothing to load.
+            index.seen = index.store.sequence();
+        } else {
+            index.load()?;
+        }
         Ok(index)
     }
 
@@ -428,6 +433,11 @@ impl<S: Store> PersistentIndex<S> {
         Ok(sequence)
     }
 
+    /// Whether the store answers queries itself (a shared store): the memory stays empty.
+    fn is_served(&self) -> bool {
+        self.store.served().is_some()
+    }
+
     /// The store's changes for a batch of edits, each checked against the index's kind: the first half of
     /// [`apply`](Self::apply), for a writer that commits them through another handle of the store (so that
     /// readers of this index's memory never wait for the durable write) and then calls
@@ -461,6 +471,10 @@ impl<S: Store> PersistentIndex<S> {
     /// last looked is replayed from the store, in order.
     pub fn applied(&mut self, batch: &[Edit], sequence: u64) -> Result<(), Error> {
         if sequence <= self.seen {
+            return Ok(());
+        }
+        if self.is_served() {
+            self.seen = sequence;
             return Ok(());
         }
         if sequence != self.seen + 1 {
@@ -502,6 +516,11 @@ impl<S: Store> PersistentIndex<S> {
     /// Brings the memory up to the store's latest batch: replays the batches committed since it last looked
     /// (by another handle of the store), or reloads every entry when the store's log no longer reaches back.
     pub fn refresh(&mut self) -> Result<Refreshed, Error> {
+        if self.is_served() {
+            // Queries read the store as it is now: there is nothing to catch up with.
+            self.seen = self.seen.max(self.store.sequence());
+            return Ok(Refreshed::Current);
+        }
         if self.store.sequence() == self.seen {
             if !self.segments_changed() {
                 return Ok(Refreshed::Current);
@@ -575,6 +594,18 @@ impl<S: Store> PersistentIndex<S> {
         let Memory::Hamming(index) = &self.memory else {
             return Err(wrong_kind(&self.memory));
         };
+        if let Some(served) = self.store.served() {
+            let path = self.store.location();
+            let mut found = Vec::new();
+            for (id, value) in served.neighbours(&encode_fingerprint(fp))? {
+                let distance = crate::hamming(fp, decode_fingerprint(path, &id, &value)?);
+                if distance <= k {
+                    found.push(Match { distance, id });
+                }
+            }
+            found.sort();
+            return Ok(found);
+        }
         let mut found = index.query(fp, k)?;
         if let Some(mapped) = &self.mapped
             && let MappedKind::Hamming { tables, layouts } = &mapped.kind
@@ -605,6 +636,22 @@ impl<S: Store> PersistentIndex<S> {
         let Memory::Lsh(index) = &self.memory else {
             return Err(wrong_kind(&self.memory));
         };
+        if let Some(served) = self.store.served() {
+            index.check(signature)?;
+            let mut found: Vec<Candidate> = served
+                .neighbours(&encode_signature(signature))?
+                .into_iter()
+                .map(|(id, value)| {
+                    let stored: Vec<u32> = signature_values(&value).collect();
+                    Candidate {
+                        id,
+                        similarity: similarity(&stored, signature),
+                    }
+                })
+                .collect();
+            sort_candidates(&mut found);
+            return Ok(found);
+        }
         let mut found = index.query(signature)?;
         if let Some(mapped) = &self.mapped
             && let MappedKind::Lsh { bands, banding } = &mapped.kind
@@ -627,11 +674,7 @@ impl<S: Store> PersistentIndex<S> {
                     }
                 }
             }
-            found.sort_by(|a, b| {
-                b.similarity
-                    .total_cmp(&a.similarity)
-                    .then_with(|| a.id.cmp(&b.id))
-            });
+            sort_candidates(&mut found);
         }
         Ok(found)
     }
@@ -641,6 +684,9 @@ impl<S: Store> PersistentIndex<S> {
         let Memory::Lsh(index) = &self.memory else {
             return None;
         };
+        if let Some(served) = self.store.served() {
+            return Some(signature_values(&served.get(id).ok()??).collect());
+        }
         index
             .get(id)
             .map(<[u32]>::to_vec)
@@ -652,6 +698,9 @@ impl<S: Store> PersistentIndex<S> {
         let Memory::Hamming(index) = &self.memory else {
             return None;
         };
+        if let Some(served) = self.store.served() {
+            return u64::from_le_bytes(served.get(id).ok()??.try_into().ok()?).into();
+        }
         index
             .get(id)
             .or_else(|| self.mapped.as_ref()?.fingerprint(id))
@@ -685,6 +734,10 @@ impl<S: Store> PersistentIndex<S> {
 
     /// How many ids are stored.
     pub fn len(&self) -> usize {
+        if let Some(served) = self.store.served() {
+            // A store that cannot be read counts nothing; its queries and writes report the error.
+            return served.count().unwrap_or(0) as usize;
+        }
         let in_memory = match &self.memory {
             Memory::Hamming(index) => index.len(),
             Memory::Lsh(index) => index.len(),
@@ -713,6 +766,15 @@ impl<S: Store> PersistentIndex<S> {
     pub fn store(&self) -> &S {
         &self.store
     }
+}
+
+/// Most similar first, then by id.
+fn sort_candidates(found: &mut [Candidate]) {
+    found.sort_by(|a, b| {
+        b.similarity
+            .total_cmp(&a.similarity)
+            .then_with(|| a.id.cmp(&b.id))
+    });
 }
 
 fn decode_fingerprint(path: &std::path::Path, id: &str, value: &[u8]) -> Result<u64, Error> {

@@ -7,7 +7,7 @@
 
 mod banding;
 mod batch;
-mod index;
+pub(crate) mod index;
 pub mod mapped;
 
 pub use banding::{Banding, BandingError, PRESETS, Preset, optimize};

@@ -12,7 +12,8 @@
 //!
 //! Backends: [`MemoryStore`] (in memory; handles are clones sharing one store), [`RedbStore`] (one redb file,
 //! `DIR/index.redb`) and [`SegmentStore`] (immutable mapped segments, a write-ahead log and a manifest in `DIR`;
-//! see [`segments`]). Every backend must pass the conformance suite in `store::conformance` (behind the
+//! see [`segments`]); in its own crate, `neardup-store-redis` (Redis or Redis Cluster, a store that answers
+//! queries itself: see [`served`]). Every backend must pass the conformance suite in `store::conformance` (behind the
 //! `conformance` cargo feature for backends in other crates), which this crate runs over both.
 //!
 //! # Batches
@@ -49,6 +50,7 @@ mod memory;
 pub mod meta;
 mod redb;
 pub mod segments;
+pub mod served;
 
 pub use self::memory::MemoryStore;
 pub use self::redb::{FILE_NAME, FORMAT, LEGACY_FORMAT, QUIET_THREAD_NAME, RedbStore};
@@ -229,10 +231,17 @@ pub trait Store {
     fn segmented(&self) -> Result<Option<Segmented>, StoreError> {
         Ok(None)
     }
+
+    /// For a store that holds the index's buckets itself and answers its queries (a shared Redis; see
+    /// [`served`]): its query side. An index over it keeps nothing in memory. `None` for other stores.
+    fn served(&self) -> Option<&dyn served::Served> {
+        None
+    }
 }
 
-/// Checks the limits every store enforces, before anything is applied.
-pub(crate) fn check_batch(path: &Path, batch: &[Change]) -> Result<(), StoreError> {
+/// Checks the limits every store enforces, before anything is applied (for every backend, in this crate or
+/// another).
+pub fn check_batch(path: &Path, batch: &[Change]) -> Result<(), StoreError> {
     for change in batch {
         let refused = |reason: String| StoreError::Refused {
             path: path.to_path_buf(),
@@ -257,8 +266,8 @@ pub(crate) fn check_batch(path: &Path, batch: &[Change]) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Settings a caller may not set: the backend's own.
-pub(crate) fn check_settings(path: &Path, settings: &Settings) -> Result<(), StoreError> {
+/// Refuses settings a caller may not set: the backends' own (for every backend).
+pub fn check_settings(path: &Path, settings: &Settings) -> Result<(), StoreError> {
     if settings.contains_key(redb::FORMAT_KEY) {
         return Err(StoreError::Refused {
             path: path.to_path_buf(),
