@@ -70,7 +70,7 @@ documents too. With any of these files, clusters are not printed on stdout.
 Documents that cannot be sketched are reported on stderr and left out; the exit status is then 1.
 Documents without words are a warning (exit status 0 unless --strict).
 
-With --index DIR the documents are also checked against a persistent index (`neardup index`) and
+With --index INDEX (a directory or a Redis URL) the documents are also checked against a persistent index (`neardup index`) and
 then added to it, so a crawl can be deduplicated day after day. The index is updated even when the
 output is cut short (a closed pipe); the command then exits with status 2 and says so.
 
@@ -146,9 +146,9 @@ pub struct DedupArgs {
     table: Option<PathBuf>,
     #[command(flatten)]
     doc: DocArgs,
-    /// Check the documents against a persistent index (see `neardup index`) as well as against each other,
-    /// then add them to it. Stored ids that match appear in the output; an id already stored is replaced.
-    #[arg(long, value_name = "DIR")]
+    /// Check the documents against a persistent index (a directory or a Redis URL; see `neardup index`) as
+    /// well as against each other, then add them to it. Stored ids that match appear in the output; an id already stored is replaced.
+    #[arg(long, value_name = "INDEX")]
     index: Option<std::path::PathBuf>,
     #[command(flatten)]
     threads: Threads,

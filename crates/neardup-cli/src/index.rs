@@ -8,7 +8,7 @@ use crate::plan::parse_count;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use neardup::dedup::{Options, Score, Verification};
-use neardup::index::{Backend, Index, IndexSettings, Kind, Radius};
+use neardup::index::{Backend, Index, IndexSettings, Kind, Radius, StoreKind};
 use neardup::{Method, Preset, Sketch};
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -33,6 +33,14 @@ tables for distances up to k, or, with --scheme minhash, MinHash signatures in L
 a Jaccard --threshold (or a --preset). Commands that read documents sketch them with the index's
 scheme; sketches of another scheme or other parameters are refused.
 
+In Redis: give a URL wherever a directory goes, redis://[USER:PASSWORD@]HOST:PORT/NAME for one
+server or redis+cluster://HOST:PORT,HOST:PORT/NAME for a cluster (any of its nodes). The index
+(entries and tables, spread over the cluster's slots) lives in Redis, so any number of processes
+and machines write and query it at once, each query reading it as it is (two round trips). Add
+?wait=N to acknowledge a batch only once N replicas confirm it (it then survives the failover of a
+primary). A password missing from the URL is read from NEARDUP_REDIS_PASSWORD (and a user from
+NEARDUP_REDIS_USERNAME); messages never show it.
+
 '-' means standard input: for add, one document; for add-fingerprints, lines of id<TAB>sketch; for
 query, lines of sketches (or the sketch<TAB>path lines of `neardup hash`); for remove, one id per
 line. A writer whose output is closed early (a closed pipe) still commits everything it read, then
@@ -48,7 +56,8 @@ Examples:
     neardup index add mh-idx corpus/ && neardup index query mh-idx draft.txt
     neardup index remove idx docs/old.html
     neardup index stats idx
-    neardup index merge idx && neardup index verify idx";
+    neardup index merge idx && neardup index verify idx
+    neardup index create redis+cluster://10.0.0.5:7000,10.0.0.6:7000/web --n 1e8";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -59,11 +68,12 @@ pub struct IndexArgs {
 
 #[derive(Subcommand)]
 enum IndexCommand {
-    /// Create an empty index in DIR.
+    /// Create an empty index in a directory or in Redis.
     Create(CreateArgs),
     /// Fingerprint documents (files, directories, '-') and add them, ids being their paths.
     Add {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
         /// Files, directories (recursively) or '-'.
         #[arg(required_unless_present = "files_from")]
@@ -74,7 +84,8 @@ enum IndexCommand {
     /// Add fingerprints or signatures read from TSV (id<TAB>sketch, or the sketch<TAB>path lines of
     /// `neardup hash`) or JSON lines (`id` or `path`, and `fingerprint`).
     AddFingerprints {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
         /// Input files, or '-' for stdin.
         #[arg(default_value = "-")]
@@ -90,7 +101,8 @@ enum IndexCommand {
     /// at an estimated Jaccard similarity of at least the threshold. Prints item<TAB>id<TAB>distance (or
     /// similarity), closest first.
     Query {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
         /// Files, directories, WARC archives, fingerprint or signature strings, or '-' for sketches on stdin,
         /// one per line.
@@ -112,7 +124,8 @@ enum IndexCommand {
     },
     /// Remove ids.
     Remove {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
         /// The ids to remove, or '-' for ids on stdin, one per line.
         #[arg(required = true)]
@@ -120,7 +133,8 @@ enum IndexCommand {
     },
     /// Entries, settings and size of an index.
     Stats {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
         /// Print one JSON object.
         #[arg(long)]
@@ -128,20 +142,24 @@ enum IndexCommand {
     },
     /// Write every entry of an index in segments into one new segment now, emptying the write-ahead log.
     Merge {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
     },
     /// Read every file of an index against its checksums: the manifest, every log record, every block of
     /// every segment. Exits with status 1 and names the file and what is wrong if one is damaged.
     Verify {
-        /// The index directory.
+        /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
+        #[arg(value_name = "INDEX")]
         dir: PathBuf,
     },
 }
 
 #[derive(Args)]
 struct CreateArgs {
-    /// The index directory (created if missing).
+    /// The index: a directory (created if missing), or a Redis URL (redis://HOST:PORT/NAME,
+    /// redis+cluster://HOST:PORT,HOST:PORT/NAME).
+    #[arg(value_name = "INDEX")]
     dir: PathBuf,
     /// SimHash: the largest distance queries may ask for (inclusive), 0 to 7.
     #[arg(short, long, default_value_t = 3)]
@@ -229,9 +247,14 @@ fn verify(dir: &Path) -> Result<ExitCode> {
     let index = open_reader(dir)?;
     index.verify()?;
     let (segments, log) = index.disk_bytes();
+    let checked = match index.store_kind() {
+        StoreKind::Segments => format!("{segments} bytes of segments and {log} of log checked"),
+        StoreKind::Redb => "checked by redb at open".to_owned(),
+        StoreKind::Redis => "every entry read and decoded".to_owned(),
+    };
     eprintln!(
-        "neardup: {} is whole ({} entries; {segments} bytes of segments and {log} of log checked)",
-        dir.display(),
+        "neardup: {} is whole ({} entries; {checked})",
+        index.location(),
         index.len()
     );
     Ok(ExitCode::SUCCESS)
@@ -265,8 +288,8 @@ fn create(args: &CreateArgs) -> Result<ExitCode> {
     };
     eprintln!(
         "neardup: created {} ({method}, {layout}, in {})",
-        args.dir.display(),
-        args.store.name()
+        index.location(),
+        index.store_kind().name()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -526,7 +549,8 @@ fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
 fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
     let index = open_reader(dir)?;
     let (bytes, log_bytes) = index.disk_bytes();
-    let store = index.backend().name();
+    let store_kind = index.store_kind();
+    let store = store_kind.name();
     let stats = index.stats();
     let (layout, tables, k, threshold) = match index.kind() {
         Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k), None),
@@ -562,13 +586,19 @@ fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
         }
         writeln!(out, "design\t{layout} ({tables} tables)")?;
         writeln!(out, "store\t{store}")?;
-        writeln!(
-            out,
-            "file bytes\t{bytes} ({:.1} per entry)",
-            per_entry(bytes)
-        )?;
-        if index.backend() == Backend::Segments {
+        if store_kind != StoreKind::Redis {
+            writeln!(
+                out,
+                "file bytes\t{bytes} ({:.1} per entry)",
+                per_entry(bytes)
+            )?;
+        }
+        if store_kind == StoreKind::Segments {
             writeln!(out, "log bytes\t{log_bytes}")?;
+        }
+        if store_kind == StoreKind::Redis {
+            // The index lives in Redis: this process holds nothing of it.
+            return Ok(ExitCode::SUCCESS);
         }
         writeln!(
             out,

@@ -25,6 +25,10 @@ writes) over HTTP: JSON, NDJSON for batches. GET /openapi.json describes every e
     POST   /v1/indexes/NAME/query[?fingerprint=F]  matches of a document or fingerprint
     POST   /v1/indexes/NAME/query-batch            NDJSON {\"fingerprint\"} in, match lists out
 
+--index NAME=LOCATION serves an index kept elsewhere under NAME: a Redis URL (see `neardup index
+--help`) lets several services, on one machine or many, share one index: a document written
+through any of them is found through all of them. Mounted indexes are never deleted by the service.
+
 Writes need 'Authorization: Bearer TOKEN'; tokens come from --token-file (one per line) or the
 NEARDUP_TOKENS variable (comma-separated), and are never logged. --auth-reads asks a token of
 reads too. Without tokens the service refuses to start unless --no-auth is given.
@@ -46,6 +50,10 @@ pub struct ServeArgs {
     /// The directory of the indexes (created if missing).
     #[arg(long, value_name = "DIR")]
     data: PathBuf,
+    /// Also serve the index at LOCATION (a Redis URL, or a directory elsewhere) as NAME; may be repeated.
+    /// Services that mount one index in Redis share it: each finds what the others add.
+    #[arg(long = "index", value_name = "NAME=LOCATION", value_parser = parse_mount)]
+    mounts: Vec<(String, PathBuf)>,
     /// The address to listen on (port 0: any free port, printed on stderr).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
     listen: SocketAddr,
@@ -75,6 +83,16 @@ pub struct ServeArgs {
     workers: Option<usize>,
 }
 
+fn parse_mount(text: &str) -> Result<(String, PathBuf), String> {
+    let (name, location) = text
+        .split_once('=')
+        .ok_or("expected NAME=LOCATION, e.g. web=redis://127.0.0.1:6379/web")?;
+    if name.is_empty() || location.is_empty() {
+        return Err("expected NAME=LOCATION, e.g. web=redis://127.0.0.1:6379/web".into());
+    }
+    Ok((name.to_owned(), PathBuf::from(location)))
+}
+
 pub fn run(args: ServeArgs) -> Result<ExitCode> {
     let variable = std::env::var("NEARDUP_TOKENS").ok();
     let tokens = neardup_server::auth::load_tokens(&args.token_file, variable.as_deref())
@@ -88,6 +106,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     let defaults = Limits::default();
     let config = Config {
         data: args.data.clone(),
+        mounts: args.mounts.clone(),
         listen: args.listen,
         tokens,
         auth_reads: args.auth_reads,

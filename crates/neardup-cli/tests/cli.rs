@@ -968,3 +968,80 @@ fn one_paper_in_three_media() {
         );
     }
 }
+
+#[path = "../../neardup-store-redis/tests/support/mod.rs"]
+mod redis_support;
+
+/// An index in a real Redis through every `index` command, as with a directory: the same answers as a
+/// directory index of the same documents; a name taken, a Redis that is not there and a wrong password are
+/// errors that name the location, and never show the password.
+#[test]
+fn an_index_in_redis_works_like_a_directory() {
+    if !redis_support::have_redis() {
+        return;
+    }
+    let redis = redis_support::Server::start(&["--requirepass", "s3cret-pw"]);
+    let url = format!("redis://:s3cret-pw@127.0.0.1:{}/docs", redis.port);
+    let dir = temp_dir("redis-twin").join("idx");
+    let docs = inputs_dir();
+    for index in [url.as_str(), dir.to_str().unwrap()] {
+        let out = neardup(&["index", "create", index]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = neardup(&["index", "add", index, &docs]);
+        assert!(
+            out.status.success() || out.status.code() == Some(1),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let query = |index: &str| {
+        let out = neardup(&["index", "query", index, &docs]);
+        assert!(
+            out.status.success() || out.status.code() == Some(1),
+            "{}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    };
+    assert!(!query(&url).is_empty());
+    assert_eq!(
+        query(&url),
+        query(dir.to_str().unwrap()),
+        "Redis answers as the directory does"
+    );
+    let out = neardup(&["index", "verify", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("s3cret"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = neardup(&["index", "remove", &url, "nope"]);
+    assert!(!text(&out.stderr).contains("s3cret"));
+
+    for (args, says) in [
+        (vec!["index", "create", url.as_str()], "already exists"),
+        (
+            vec!["index", "stats", "redis://127.0.0.1:1/docs"],
+            "redis://127.0.0.1:1/docs",
+        ),
+        (vec!["index", "stats", "redis://127.0.0.1:1"], "/NAME"),
+    ] {
+        let out = neardup(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let wrong = format!("redis://:wrong-pw@127.0.0.1:{}/docs", redis.port);
+    let out = neardup(&["index", "stats", &wrong]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(":***@"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("wrong-pw"),
+        "{}",
+        text(&out.stderr)
+    );
+}

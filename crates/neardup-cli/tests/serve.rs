@@ -705,3 +705,52 @@ fn kill_9_during_writes_loses_no_acknowledged_id() {
         }
     }
 }
+
+#[path = "../../neardup-store-redis/tests/support/mod.rs"]
+mod redis_support;
+
+/// Two services mount one index in a real Redis: a document written through one is found through the other,
+/// at once; neither may delete it; the CLI sees the same entries.
+#[test]
+fn two_services_share_one_index_in_redis() {
+    if !redis_support::have_redis() {
+        return;
+    }
+    let redis = redis_support::Server::start(&[]);
+    let url = redis.url("shared-web");
+    let created = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["index", "create", &url])
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{created:?}");
+    let mount = format!("web={url}");
+    let a = Server::start(&fresh("redis-a"), &["--index", &mount]);
+    let b = Server::start(&fresh("redis-b"), &["--index", &mount]);
+    let first = json_of(a.post("/v1/indexes/web/documents?id=page-1", PAGE));
+    assert_eq!(ids(&first["matches"]), Vec::<&str>::new());
+    let found = json_of(b.post("/v1/indexes/web/query", format!("{PAGE}!")));
+    assert_eq!(ids(&found["matches"]), ["page-1"], "b finds what a wrote");
+    let second = json_of(b.post("/v1/indexes/web/documents?id=page-2", format!("{PAGE}.")));
+    assert_eq!(ids(&second["matches"]), ["page-1"]);
+    let again = json_of(a.post("/v1/indexes/web/query", PAGE));
+    assert_eq!(
+        ids(&again["matches"]),
+        ["page-1", "page-2"],
+        "a finds what b wrote"
+    );
+    assert_eq!(json_of(a.get("/v1/indexes/web"))["entries"], 2);
+    assert_error(
+        a.delete("/v1/indexes/web"),
+        StatusCode::CONFLICT,
+        "index_mounted",
+    );
+    let stats = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["index", "stats", &url, "--json"])
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(
+        (stats["entries"].as_u64(), stats["store"].as_str()),
+        (Some(2), Some("redis"))
+    );
+}

@@ -4,7 +4,7 @@
 use crate::api::{PySketch, as_sketch, method_of, sketch_document};
 use crate::errors::IntoPy;
 use neardup::Sketch;
-use neardup::index::{DiskStore, Index, IndexSettings, Match, MemoryStore, Radius};
+use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, is_redis_url};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 enum AnyIndex {
-    Disk(Index<DiskStore>),
+    Disk(Index<IndexStore>),
     Memory(Index<MemoryStore>),
 }
 
@@ -72,7 +72,9 @@ impl PyIndex {
 
 #[pymethods]
 impl PyIndex {
-    /// Opens the index at `path`, or creates it there (or in memory when `path` is None) for `scheme`.
+    /// Opens the index at `path`, or creates it there (or in memory when `path` is None) for `scheme`. `path`
+    /// is a directory or a Redis URL (`redis://HOST:PORT/NAME`, `redis+cluster://HOST:PORT,…/NAME`): an index
+    /// in Redis is shared by every process that opens it, and each query reads it as it is.
     /// SimHash: `k` is the largest distance queries may ask for (default 3) and `expected` the number of
     /// entries the tables are designed for. MinHash: `threshold` (default 0.8) chooses the LSH bands.
     /// `read_only=True` opens an existing index beside its writer (another process: `neardup index add`, the
@@ -92,19 +94,29 @@ impl PyIndex {
         char_shingle: Option<u32>,
         read_only: bool,
     ) -> PyResult<Self> {
-        let exists = path.as_ref().is_some_and(|p| p.exists());
-        if read_only && !exists {
-            return Err(PyValueError::new_err(
-                "read_only=True opens an existing index: give the path of one",
-            ));
-        }
-        let inner = if let (Some(path), true) = (&path, exists) {
-            let index = if read_only {
+        let open = |path: &PathBuf| {
+            if read_only {
                 Index::open_reader(path)
             } else {
                 Index::open(path)
             }
-            .py_err()?;
+        };
+        // A directory is opened if it exists; an index in Redis if it is there.
+        let opened = match &path {
+            Some(p) if p.to_str().is_some_and(is_redis_url) => match open(p) {
+                Ok(index) => Some(index),
+                Err(neardup::Error::NoIndex { .. }) => None,
+                Err(e) => return Err(e).py_err(),
+            },
+            Some(p) if p.exists() => Some(open(p).py_err()?),
+            _ => None,
+        };
+        if read_only && opened.is_none() {
+            return Err(PyValueError::new_err(
+                "read_only=True opens an existing index: give the path or URL of one",
+            ));
+        }
+        let inner = if let (Some(path), Some(index)) = (&path, opened) {
             if let Some(scheme) = scheme {
                 let asked = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
                 if asked != index.method() {

@@ -264,3 +264,46 @@ def test_a_read_only_index_follows_a_cli_writer(tmp_path):
         assert writer.wait(timeout=60) == 0
     with pytest.raises(ValueError, match="existing index"):
         neardup.Index(str(tmp_path / "none"), read_only=True)
+
+
+def test_an_index_in_redis_is_shared(tmp_path):
+    """Two handles and the CLI on one index in a real Redis: each sees what the others wrote, at once."""
+    import shutil
+    import socket
+    import time
+
+    if shutil.which("redis-server") is None:
+        if os.environ.get("NEARDUP_REQUIRE_REDIS"):
+            pytest.fail("redis-server is not installed, and NEARDUP_REQUIRE_REDIS is set")
+        pytest.skip("redis-server is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        url = f"redis://127.0.0.1:{port}/py-shared"
+        for _ in range(200):
+            try:
+                writer = neardup.Index(url, "simhash-doc-v1", expected=1000)
+                break
+            except neardup.IndexError:
+                time.sleep(0.05)
+        other = neardup.Index(url)
+        reader = neardup.Index(url, read_only=True)
+        text = "release notes: fixed a crash when opening empty files in the editor"
+        writer.add("first", text)
+        assert [m[0] for m in other.query(text + "!")] == ["first"]
+        other.add("second", text + ".")
+        assert len(writer) == 2 and len(reader) == 2
+        assert [m[0] for m in reader.query(text)] == ["first", "second"]
+        with pytest.raises(neardup.IndexError, match="reader"):
+            reader.add("third", text)
+        stats = json.loads(run_cli("index", "stats", url, "--json"))
+        assert stats["entries"] == 2 and stats["store"] == "redis"
+    finally:
+        server.kill()
+        server.wait(timeout=30)

@@ -78,6 +78,9 @@ impl Default for Limits {
 pub struct Config {
     /// The directory holding one index directory per name (created if missing).
     pub data: PathBuf,
+    /// Indexes kept elsewhere (a Redis URL, another directory), served under a name: (name, location).
+    /// Several services may mount one index in Redis, and each sees what the others write.
+    pub mounts: Vec<(String, PathBuf)>,
     /// The address to listen on.
     pub listen: SocketAddr,
     /// Bearer tokens that may write (and read, with `auth_reads`). Empty: see `open_writes`.
@@ -95,6 +98,7 @@ impl Config {
     pub fn new(data: PathBuf, listen: SocketAddr) -> Self {
         Config {
             data,
+            mounts: Vec::new(),
             listen,
             tokens: Vec::new(),
             auth_reads: false,

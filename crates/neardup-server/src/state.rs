@@ -4,7 +4,7 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::{Config, Limits, ServeError};
 use neardup::dedup::Options;
-use neardup::index::{DiskStore, Index, IndexSettings, Kind, Shared};
+use neardup::index::{Index, IndexSettings, IndexStore, Kind, Shared};
 use neardup::schemes::{Family, Params};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 /// An index of the service.
-pub type SharedIndex = Shared<DiskStore>;
+pub type SharedIndex = Shared<IndexStore>;
 
 /// What `PUT /v1/indexes/{name}` asks for.
 #[derive(Clone, Debug, Deserialize)]
@@ -44,6 +44,8 @@ pub struct IndexSpec {
 /// Everything the handlers share.
 pub struct AppState {
     data: PathBuf,
+    /// Names of the indexes mounted from elsewhere (`--index NAME=LOCATION`): served, never deleted.
+    mounted: std::collections::BTreeSet<String>,
     indexes: RwLock<BTreeMap<String, Arc<SharedIndex>>>,
     /// Request limits.
     pub limits: Limits,
@@ -76,9 +78,26 @@ impl AppState {
                 .map_err(|e| ServeError::Data(format!("cannot open index '{name}': {e}")))?;
             indexes.insert(name, Arc::new(Shared::new(index, Default::default())));
         }
+        let mut mounted = std::collections::BTreeSet::new();
+        for (name, location) in &config.mounts {
+            check_name(name)
+                .map_err(|e| ServeError::Data(format!("--index {name}=…: {}", e.message)))?;
+            if indexes.contains_key(name) || !mounted.insert(name.clone()) {
+                return Err(ServeError::Data(format!(
+                    "two indexes are named '{name}' (in the data directory or mounted)"
+                )));
+            }
+            let index = Index::open(location)
+                .map_err(|e| ServeError::Data(format!("cannot open index '{name}': {e}")))?;
+            indexes.insert(
+                name.clone(),
+                Arc::new(Shared::new(index, Default::default())),
+            );
+        }
         let limits = config.limits;
         Ok(AppState {
             data,
+            mounted,
             indexes: RwLock::new(indexes),
             limits,
             tokens: crate::auth::Tokens::new(config.tokens),
@@ -168,7 +187,7 @@ impl AppState {
             ));
         }
         let dir = self.data.join(name);
-        if dir.exists() {
+        if dir.exists() || self.mounted.contains(name) {
             return Err(ApiError::conflict(
                 "index_exists",
                 format!(
@@ -182,8 +201,15 @@ impl AppState {
         Ok(shared)
     }
 
-    /// Deletes an index and its files (blocking). Its queued writes are committed first.
+    /// Deletes an index and its files (blocking). Its queued writes are committed first. A mounted index is
+    /// refused: it belongs to whoever mounted it, and other services may be using it.
     pub fn delete(&self, name: &str) -> Result<(), ApiError> {
+        if self.mounted.contains(name) {
+            return Err(ApiError::conflict(
+                "index_mounted",
+                format!("'{name}' is mounted with --index: it is not the service's to delete"),
+            ));
+        }
         let removed = self
             .indexes
             .write()

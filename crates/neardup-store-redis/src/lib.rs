@@ -78,6 +78,8 @@ const WALK: usize = 256;
 pub struct RedisStore {
     inner: Arc<Inner>,
     retention: Retention,
+    /// Whether this handle refuses writes ([`RedisStore::open_reader`]).
+    reader: bool,
 }
 
 struct Inner {
@@ -142,6 +144,13 @@ impl RedisStore {
         Self::from_pool(location, pool)
     }
 
+    /// Opens an index in Redis for reading only: this handle refuses every write (other processes may write).
+    pub fn open_reader(location: &RedisLocation) -> Result<Self, StoreError> {
+        let mut store = Self::open(location)?;
+        store.reader = true;
+        Ok(store)
+    }
+
     fn from_pool(location: &RedisLocation, pool: Pool) -> Result<Self, StoreError> {
         let shown = PathBuf::from(location.to_string());
         let keys = Keys::new(&location.name);
@@ -190,6 +199,7 @@ impl RedisStore {
                 shown,
             }),
             retention: Retention::default(),
+            reader: false,
         })
     }
 
@@ -516,6 +526,12 @@ impl Store for RedisStore {
         check_batch(&self.inner.shown, batch)?;
         if batch.is_empty() {
             return self.try_sequence();
+        }
+        if self.reader {
+            return Err(StoreError::Refused {
+                path: self.inner.shown.clone(),
+                reason: "this handle was opened as a reader: it writes nothing".into(),
+            });
         }
         // One connection for the whole batch: `WAIT` counts the replicas that have this connection's writes.
         let inner = self.inner.clone();

@@ -104,12 +104,17 @@ impl Server {
 
     /// `redis-cli` against this server; its trimmed output, or `None` if it failed.
     pub fn cli(&self, args: &[&str]) -> Option<String> {
-        let out = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args)
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
+        let password = self
+            .extra
+            .iter()
+            .position(|a| a == "--requirepass")
+            .and_then(|i| self.extra.get(i + 1));
+        let mut command = Command::new("redis-cli");
+        command.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]);
+        if let Some(password) = password {
+            command.args(["-a", password, "--no-auth-warning"]);
+        }
+        let out = command.args(args).stderr(Stdio::null()).output().ok()?;
         out.status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
@@ -180,7 +185,10 @@ impl Cluster {
             if linked == self.nodes.len() / 2 {
                 return;
             }
-            assert!(Instant::now() < deadline, "the replicas did not synchronise");
+            assert!(
+                Instant::now() < deadline,
+                "the replicas did not synchronise"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -190,7 +198,13 @@ impl Cluster {
     /// primaries without persistence).
     pub fn wait_for_failover(&self, victim: usize, primaries: usize) {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while self.primaries().into_iter().filter(|&i| i != victim).count() < primaries {
+        while self
+            .primaries()
+            .into_iter()
+            .filter(|&i| i != victim)
+            .count()
+            < primaries
+        {
             assert!(Instant::now() < deadline, "no replica took over");
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -39,7 +39,9 @@ pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, RedbStore, 
 use neardup_index::store::{Meta, StoreError};
 use std::path::Path;
 
+mod location;
 pub mod shared;
+pub use location::{IndexStore, Location, RedisLocation, RedisStore, StoreKind, is_redis_url};
 pub use shared::{GroupCommit, Reply, Shared, Write, Written};
 
 /// How an index is laid out, chosen at creation.
@@ -148,41 +150,70 @@ pub struct Stats {
 }
 
 /// A persistent index of one method's sketches, over a [`Store`] (on disk by default, in mapped segments or a
-/// redb file; [`MemoryStore`] for an index that lives only in memory).
-pub struct Index<S: Store = DiskStore> {
+/// redb file; in Redis for an index that many processes share; [`MemoryStore`] for an index that lives only
+/// in memory).
+pub struct Index<S: Store = IndexStore> {
     inner: PersistentIndex<S>,
     method: Method,
     location: String,
 }
 
-impl Index<DiskStore> {
-    /// Creates an index in `dir` (the directory is created if missing) for documents sketched with `method`,
-    /// in the backend `settings.backend` (mapped segments by default). Refuses bottom-k samples, which are
+impl Index<IndexStore> {
+    /// Creates an index at `location` for documents sketched with `method`: a directory (created if missing;
+    /// the backend `settings.backend`, mapped segments by default) or a Redis URL
+    /// (`redis://HOST:PORT/NAME`, `redis+cluster://HOST:PORT,…/NAME`). Refuses bottom-k samples, which are
     /// compared pair by pair.
-    pub fn create(dir: &Path, method: Method, settings: &IndexSettings) -> Result<Self, Error> {
+    pub fn create(
+        location: &Path,
+        method: Method,
+        settings: &IndexSettings,
+    ) -> Result<Self, Error> {
         let meta = layout(method, settings)?;
-        let store = DiskStore::create(dir, &meta.to_settings(), settings.backend)
-            .map_err(|e| store_error(dir, e))?;
-        Self::from_store(store, dir.display().to_string())
+        let store = match parse_location(location)? {
+            Location::Dir(dir) => {
+                DiskStore::create(&dir, &meta.to_settings(), settings.backend).map(IndexStore::Disk)
+            }
+            Location::Redis(redis) => RedisStore::create(
+                &redis,
+                &meta.to_settings(),
+                settings.expected.clamp(1.0, 1e12) as u64,
+            )
+            .map(IndexStore::Redis),
+        }
+        .map_err(|e| store_error(location, e))?;
+        Self::from_store(store, shown(location))
     }
 
-    /// Opens the index in `dir` for writing (one writer at a time), whichever backend holds it.
-    pub fn open(dir: &Path) -> Result<Self, Error> {
-        let store = DiskStore::open(dir).map_err(|e| store_error(dir, e))?;
-        Self::from_store(store, dir.display().to_string())
+    /// Opens the index at `location` (a directory or a Redis URL) for writing: one writer at a time for a
+    /// directory, whichever backend holds it; any number of writers in Redis.
+    pub fn open(location: &Path) -> Result<Self, Error> {
+        Self::open_as(location, false)
     }
 
-    /// Opens the index in `dir` for reading: beside a running writer for an index in segments (the reader
-    /// sees what the writer commits after each [`refresh`](Self::refresh)); like [`open`](Self::open) for a
-    /// redb file, which one process holds at a time.
-    pub fn open_reader(dir: &Path) -> Result<Self, Error> {
-        let store = DiskStore::open_reader(dir).map_err(|e| store_error(dir, e))?;
-        Self::from_store(store, dir.display().to_string())
+    /// Opens the index at `location` for reading: beside a running writer for an index in segments (the
+    /// reader sees what the writer commits after each [`refresh`](Self::refresh)); like [`open`](Self::open)
+    /// for a redb file, which one process holds at a time; for Redis, a handle that refuses writes and whose
+    /// every query reads the entries as they are.
+    pub fn open_reader(location: &Path) -> Result<Self, Error> {
+        Self::open_as(location, true)
     }
 
-    /// The backend that holds the index.
-    pub fn backend(&self) -> Backend {
-        self.store().backend()
+    fn open_as(location: &Path, reader: bool) -> Result<Self, Error> {
+        let store = match parse_location(location)? {
+            Location::Dir(dir) if reader => DiskStore::open_reader(&dir).map(IndexStore::Disk),
+            Location::Dir(dir) => DiskStore::open(&dir).map(IndexStore::Disk),
+            Location::Redis(redis) if reader => {
+                RedisStore::open_reader(&redis).map(IndexStore::Redis)
+            }
+            Location::Redis(redis) => RedisStore::open(&redis).map(IndexStore::Redis),
+        }
+        .map_err(|e| store_error(location, e))?;
+        Self::from_store(store, shown(location))
+    }
+
+    /// Where the index's entries are kept.
+    pub fn store_kind(&self) -> StoreKind {
+        self.store().kind()
     }
 
     /// Writes every entry into a new segment now (an index in segments; the writer also does it by itself
@@ -192,37 +223,89 @@ impl Index<DiskStore> {
             location: self.location.clone(),
             reason,
         };
-        let Some(store) = self.store().as_segments() else {
-            return Err(failed("a redb index has no segments to merge".into()));
+        let Some(store) = self.store().as_disk().and_then(DiskStore::as_segments) else {
+            return Err(failed(format!(
+                "an index in {} has no segments to merge",
+                self.store_kind().name()
+            )));
         };
         store.merge().map_err(|e| failed(e.to_string()))?;
         self.refresh().map(drop)
     }
 
-    /// Reads every file of an index in segments against its checksums (a redb file is checked by redb when
-    /// it is opened).
+    /// Checks the index whole: every file of an index in segments against its checksums (a redb file is
+    /// checked by redb when it is opened); every entry of an index in Redis read and decoded, and counted
+    /// against the count the index keeps.
     pub fn verify(&self) -> Result<(), Error> {
-        match self.store().as_segments() {
-            Some(store) => store.verify().map_err(|e| Error::Index {
-                location: self.location.clone(),
-                reason: e.to_string(),
-            }),
-            None => Ok(()),
+        let failed = |reason: String| Error::Index {
+            location: self.location.clone(),
+            reason,
+        };
+        match self.store() {
+            IndexStore::Disk(DiskStore::Segments(store)) => {
+                store.verify().map_err(|e| failed(e.to_string()))
+            }
+            IndexStore::Disk(DiskStore::Redb(_)) => Ok(()),
+            IndexStore::Redis(store) => {
+                let mut entries = 0u64;
+                let kind = self.kind().clone();
+                store
+                    .for_each(&mut |id, value| {
+                        entries += 1;
+                        let expected = match &kind {
+                            Kind::Hamming(_) => 8,
+                            Kind::Lsh { banding, .. } => 4 * banding.values as usize,
+                        };
+                        if value.len() == expected {
+                            Ok(())
+                        } else {
+                            Err(StoreError::Stopped(format!(
+                                "the entry of '{id}' has {} bytes, not {expected}",
+                                value.len()
+                            )))
+                        }
+                    })
+                    .map_err(|e| failed(e.to_string()))?;
+                let counted = self.len() as u64;
+                if counted != entries {
+                    return Err(failed(format!(
+                        "{entries} entries are stored but the index counts {counted} (a writer died \
+                         in the middle of a batch?)"
+                    )));
+                }
+                Ok(())
+            }
         }
     }
 
-    /// Bytes on disk: (segment files, write-ahead log) for segments, (file, 0) for redb.
+    /// Bytes on disk: (segment files, write-ahead log) for segments, (file, 0) for redb, (0, 0) for Redis.
     pub fn disk_bytes(&self) -> (u64, u64) {
         match self.store() {
-            DiskStore::Segments(store) => store.disk_bytes(),
-            DiskStore::Redb(store) => (
+            IndexStore::Disk(DiskStore::Segments(store)) => store.disk_bytes(),
+            IndexStore::Disk(DiskStore::Redb(store)) => (
                 std::fs::metadata(store.location())
                     .map(|m| m.len())
                     .unwrap_or(0),
                 0,
             ),
+            IndexStore::Redis(_) => (0, 0),
         }
     }
+}
+
+/// A location for messages: the path, or the URL without its password.
+fn shown(location: &Path) -> String {
+    match Location::parse(location) {
+        Ok(Location::Redis(redis)) => redis.to_string(),
+        _ => location.display().to_string(),
+    }
+}
+
+fn parse_location(location: &Path) -> Result<Location, Error> {
+    Location::parse(location).map_err(|reason| Error::Index {
+        location: "index location".into(),
+        reason,
+    })
 }
 
 impl Index<MemoryStore> {
@@ -551,10 +634,10 @@ fn sort_matches(matches: &mut [Match]) {
 fn store_error(dir: &Path, e: StoreError) -> Error {
     match e {
         StoreError::Missing(_) => Error::NoIndex {
-            location: dir.display().to_string(),
+            location: shown(dir),
         },
         other => Error::Index {
-            location: dir.display().to_string(),
+            location: shown(dir),
             reason: other.to_string(),
         },
     }
