@@ -369,9 +369,13 @@ pub struct DocArgs {
     /// Treat documents without any words (empty, only markup or numbers) as failures: exit status 1.
     #[arg(long)]
     pub strict: bool,
-    /// Also keep each document's exact profile (MinHash), for exact verification.
+    /// Also keep each document's exact profile (MinHash; SimHash with `simhash_check`), for exact
+    /// verification.
     #[arg(skip)]
     pub keep_profiles: bool,
+    /// SimHash: the exact measure candidates are verified with (the profile kept).
+    #[arg(skip)]
+    pub simhash_check: Option<neardup::dedup::SimHashCheck>,
 }
 
 impl DocArgs {
@@ -406,7 +410,12 @@ impl DocArgs {
     ) -> Result<(Sketch, Option<Profile>, u64), Problem> {
         let result = match media.unwrap_or(self.media) {
             MediaChoice::Forced(media) if media != Media::Text => method
-                .analyze_documents(text.as_bytes(), MediaHint::Force(media), keep_profile)
+                .analyze_documents_checked(
+                    text.as_bytes(),
+                    MediaHint::Force(media),
+                    keep_profile,
+                    self.simhash_check,
+                )
                 .into_iter()
                 .next()
                 .map(|d| d.result.map(|(a, p)| (a.sketch, p, a.tokens)))
@@ -414,7 +423,7 @@ impl DocArgs {
                     scheme: "any scheme",
                 })),
             _ => method
-                .analyze_text(text, keep_profile)
+                .analyze_text_checked(text, keep_profile, self.simhash_check)
                 .map(|(sketch, tokens, profile)| (sketch, profile, tokens)),
         };
         result.map_err(|e| Problem::of(&e, e.to_string()))
@@ -446,8 +455,12 @@ impl DocArgs {
             Err(e) => return failed(e),
         };
         let name = source.name_hint();
-        let docs =
-            method.analyze_documents(&bytes, self.media.hint(name.as_deref()), self.keep_profiles);
+        let docs = method.analyze_documents_checked(
+            &bytes,
+            self.media.hint(name.as_deref()),
+            self.keep_profiles,
+            self.simhash_check,
+        );
         docs.into_iter()
             .map(|doc| {
                 // A record's error also names the archive it came from.

@@ -8,6 +8,7 @@
 //! | `minhash-oph-v1`, `minhash-datasketch-*` | the distinct shingle hashes | Jaccard `|A∩B| / |A∪B|` |
 //! | `wminhash-v1` | shingle counts | weighted Jaccard `Σ min / Σ max` |
 //! | `pminhash-v1` | shingle counts | probability Jaccard (Moulton & Jiang) |
+//! | `simhash-doc-v1`, verified (`dedup --verify exact`) | token counts, or word n-gram set | cosine of term frequencies, or Jaccard |
 //!
 //! Verifying a weighted scheme with set Jaccard would ask a different question than its sketch answers
 //! (two texts with weighted Jaccard 0.98 can have set Jaccard 0.05), so the measure follows the scheme.
@@ -25,6 +26,9 @@ pub enum Measure {
     WeightedJaccard,
     /// The probability Jaccard similarity of two shingle-count vectors.
     ProbabilityJaccard,
+    /// The cosine similarity of two term-frequency vectors (the measure a SimHash of term frequencies
+    /// estimates: two fingerprints differ in a bit with probability θ/π, θ the angle between the vectors).
+    Cosine,
 }
 
 impl Measure {
@@ -44,6 +48,7 @@ impl Measure {
             Measure::Jaccard => "jaccard",
             Measure::WeightedJaccard => "weighted jaccard",
             Measure::ProbabilityJaccard => "probability jaccard",
+            Measure::Cosine => "cosine",
         }
     }
 
@@ -54,6 +59,7 @@ impl Measure {
             Measure::Jaccard => "jaccard",
             Measure::WeightedJaccard => "weighted_jaccard",
             Measure::ProbabilityJaccard => "probability_jaccard",
+            Measure::Cosine => "cosine",
         }
     }
 }
@@ -75,11 +81,11 @@ pub enum Profile {
 
 impl Profile {
     /// A profile from every shingle hash of a document (in any order, repeated as they occur): a set for
-    /// [`Measure::Jaccard`], counts for the weighted measures.
+    /// [`Measure::Jaccard`], counts for the weighted measures and the cosine.
     pub fn from_hashes(mut hashes: Vec<u64>, measure: Measure) -> Profile {
         hashes.sort_unstable();
         match measure {
-            Measure::WeightedJaccard | Measure::ProbabilityJaccard => {
+            Measure::WeightedJaccard | Measure::ProbabilityJaccard | Measure::Cosine => {
                 let mut counts: Vec<(u64, f64)> = Vec::new();
                 for h in hashes {
                     match counts.last_mut() {
@@ -126,11 +132,36 @@ impl Profile {
             (Profile::Counts(a), Profile::Counts(b), Measure::ProbabilityJaccard) => {
                 probability_jaccard(a, b)
             }
+            (Profile::Counts(a), Profile::Counts(b), Measure::Cosine) => cosine(a, b),
             // Sets are compared in place: this runs once per verified candidate pair.
             (Profile::Set(a), Profile::Set(b), _) => crate::minhash::exact_jaccard(a, b),
             _ => crate::minhash::exact_jaccard(&self.hashes(), &other.hashes()),
         }
     }
+}
+
+/// The cosine `Σ x_i y_i / (‖x‖ ‖y‖)` of two count vectors sorted by feature (a merge: O(n + m)); two empty
+/// vectors are identical (1), an empty and a non-empty one are not (0).
+pub fn cosine(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
+    let norm = |v: &[(u64, f64)]| v.iter().map(|p| p.1 * p.1).sum::<f64>().sqrt();
+    let (nx, ny) = (norm(x), norm(y));
+    if nx == 0.0 || ny == 0.0 {
+        return if nx == ny { 1.0 } else { 0.0 };
+    }
+    let (mut dot, mut i, mut j) = (0.0, 0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].0.cmp(&y[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                dot += x[i].1 * y[j].1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    // Rounding can put identical vectors a hair above 1.
+    (dot / (nx * ny)).min(1.0)
 }
 
 /// Σ min / Σ max over two count vectors sorted by feature (a merge: O(n + m)).
@@ -248,5 +279,14 @@ mod tests {
         let b = Profile::from_hashes(vec![1, 1, 1, 1, 2], Measure::WeightedJaccard);
         assert!((a.similarity(&b, Measure::Jaccard) - 1.0).abs() < 1e-12);
         assert!((a.similarity(&b, Measure::WeightedJaccard) - 2.0 / 8.0).abs() < 1e-12);
+        // (1, 4) · (4, 1) / (√17 · √17) = 8 / 17.
+        let (a, b) = (
+            Profile::from_hashes(vec![1, 2, 2, 2, 2], Measure::Cosine),
+            Profile::from_hashes(vec![1, 1, 1, 1, 2], Measure::Cosine),
+        );
+        assert!((a.similarity(&b, Measure::Cosine) - 8.0 / 17.0).abs() < 1e-12);
+        assert_eq!(a.similarity(&a, Measure::Cosine), 1.0);
+        assert_eq!(cosine(&[(1, 2.0)], &[(2, 3.0)]), 0.0);
+        assert_eq!(cosine(&[], &[(2, 3.0)]), 0.0);
     }
 }

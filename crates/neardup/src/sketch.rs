@@ -1,6 +1,7 @@
 //! One type for what a document becomes under any method: a SimHash [`Fingerprint`] or a MinHash-family
 //! signature, with one text form, one similarity, and one refusal to compare across schemes.
 
+use crate::dedup::SimHashCheck;
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::minhash::MinHashScheme;
@@ -49,14 +50,24 @@ impl Method {
         hint: MediaHint<'_>,
         keep_profiles: bool,
     ) -> Vec<DocumentAnalysis> {
+        self.analyze_documents_checked(bytes, hint, keep_profiles, None)
+    }
+
+    /// [`analyze_documents`](Self::analyze_documents); with `keep_profiles` and a SimHash method, each
+    /// document's profile is the one `check` verifies candidates with (`dedup --verify exact`).
+    pub fn analyze_documents_checked(
+        &self,
+        bytes: &[u8],
+        hint: MediaHint<'_>,
+        keep_profiles: bool,
+        check: Option<SimHashCheck>,
+    ) -> Vec<DocumentAnalysis> {
         neardup_text::extract_documents(bytes, hint)
             .map(|doc| {
                 let result = doc.result.map_err(Error::from).and_then(|d| {
-                    if keep_profiles {
-                        self.analyze_with_profile(&d)
-                    } else {
-                        self.analyze_extracted(&d).map(|a| (a, None))
-                    }
+                    let (sketch, tokens, profile) =
+                        self.analyze_text_checked(&d.text, keep_profiles, check)?;
+                    Ok((Analysis::of(sketch, &d, tokens), profile))
                 });
                 DocumentAnalysis {
                     id: doc.id,
@@ -92,11 +103,23 @@ impl Method {
         text: &str,
         keep_profile: bool,
     ) -> Result<(Sketch, u64, Option<Profile>), Error> {
+        self.analyze_text_checked(text, keep_profile, None)
+    }
+
+    /// [`analyze_text`](Self::analyze_text); with `keep_profile` and a SimHash method, the profile is the
+    /// one `check` verifies candidates with.
+    pub fn analyze_text_checked(
+        &self,
+        text: &str,
+        keep_profile: bool,
+        check: Option<SimHashCheck>,
+    ) -> Result<(Sketch, u64, Option<Profile>), Error> {
         neardup_text::limits::check_runs(text)?;
         match self {
             Method::SimHash(scheme) => {
                 let (fingerprint, tokens) = scheme.fingerprint_text_counted(text)?;
-                Ok((Sketch::Fingerprint(fingerprint), tokens, None))
+                let profile = check.filter(|_| keep_profile).map(|c| c.profile(text));
+                Ok((Sketch::Fingerprint(fingerprint), tokens, profile))
             }
             Method::MinHash(scheme) if keep_profile => {
                 let (signature, profile) = scheme.signature_and_profile(text)?;

@@ -139,9 +139,24 @@ impl Graph {
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
+                let check = run.simhash_verification();
                 all_pairs(&fps, &design, |a, b, d| {
-                    count(&mut progress, true);
-                    edges.push((a, b, Score::Distance(d)))
+                    // Within k; with a check, also at the threshold by the exact measure (documents without
+                    // a profile are judged by the distance).
+                    let verified = match (
+                        check,
+                        &leader(a as usize).profile,
+                        &leader(b as usize).profile,
+                    ) {
+                        (Some((check, threshold)), Some(pa), Some(pb)) => {
+                            pa.similarity(pb, check.measure()) >= threshold
+                        }
+                        _ => true,
+                    };
+                    count(&mut progress, verified);
+                    if verified {
+                        edges.push((a, b, Score::Distance(d)))
+                    }
                 });
             }
             Some((banding, threshold)) => {

@@ -140,6 +140,58 @@ pub enum Verification {
     None,
 }
 
+/// SimHash: the exact measure that checks a candidate pair (two documents within k bits) against the
+/// threshold, with [`Verification::Exact`]. The fingerprint summarizes unigram term frequencies, blind to word
+/// order; checking candidates exactly buys back precision that a larger k spends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimHashCheck {
+    /// The cosine of the documents' term-frequency vectors over the doc-v1 tokens (the features the
+    /// fingerprint summarizes: what its distance estimates).
+    Cosine,
+    /// The Jaccard similarity of the sets of word n-grams (the MinHash schemes' tokens, numbers kept).
+    Jaccard(u32),
+}
+
+impl SimHashCheck {
+    /// The measure compared with the threshold.
+    pub fn measure(self) -> Measure {
+        match self {
+            SimHashCheck::Cosine => Measure::Cosine,
+            SimHashCheck::Jaccard(_) => Measure::Jaccard,
+        }
+    }
+
+    /// The document's profile for this check, from its extracted text: token counts for the cosine, the
+    /// distinct word n-gram hashes for the Jaccard similarity. Pushed as [`Document::profile`].
+    pub fn profile(self, text: &str) -> Profile {
+        match self {
+            SimHashCheck::Cosine => {
+                let mut hashes = Vec::new();
+                neardup_text::profile::doc_v1::tokenize(text, |token| {
+                    hashes.push(neardup_sketch::lookup3::jenkins64_window(
+                        token.window(),
+                        token.as_str().len(),
+                    ))
+                });
+                Profile::from_hashes(hashes, Measure::Cosine)
+            }
+            SimHashCheck::Jaccard(n) => Profile::Set(crate::minhash::shingle_set(
+                text,
+                neardup_sketch::shingle::Features::Words(n.max(1)),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for SimHashCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimHashCheck::Cosine => f.write_str("cosine of term frequencies"),
+            SimHashCheck::Jaccard(n) => write!(f, "jaccard of word {n}-grams"),
+        }
+    }
+}
+
 /// How pairs become clusters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Clustering {
@@ -175,8 +227,12 @@ pub struct Options {
     /// MinHash: weights of false positives and false negatives for choosing bands (default: 0.05/0.95 when
     /// verifying, which buys recall with candidates that verification drops; 0.5/0.5 without, as datasketch).
     pub weights: Option<(f64, f64)>,
-    /// MinHash: how candidates are checked.
+    /// How candidates are checked. MinHash: see [`Verification`]. SimHash: with [`Verification::Exact`] and
+    /// a [`Options::simhash_check`], pairs within k must also reach the threshold by that exact measure.
     pub verification: Verification,
+    /// SimHash: the exact measure candidates within k are checked with (documents pushed without a profile
+    /// are judged by the distance alone); `None`, the default: the distance alone decides.
+    pub simhash_check: Option<SimHashCheck>,
     /// Centres (safe) or connected components.
     pub clustering: Clustering,
     /// Which member is kept.
@@ -193,6 +249,7 @@ impl Default for Options {
             banding: None,
             weights: None,
             verification: Verification::default(),
+            simhash_check: None,
             clustering: Clustering::default(),
             representative: Representative::default(),
             large_cluster: 1000,
@@ -238,6 +295,15 @@ pub fn default_weights(verification: Verification) -> (f64, f64) {
     match verification {
         Verification::None => (0.5, 0.5),
         _ => (0.05, 0.95),
+    }
+}
+
+fn check_threshold(threshold: Option<f64>) -> Result<(), Error> {
+    match threshold {
+        Some(t) if !(0.0..=1.0).contains(&t) => Err(Error::Unsupported {
+            what: format!("threshold {t} is not a similarity in 0..1"),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -330,16 +396,11 @@ impl Dedup {
             }
             Method::SimHash(_) => {
                 crate::schemes::check_k(options.k)?;
+                check_threshold(options.threshold)?;
                 None
             }
             Method::MinHash(scheme) => {
-                if let Some(t) = options.threshold
-                    && !(0.0..=1.0).contains(&t)
-                {
-                    return Err(Error::Unsupported {
-                        what: format!("threshold {t} is not a similarity in 0..1"),
-                    });
-                }
+                check_threshold(options.threshold)?;
                 Some(options.choose_bands(preset, scheme.values())?)
             }
         };
@@ -383,6 +444,21 @@ impl Dedup {
     /// The exact measure pairs are scored by.
     pub fn measure(&self) -> Measure {
         self.method.measure()
+    }
+
+    /// SimHash: the exact measure and threshold that candidates within k are checked against, when the run
+    /// verifies them ([`Verification::Exact`] with a [`Options::simhash_check`]).
+    pub fn simhash_verification(&self) -> Option<(SimHashCheck, f64)> {
+        match (
+            self.method,
+            self.options.verification,
+            self.options.simhash_check,
+        ) {
+            (Method::SimHash(_), Verification::Exact, Some(check)) => {
+                Some((check, self.options.threshold.unwrap_or(DEFAULT_THRESHOLD)))
+            }
+            _ => None,
+        }
     }
 
     /// Adds a document; refuses a sketch of another method. Documents are numbered in the order pushed

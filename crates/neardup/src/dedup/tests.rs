@@ -327,3 +327,63 @@ fn progress_reports_every_stage_with_the_final_counts() {
     assert_eq!(last.pairs as usize, summary.edges);
     assert_eq!(last.candidates, 1);
 }
+
+#[test]
+fn simhash_candidates_are_verified_by_the_exact_measure() {
+    // Same words, other order: one fingerprint (unigram term frequencies), different word 3-grams.
+    let texts = [
+        (
+            "a",
+            "the cat sat on the mat while the dog slept by the door",
+        ),
+        (
+            "b",
+            "the dog sat on the door while the cat slept by the mat",
+        ),
+        (
+            "c",
+            "the cat sat on the mat while the dog slept by the door today",
+        ),
+    ];
+    let pairs = |check: Option<SimHashCheck>, verification: Verification| {
+        let options = Options {
+            simhash_check: check,
+            verification,
+            threshold: Some(0.7),
+            ..Options::default()
+        };
+        let mut dedup = Dedup::new(simhash(), options).unwrap();
+        for (id, text) in texts {
+            let mut doc = Document::new(id, simhash().sketch_text(text).unwrap());
+            doc.profile = check.map(|c| c.profile(text));
+            dedup.push(doc).unwrap();
+        }
+        let mut sink = VecSink::default();
+        dedup.pairs(&mut sink).unwrap();
+        sink.pairs
+            .iter()
+            .map(|(a, b, _)| format!("{a}-{b}"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(pairs(None, Verification::Exact), ["a-b", "a-c", "b-c"]);
+    // Word order decides the 3-grams: only a and c share most of them.
+    assert_eq!(
+        pairs(Some(SimHashCheck::Jaccard(3)), Verification::Exact),
+        ["a-c"]
+    );
+    // The cosine of term frequencies is blind to order, as the fingerprint is.
+    assert_eq!(
+        pairs(Some(SimHashCheck::Cosine), Verification::Exact),
+        ["a-b", "a-c", "b-c"]
+    );
+    // Without exact verification the check is not applied.
+    assert_eq!(
+        pairs(Some(SimHashCheck::Jaccard(3)), Verification::Estimate),
+        ["a-b", "a-c", "b-c"]
+    );
+    let bad = Options {
+        threshold: Some(1.5),
+        ..Options::default()
+    };
+    assert!(Dedup::new(simhash(), bad).is_err());
+}
