@@ -7,8 +7,11 @@
 #![allow(rustdoc::invalid_html_tags)]
 
 mod bench;
+mod calibrate;
+mod charts;
 mod compare;
 mod dedup;
+mod explain;
 mod hash;
 mod index;
 mod inputs;
@@ -51,9 +54,15 @@ enum Command {
     Hash(hash::HashArgs),
     /// Compare two documents or fingerprints: distance, similarity, verdict.
     Compare(compare::CompareArgs),
+    /// Explain why two documents match or not: shared and unique features, the estimate beside the exact
+    /// measures, the SimHash bits that differ and the tokens behind them, an aligned diff.
+    Explain(explain::ExplainArgs),
     /// Find near-duplicates: sketch everything, print clusters (or pairs) within k bits (SimHash) or at a
     /// Jaccard threshold (MinHash).
     Dedup(dedup::DedupArgs),
+    /// Choose k or a threshold on your own documents: score distributions, precision and recall per
+    /// setting against ground truth, charts (SVG, PNG) and one self-contained report.html.
+    Calibrate(calibrate::CalibrateArgs),
     /// A persistent index: create, add, add-fingerprints, query, remove, stats.
     Index(index::IndexArgs),
     /// Choose the permuted-table design for N fingerprints and distance k.
@@ -97,6 +106,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Hash(args) => hash::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Dedup(args) => dedup::run(args),
         Command::Plan(args) => plan::run(args),

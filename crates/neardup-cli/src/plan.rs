@@ -1,6 +1,7 @@
 //! `neardup plan`: which permuted-table design to use for N fingerprints and distance k, or which LSH banding
 //! to use for MinHash signatures and a Jaccard threshold.
 
+use crate::charts::{Chart, Series, Style};
 use anyhow::{Result, bail};
 use clap::Args;
 use neardup::plan::{Banding, Estimate, Preset, optimize, plan, query_cost};
@@ -34,7 +35,9 @@ Examples:
     neardup plan --n 1e8 --k 5 --memory 64G
     neardup plan --scheme minhash --threshold 0.8
     neardup plan --scheme minhash --threshold 0.7 --num-perm 256 --fn-weight 0.7
-    neardup plan --scheme minhash --preset fineweb";
+    neardup plan --scheme minhash --preset fineweb
+    neardup plan --scheme minhash --threshold 0.8 --plot s-curve.svg
+    neardup plan -n 1e9 -k 3 --plot designs.png";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -79,6 +82,10 @@ pub struct PlanArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also draw the plan to FILE (.svg or .png): the S-curve with the printed points (MinHash), or the
+    /// designs' expected candidates per query against their tables (SimHash).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<std::path::PathBuf>,
 }
 
 /// `--preset NAME`: one of the published LSH configurations.
@@ -201,6 +208,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             args.k
         );
     }
+    if let Some(file) = &args.plot {
+        crate::charts::write_file(&designs_chart(&designs, &args), file)?;
+    }
     if args.json {
         for (rank, e) in designs.iter().take(args.top).enumerate() {
             let line = json!({
@@ -278,6 +288,9 @@ fn run_lsh(args: &PlanArgs) -> Result<ExitCode> {
         .map(|j| (j, banding.probability(j)))
         .collect();
     let (fp, fn_) = banding.error_areas(threshold);
+    if let Some(file) = &args.plot {
+        crate::charts::write_file(&s_curve_chart(&banding, threshold, &curve), file)?;
+    }
     if args.json {
         let line = json!({
             "threshold": threshold, "values": banding.values, "bands": banding.bands, "rows": banding.rows,
@@ -315,4 +328,67 @@ fn run_lsh(args: &PlanArgs) -> Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The S-curve of a banding, with the points the table prints.
+pub fn s_curve_chart(banding: &Banding, threshold: f64, printed: &[(f64, f64)]) -> Chart {
+    Chart {
+        title: format!("S-curve of {banding}"),
+        x_label: "Jaccard similarity".to_owned(),
+        y_label: "P(candidate)".to_owned(),
+        x: (0.0, 1.0),
+        y: (0.0, 1.05),
+        series: vec![
+            Series {
+                name: "1 - (1 - s^r)^b".to_owned(),
+                points: (0..=100)
+                    .map(|i| i as f64 / 100.0)
+                    .map(|j| (j, banding.probability(j)))
+                    .collect(),
+                style: Style::Line,
+            },
+            Series {
+                name: "the printed table".to_owned(),
+                points: printed.to_vec(),
+                style: Style::Points,
+            },
+        ],
+        markers: vec![(threshold, format!("threshold {threshold}"))],
+    }
+}
+
+/// The designs shown (the --top first), as expected candidates per query (log10) against tables.
+fn designs_chart(designs: &[Estimate], args: &PlanArgs) -> Chart {
+    let shown: Vec<&Estimate> = designs.iter().take(args.top).collect();
+    let point = |e: &Estimate| (e.tables as f64, e.candidates_per_query.max(1e-3).log10());
+    let points: Vec<(f64, f64)> = shown.iter().map(|e| point(e)).collect();
+    let (x_max, y_min, y_max) = points
+        .iter()
+        .fold((1.0f64, 0.0f64, 1.0f64), |(x, lo, hi), p| {
+            (x.max(p.0), lo.min(p.1), hi.max(p.1))
+        });
+    Chart {
+        title: format!(
+            "table designs for k = {}, N = {:.1e}",
+            args.k,
+            args.n.unwrap_or(0.0)
+        ),
+        x_label: "tables".to_owned(),
+        y_label: "log10 candidates per query".to_owned(),
+        x: (0.0, x_max * 1.1 + 1.0),
+        y: (y_min.floor() - 0.5, y_max.ceil() + 0.5),
+        series: vec![
+            Series {
+                name: format!("the {} designs shown", points.len()),
+                points: points.clone(),
+                style: Style::Points,
+            },
+            Series {
+                name: format!("recommended: {}", designs[0].design),
+                points: vec![point(&designs[0])],
+                style: Style::Points,
+            },
+        ],
+        markers: Vec::new(),
+    }
 }

@@ -8,7 +8,11 @@
 //! * **dedup** ([`dedup`]): documents in, verified pairs or clusters out through a [`dedup::Sink`]; clusters
 //!   keep every member within the threshold of its representative by default, with lineage;
 //! * **index** ([`index`]): an index of one method's sketches over any store, queried by sketch;
-//! * **plan** ([`plan`]): table designs and LSH bands for a size and a threshold.
+//! * **plan** ([`plan`]): table designs and LSH bands for a size and a threshold;
+//! * **calibrate** ([`calibrate`]): score distributions, precision and recall per k or threshold against
+//!   ground truth, and a recommended setting, on a sample of the user's own documents;
+//! * **explain** ([`explain`]): why two documents match: shared and unique features, the estimate beside the
+//!   exact measures, the SimHash bits that differ and the tokens that pushed them, an aligned diff.
 //!
 //! ```text
 //! bytes ─ detect/decode/extract ─▶ text ─ doc-v1 profile ─▶ tokens ─ features ─▶ SimHash | MinHash | bottom-k
@@ -37,8 +41,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod calibrate;
 pub mod dedup;
 mod error;
+pub mod explain;
 mod fingerprint;
 pub mod index;
 mod minhash;
