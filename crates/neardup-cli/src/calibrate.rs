@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use neardup::calibrate::{Calibration, Settings, SweepRow, Truth, calibrate};
 use neardup::{Method, Sketch};
+use plotters::prelude::SeriesLabelPosition;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 const AFTER_HELP: &str = "\
 Every document is read and sketched (as `neardup dedup` does; ids are paths as given), then every
 pair of them is scored: its Hamming distance (SimHash) or its estimated similarity (MinHash). So
-give a sample: --sample N keeps N documents, chosen at random with --sample-seed (default 2000).
+give a sample: --sample N (default 2000) keeps N documents, chosen at random by --sample-seed.
 
 What it measures:
 
@@ -66,7 +67,7 @@ pub struct CalibrateArgs {
     /// Recommend the setting with the best precision at this recall or more.
     #[arg(long, value_parser = crate::plan::parse_similarity)]
     target_recall: Option<f64>,
-    /// MinHash: the threshold whose LSH banding the S-curve shows [default: 0.8].
+    /// MinHash: the threshold whose LSH banding the S-curve shows (the bands `dedup` uses at it).
     #[arg(long, default_value_t = 0.8, value_parser = crate::plan::parse_similarity)]
     threshold: f64,
     /// Score at most N documents, chosen at random (every pair of them is scored).
@@ -278,6 +279,7 @@ pub fn make_charts(report: &Calibration) -> Vec<(&'static str, Chart)> {
                     format_setting(report, report.recommendation.setting)
                 ),
             )],
+            legend: SeriesLabelPosition::UpperRight,
         },
     ));
     if !report.sweep.is_empty() {
@@ -311,6 +313,8 @@ pub fn make_charts(report: &Calibration) -> Vec<(&'static str, Chart)> {
                         format_setting(report, report.recommendation.setting)
                     ),
                 )],
+                // Recall rises to the upper right and precision falls to the lower right.
+                legend: SeriesLabelPosition::MiddleLeft,
             },
         ));
     }
@@ -353,6 +357,7 @@ pub fn make_charts(report: &Calibration) -> Vec<(&'static str, Chart)> {
                     },
                 ],
                 markers: vec![(curve.threshold, format!("threshold {}", curve.threshold))],
+                legend: SeriesLabelPosition::UpperLeft,
             },
         ));
     }

@@ -60,6 +60,8 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// Vertical lines with labels (a recommended setting, a threshold).
     pub markers: Vec<(f64, String)>,
+    /// Where the legend goes: a corner the data leaves empty (an S-curve's upper left).
+    pub legend: SeriesLabelPosition,
 }
 
 const COLORS: [RGBColor; 4] = [
@@ -145,7 +147,7 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(chart.legend.clone())
         .draw()
         .map_err(err)?;
     root.present().map_err(err)?;
@@ -239,6 +241,7 @@ mod tests {
                 style: Style::LinePoints,
             }],
             markers: vec![(0.5, "m".into())],
+            legend: SeriesLabelPosition::UpperLeft,
         };
         let png = png(&chart).unwrap();
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));

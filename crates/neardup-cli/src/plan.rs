@@ -5,6 +5,7 @@ use crate::charts::{Chart, Series, Style};
 use anyhow::{Result, bail};
 use clap::Args;
 use neardup::plan::{Banding, Estimate, Preset, optimize, plan, query_cost};
+use plotters::prelude::SeriesLabelPosition;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
@@ -354,6 +355,7 @@ pub fn s_curve_chart(banding: &Banding, threshold: f64, printed: &[(f64, f64)]) 
             },
         ],
         markers: vec![(threshold, format!("threshold {threshold}"))],
+        legend: SeriesLabelPosition::UpperLeft,
     }
 }
 
@@ -390,5 +392,6 @@ fn designs_chart(designs: &[Estimate], args: &PlanArgs) -> Chart {
             },
         ],
         markers: Vec::new(),
+        legend: SeriesLabelPosition::UpperRight,
     }
 }
