@@ -19,7 +19,9 @@
 //! batch gets a sequence number, with a bounded log that lets a reader catch up
 //! ([`Store::changes_since`](store::Store::changes_since)). Backends: [`store::MemoryStore`] and
 //! [`store::RedbStore`] (one redb file per index, migrating files of the previous format, refusing damaged
-//! ones with a clean error). Both pass the conformance suite `store::conformance` (compiled for this crate's
+//! ones with a clean error), [`store::SegmentStore`] (mapped segments, the default on disk), and, in the crate
+//! `neardup-store-redis`, a Redis store that answers queries itself ([`store::served`], with the buckets of
+//! [`buckets`]). All pass the conformance suite `store::conformance` (compiled for this crate's
 //! tests, and for other crates' backends behind the `conformance` feature). [`persistent::PersistentIndex`]
 //! puts an index of either kind over any store: durable first, visible second, and able to
 //! [`refresh`](persistent::PersistentIndex::refresh) from other writers' batches.

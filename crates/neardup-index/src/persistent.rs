@@ -16,6 +16,10 @@
 //! [`LshIndex`]), queries read the segments in place and the memory, and the ids changed since the segments
 //! are skipped in the segments. When the store flushes or merges, the index takes the new segments and the
 //! memory keeps only what is newer.
+//!
+//! Over a *served* store ([`crate::store::served`], a shared Redis), nothing is held at all: the memory stays
+//! empty, writes go to the store, and every query asks the store for the entries that share a bucket with it
+//! and measures them here, so it sees what every other process has written.
 
 use crate::hamming::mapped::MappedTables;
 use crate::hamming::plan::TableLayout;
@@ -699,7 +703,7 @@ impl<S: Store> PersistentIndex<S> {
             return None;
         };
         if let Some(served) = self.store.served() {
-            return u64::from_le_bytes(served.get(id).ok()??.try_into().ok()?).into();
+            return Some(u64::from_le_bytes(served.get(id).ok()??.try_into().ok()?));
         }
         index
             .get(id)
