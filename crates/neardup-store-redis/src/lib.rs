@@ -659,9 +659,7 @@ impl Served for RedisStore {
             let Some(own) = buckets.buckets(value) else {
                 continue;
             };
-            if tables.iter().any(|&t| own[t] == probe_buckets[t])
-                && found.last().is_none_or(|(last, _)| *last != id)
-            {
+            if tables.iter().any(|&t| own[t] == probe_buckets[t]) {
                 found.push((id, value.to_vec()));
             }
         }

@@ -28,6 +28,14 @@ impl Location {
             _ => Ok(Location::Dir(location.to_path_buf())),
         }
     }
+
+    /// The location for messages: the path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        match self {
+            Location::Dir(dir) => dir.display().to_string(),
+            Location::Redis(redis) => redis.to_string(),
+        }
+    }
 }
 
 /// The store of an index: on disk or in Redis.

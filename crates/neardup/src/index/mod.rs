@@ -169,7 +169,9 @@ impl Index<IndexStore> {
         settings: &IndexSettings,
     ) -> Result<Self, Error> {
         let meta = layout(method, settings)?;
-        let store = match parse_location(location)? {
+        let parsed = parse_location(location)?;
+        let shown = parsed.shown();
+        let store = match parsed {
             Location::Dir(dir) => {
                 DiskStore::create(&dir, &meta.to_settings(), settings.backend).map(IndexStore::Disk)
             }
@@ -180,8 +182,8 @@ impl Index<IndexStore> {
             )
             .map(IndexStore::Redis),
         }
-        .map_err(|e| store_error(location, e))?;
-        Self::from_store(store, shown(location))
+        .map_err(|e| store_error(&shown, e))?;
+        Self::from_store(store, shown)
     }
 
     /// Opens the index at `location` (a directory or a Redis URL) for writing: one writer at a time for a
@@ -199,7 +201,9 @@ impl Index<IndexStore> {
     }
 
     fn open_as(location: &Path, reader: bool) -> Result<Self, Error> {
-        let store = match parse_location(location)? {
+        let parsed = parse_location(location)?;
+        let shown = parsed.shown();
+        let store = match parsed {
             Location::Dir(dir) if reader => DiskStore::open_reader(&dir).map(IndexStore::Disk),
             Location::Dir(dir) => DiskStore::open(&dir).map(IndexStore::Disk),
             Location::Redis(redis) if reader => {
@@ -207,8 +211,8 @@ impl Index<IndexStore> {
             }
             Location::Redis(redis) => RedisStore::open(&redis).map(IndexStore::Redis),
         }
-        .map_err(|e| store_error(location, e))?;
-        Self::from_store(store, shown(location))
+        .map_err(|e| store_error(&shown, e))?;
+        Self::from_store(store, shown)
     }
 
     /// Where the index's entries are kept.
@@ -290,14 +294,6 @@ impl Index<IndexStore> {
             ),
             IndexStore::Redis(_) => (0, 0),
         }
-    }
-}
-
-/// A location for messages: the path, or the URL without its password.
-fn shown(location: &Path) -> String {
-    match Location::parse(location) {
-        Ok(Location::Redis(redis)) => redis.to_string(),
-        _ => location.display().to_string(),
     }
 }
 
@@ -631,13 +627,14 @@ fn sort_matches(matches: &mut [Match]) {
     });
 }
 
-fn store_error(dir: &Path, e: StoreError) -> Error {
+/// A store's error, for the index at `shown` (its location as messages show it).
+fn store_error(shown: &str, e: StoreError) -> Error {
     match e {
         StoreError::Missing(_) => Error::NoIndex {
-            location: shown(dir),
+            location: shown.to_owned(),
         },
         other => Error::Index {
-            location: shown(dir),
+            location: shown.to_owned(),
             reason: other.to_string(),
         },
     }
