@@ -228,25 +228,43 @@ pub fn sketch_rows(
     hint: MediaHint<'_>,
     keep_profiles: bool,
 ) -> Vec<Result<Sketched, String>> {
+    analyze_rows(column, hint, true, |text| {
+        method.analyze_text(text, keep_profiles)
+    })
+}
+
+/// [`sketch_rows`] with any analysis of a row's text (`analyze` gives its sketch, length and profile), on all
+/// cores or (`parallel` false: a Spark task, one of many on the machine) on the calling thread.
+pub fn analyze_rows(
+    column: &Column<'_>,
+    hint: MediaHint<'_>,
+    parallel: bool,
+    analyze: impl Fn(&str) -> Result<(Sketch, u64, Option<Profile>), neardup::Error> + Sync,
+) -> Vec<Result<Sketched, String>> {
     let as_text = matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text));
-    (0..column.len())
-        .into_par_iter()
-        .with_min_len(64)
-        .map(|i| {
-            let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
-            let (sketch, tokens, profile) = if as_text && !column.is_binary(i) {
-                let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
-                method.analyze_text(text, keep_profiles)
-            } else {
-                let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
-                method.analyze_text(&extracted.text, keep_profiles)
-            }
-            .map_err(|e| e.to_string())?;
-            Ok(Sketched {
-                sketch,
-                profile,
-                tokens,
-            })
+    let row = |i: usize| {
+        let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
+        let (sketch, tokens, profile) = if as_text && !column.is_binary(i) {
+            let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+            analyze(text)
+        } else {
+            let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
+            analyze(&extracted.text)
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(Sketched {
+            sketch,
+            profile,
+            tokens,
         })
-        .collect()
+    };
+    if parallel {
+        (0..column.len())
+            .into_par_iter()
+            .with_min_len(64)
+            .map(row)
+            .collect()
+    } else {
+        (0..column.len()).map(row).collect()
+    }
 }

@@ -9,6 +9,8 @@
 //!   buffers (GIL released, all cores, results in input order whatever the thread count);
 //! * `index`: the engine's `Index`, in memory or in the same files as `neardup index`;
 //! * `dedup`: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
+//! * `distributed`: the engine's distributed stages (sign, bucket keys, judge, cluster a component) over
+//!   Arrow columns, which `neardup.spark` runs on Spark's executors;
 //! * `datasketch`: the kernels under `neardup.datasketch` (datasketch's permutations, hashing and band
 //!   tables), bit-exact with datasketch 2.0;
 //! * `errors`: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
@@ -20,6 +22,7 @@ mod api;
 mod batch;
 mod datasketch;
 mod dedup;
+mod distributed;
 mod errors;
 mod index;
 
@@ -32,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     api::register(m)?;
     index::register(m)?;
     dedup::register(m)?;
+    distributed::register(m)?;
     datasketch::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -123,6 +123,53 @@ impl Profile {
         }
     }
 
+    /// The profile as bytes, to travel between the stages of a distributed run: a tag (0: a set, 1: counts),
+    /// then each hash as a little-endian `u64` (with its count as a little-endian `f64`). Equal profiles give
+    /// equal bytes, so a runner can group documents by them.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Profile::Set(hashes) => {
+                let mut out = Vec::with_capacity(1 + hashes.len() * 8);
+                out.push(0);
+                for h in hashes {
+                    out.extend_from_slice(&h.to_le_bytes());
+                }
+                out
+            }
+            Profile::Counts(counts) => {
+                let mut out = Vec::with_capacity(1 + counts.len() * 16);
+                out.push(1);
+                for (h, c) in counts {
+                    out.extend_from_slice(&h.to_le_bytes());
+                    out.extend_from_slice(&c.to_le_bytes());
+                }
+                out
+            }
+        }
+    }
+
+    /// A profile from [`Profile::to_bytes`]; refuses bytes of another shape.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Profile, crate::Error> {
+        let bad = || crate::Error::Unsupported {
+            what: format!(
+                "{} bytes are not a profile (a tag byte, then 8-byte hashes or 16-byte counts)",
+                bytes.len()
+            ),
+        };
+        let u64_at = |c: &[u8]| u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+        match bytes.split_first() {
+            Some((0, rest)) if rest.len() % 8 == 0 => {
+                Ok(Profile::Set(rest.chunks_exact(8).map(u64_at).collect()))
+            }
+            Some((1, rest)) if rest.len() % 16 == 0 => Ok(Profile::Counts(
+                rest.chunks_exact(16)
+                    .map(|c| (u64_at(c), f64::from_bits(u64_at(&c[8..]))))
+                    .collect(),
+            )),
+            _ => Err(bad()),
+        }
+    }
+
     /// The exact similarity of two profiles under `measure` (in 0..=1; two empty profiles are identical).
     pub fn similarity(&self, other: &Profile, measure: Measure) -> f64 {
         match (self, other, measure) {
@@ -252,6 +299,18 @@ mod tests {
     }
 
     proptest! {
+        /// Profiles travel as bytes and come back equal; other bytes are refused.
+        #[test]
+        fn profiles_round_trip_through_bytes(x in vector(), set in proptest::collection::btree_set(any::<u64>(), 0..30)) {
+            for p in [Profile::Counts(x.clone()), Profile::Set(set.iter().copied().collect())] {
+                let bytes = p.to_bytes();
+                prop_assert_eq!(Profile::from_bytes(&bytes).unwrap(), p);
+                prop_assert!(Profile::from_bytes(&bytes[..bytes.len() - 1]).is_err() || bytes.len() == 1);
+            }
+            prop_assert!(Profile::from_bytes(&[]).is_err());
+            prop_assert!(Profile::from_bytes(&[2]).is_err());
+        }
+
         /// The merge and the sort-based forms equal the brute-force definitions in neardup-sketch.
         #[test]
         fn exact_measures_match_brute_force(x in vector(), y in vector()) {

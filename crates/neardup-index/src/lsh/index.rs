@@ -484,7 +484,7 @@ pub fn similarity(a: &[u32], b: &[u32]) -> f64 {
 /// these keys (`lsh.b{b}.keys`, see `docs/index-format.md`): the function is part of the on-disk format, pinned
 /// by a test, and a change to it needs a new segment format.
 #[inline]
-pub(crate) fn band_key(values: &[u32]) -> u64 {
+pub fn band_key(values: &[u32]) -> u64 {
     const M: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = (values.len() as u64).wrapping_mul(M);
     let mut pairs = values.chunks_exact(2);

@@ -12,4 +12,4 @@ pub mod mapped;
 
 pub use banding::{Banding, BandingError, PRESETS, Preset, optimize};
 pub use batch::{lsh_clusters, lsh_clusters_with, lsh_pairs};
-pub use index::{Candidate, LshError, LshIndex, similarity};
+pub use index::{Candidate, LshError, LshIndex, band_key, similarity};

@@ -139,27 +139,19 @@ impl Graph {
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
-                let check = run.simhash_verification();
                 all_pairs(&fps, &design, |a, b, d| {
-                    // Within k; with a check, also at the threshold by the exact measure (documents without
-                    // a profile are judged by the distance).
-                    let verified = match (
-                        check,
-                        &leader(a as usize).profile,
-                        &leader(b as usize).profile,
-                    ) {
-                        (Some((check, threshold)), Some(pa), Some(pb)) => {
-                            pa.similarity(pb, check.measure()) >= threshold
-                        }
-                        _ => true,
-                    };
-                    count(&mut progress, verified);
-                    if verified {
-                        edges.push((a, b, Score::Distance(d)))
+                    let score = run.judge(
+                        Score::Distance(d),
+                        leader(a as usize).profile.as_ref(),
+                        leader(b as usize).profile.as_ref(),
+                    );
+                    count(&mut progress, score.is_some());
+                    if let Some(s) = score {
+                        edges.push((a, b, s))
                     }
                 });
             }
-            Some((banding, threshold)) => {
+            Some((banding, _)) => {
                 let k = banding.values as usize;
                 let mut signatures = Vec::with_capacity(document_groups * k);
                 for g in 0..document_groups {
@@ -177,24 +169,15 @@ impl Graph {
                         }
                     }
                 }
-                let measure = run.measure();
                 lsh_pairs(&signatures, &banding, |a, b, estimate| {
-                    let score = match run.options.verification {
-                        Verification::None => Some(estimate),
-                        Verification::Estimate => (estimate >= threshold).then_some(estimate),
-                        Verification::Exact => {
-                            match (&leader(a as usize).profile, &leader(b as usize).profile) {
-                                (Some(pa), Some(pb)) => {
-                                    let exact = pa.similarity(pb, measure);
-                                    (exact >= threshold).then_some(exact)
-                                }
-                                _ => (estimate >= threshold).then_some(estimate),
-                            }
-                        }
-                    };
+                    let score = run.judge(
+                        Score::Similarity(estimate),
+                        leader(a as usize).profile.as_ref(),
+                        leader(b as usize).profile.as_ref(),
+                    );
                     count(&mut progress, score.is_some());
                     if let Some(s) = score {
-                        edges.push((a, b, Score::Similarity(s)));
+                        edges.push((a, b, s));
                     }
                 });
             }

@@ -37,6 +37,7 @@
 //! ```
 
 mod cluster;
+pub mod distributed;
 mod graph;
 mod sink;
 mod stored;
@@ -458,6 +459,36 @@ impl Dedup {
                 Some((check, self.options.threshold.unwrap_or(DEFAULT_THRESHOLD)))
             }
             _ => None,
+        }
+    }
+
+    /// Whether a candidate pair is a pair, and its score. `measured` is what the candidate stage measured
+    /// from the sketches: the Hamming distance (SimHash, already within k) or the estimated similarity
+    /// (MinHash). SimHash with a check, and MinHash with [`Verification::Exact`], judge by the exact measure
+    /// over both profiles when both have one. One machine and the [`distributed`] stages both judge here, so
+    /// they cannot disagree.
+    pub(crate) fn judge(
+        &self,
+        measured: Score,
+        a: Option<&Profile>,
+        b: Option<&Profile>,
+    ) -> Option<Score> {
+        match (measured, self.bands) {
+            (Score::Distance(_), _) => match (self.simhash_verification(), a, b) {
+                (Some((check, threshold)), Some(pa), Some(pb)) => {
+                    (pa.similarity(pb, check.measure()) >= threshold).then_some(measured)
+                }
+                _ => Some(measured),
+            },
+            (Score::Similarity(estimate), Some((_, threshold))) => {
+                let similarity = match (self.options.verification, a, b) {
+                    (Verification::None, _, _) => return Some(measured),
+                    (Verification::Exact, Some(pa), Some(pb)) => pa.similarity(pb, self.measure()),
+                    _ => estimate,
+                };
+                (similarity >= threshold).then_some(Score::Similarity(similarity))
+            }
+            (Score::Similarity(_), None) => None,
         }
     }
 

@@ -1,0 +1,159 @@
+"""What runs on Spark's executors: the engine's stages (``neardup._native.Stages``) over Arrow batches, for
+``DataFrame.mapInArrow``. Each function takes the run's settings (a dict, pickled with the closure) and builds
+its ``Stages`` once per task; rows go to the native code as Arrow buffers, never one Python object per row."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import _native
+from .. import _buffers, _string_column
+
+SIGNED = "id string, sketch binary, profile binary, length long, error string"
+BUCKETS = "bucket binary, node string"
+EDGES = "a string, b string, score double"
+CLUSTERED = "id string, representative string, duplicate_of string, score double, rep_length long"
+
+
+def _fixed_width(data: bytes, n: int, width: int) -> pa.Array:
+    """``n`` binary values of ``width`` bytes each, from their concatenation."""
+    offsets = np.arange(n + 1, dtype=np.int64) * width
+    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)])
+
+
+def _column(batch, name: str):
+    return _buffers(_string_column(batch.column(name)))
+
+
+def sign(settings: dict):
+    """Stage 1: ``id, text`` → ``id, sketch, profile, length, error`` (a failed row keeps its id and message)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        stages = _native.Stages(**settings)
+        width = stages.sketch_width
+        for batch in batches:
+            n = batch.num_rows
+            sketches, offsets, data, lengths, failures = stages.sign(_column(batch, "text"))
+            ok = np.ones(n, dtype=bool)
+            messages = [None] * n
+            for row, message in failures:
+                ok[row] = False
+                messages[row] = message
+            valid = pa.array(ok)
+            sketch = pc.if_else(valid, _fixed_width(sketches, n, width), pa.scalar(None, pa.large_binary()))
+            profile = pa.Array.from_buffers(
+                pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            )
+            if not stages.keeps_profiles:
+                profile = pa.nulls(n, pa.binary())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    batch.column("id"),
+                    sketch,
+                    profile,
+                    pa.array(np.frombuffer(lengths, dtype="<i8")),
+                    pa.array(messages, pa.string()),
+                ],
+                names=["id", "sketch", "profile", "length", "error"],
+            )
+
+    return run
+
+
+def buckets(settings: dict):
+    """Stage 3: ``node, sketch`` → one ``bucket, node`` row per bucket key of the node."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        stages = _native.Stages(**settings)
+        per_node = stages.buckets_per_node
+        for batch in batches:
+            n = batch.num_rows
+            keys = stages.buckets(_column(batch, "sketch"))
+            nodes = batch.column("node").take(pa.array(np.repeat(np.arange(n, dtype=np.int64), per_node)))
+            yield pa.RecordBatch.from_arrays([_fixed_width(keys, n * per_node, 10), nodes], names=["bucket", "node"])
+
+    return run
+
+
+def judge(settings: dict):
+    """Stage 4: candidate pairs with both nodes' sketches and profiles → the pairs, with their scores."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        stages = _native.Stages(**settings)
+        for batch in batches:
+            scores = np.frombuffer(
+                stages.judge(
+                    _column(batch, "a_sketch"),
+                    _column(batch, "a_profile"),
+                    _column(batch, "b_sketch"),
+                    _column(batch, "b_profile"),
+                ),
+                dtype="<f8",
+            )
+            keep = pa.array(~np.isnan(scores))
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pc.filter(batch.column("a"), keep),
+                    pc.filter(batch.column("b"), keep),
+                    pc.filter(pa.array(scores), keep),
+                ],
+                names=["a", "b", "score"],
+            )
+
+    return run
+
+
+def _cluster_table(stages, table: pa.Table) -> pa.RecordBatch:
+    """Stage 6 over whole components (``table``'s rows, sorted by label): the rows in clusters of two or
+    more, with their representative, ``duplicate_of``, score and the representative's length."""
+    table = table.combine_chunks()
+    col = lambda name: _buffers(_string_column(table.column(name)))  # noqa: E731
+    lengths = table.column("length").to_numpy().astype("<i8")
+    rep_b, dup_b, score_b = stages.clusters(
+        col("label"), col("id"), col("sketch"), col("profile"), lengths.tobytes()
+    )
+    rep = np.frombuffer(rep_b, dtype="<i8")
+    dup = np.frombuffer(dup_b, dtype="<i8")
+    score = np.frombuffer(score_b, dtype="<f8")
+    rows = np.flatnonzero(rep >= 0)
+    ids = table.column("id").combine_chunks()
+    dup_rows = dup[rows]
+    has_dup = dup_rows >= 0
+    return pa.RecordBatch.from_arrays(
+        [
+            ids.take(pa.array(rows)),
+            ids.take(pa.array(rep[rows])),
+            ids.take(pa.array(np.where(has_dup, dup_rows, 0), mask=~has_dup)),
+            pa.array(score[rows], mask=np.isnan(score[rows])),
+            pa.array(lengths[rep[rows]]),
+        ],
+        names=["id", "representative", "duplicate_of", "score", "rep_length"],
+    )
+
+
+def cluster(settings: dict):
+    """Stage 6: rows sorted by ``label`` (a component's rows in one partition) → clustered rows. A component
+    may straddle Arrow batches: the rows of the last label in a batch wait for the next batch."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        stages = _native.Stages(**settings)
+        pending = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            table = pa.Table.from_batches([batch])
+            if pending is not None:
+                table = pa.concat_tables([pending, table])
+            labels = table.column("label")
+            cut = pc.index(labels, labels[-1]).as_py()
+            if cut > 0:
+                yield _cluster_table(stages, table.slice(0, cut))
+            pending = table.slice(cut)
+        if pending is not None and pending.num_rows:
+            yield _cluster_table(stages, pending)
+
+    return run

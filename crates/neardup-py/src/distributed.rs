@@ -1,0 +1,482 @@
+//! `neardup._native.Stages`: the engine's distributed stages (`neardup::dedup::distributed`) over Arrow
+//! columns, for `neardup.spark` (and any other runner). Each method takes a batch of rows and gives one result
+//! per row, in row order, on the calling thread unless asked: a Spark task is one of many on its machine.
+
+use crate::api::{media_hint, method_of};
+use crate::batch::{ColumnInput, analyze_rows};
+use crate::errors::IntoPy;
+use neardup::dedup::distributed::{Signed, Stages};
+use neardup::dedup::{
+    Cluster, Clustering, Document, Options, Representative, Score, SimHashCheck, Sink, Verification,
+};
+use neardup::media::MediaHint;
+use neardup::{Method, Profile, Sketch};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStages>()?;
+    Ok(())
+}
+
+/// The stages of one run, built from the run's settings on the driver and again on every executor.
+#[pyclass(name = "Stages", module = "neardup._native", frozen)]
+pub struct PyStages {
+    stages: Stages,
+    hint: MediaHint<'static>,
+}
+
+fn verification(method: Method, verify: Option<&str>) -> PyResult<Verification> {
+    match (verify, method) {
+        (None, Method::SimHash(_)) | (Some("none"), _) => Ok(Verification::None),
+        (None, _) | (Some("exact"), _) => Ok(Verification::Exact),
+        (Some("estimate"), Method::MinHash(_)) => Ok(Verification::Estimate),
+        (Some("estimate"), _) => Err(PyValueError::new_err(
+            "verify 'estimate' is for MinHash schemes (SimHash: 'none' or 'exact')",
+        )),
+        (Some(other), _) => Err(PyValueError::new_err(format!(
+            "verify '{other}' is not one of: exact, estimate, none"
+        ))),
+    }
+}
+
+fn simhash_check(measure: Option<&str>, ngram: Option<u32>) -> PyResult<SimHashCheck> {
+    match measure.unwrap_or("jaccard") {
+        "jaccard" => Ok(SimHashCheck::Jaccard(ngram.unwrap_or(3).max(1))),
+        "cosine" => Ok(SimHashCheck::Cosine),
+        other => Err(PyValueError::new_err(format!(
+            "measure '{other}' is not one of: jaccard, cosine"
+        ))),
+    }
+}
+
+fn representative(name: &str) -> PyResult<Representative> {
+    match name {
+        "smallest-id" => Ok(Representative::SmallestId),
+        "longest" => Ok(Representative::Longest),
+        "first" => Err(PyValueError::new_err(
+            "representative 'first' (input order) has no meaning across machines: use 'smallest-id' or 'longest'",
+        )),
+        other => Err(PyValueError::new_err(format!(
+            "representative '{other}' is not one of: smallest-id, longest"
+        ))),
+    }
+}
+
+fn clustering(name: &str) -> PyResult<Clustering> {
+    match name {
+        "centres" | "centers" => Ok(Clustering::Centres),
+        "components" => Ok(Clustering::Components),
+        other => Err(PyValueError::new_err(format!(
+            "clustering '{other}' is not one of: centres, components"
+        ))),
+    }
+}
+
+/// Little-endian bytes of fixed-width values, as Python reads them with NumPy.
+fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, values.as_flattened())
+}
+
+impl PyStages {
+    fn sketch_at(&self, column: &crate::batch::Column<'_>, row: usize) -> PyResult<Sketch> {
+        let bytes = column
+            .get(row)
+            .ok_or_else(|| PyValueError::new_err(format!("row {row}: no sketch (null)")))?;
+        self.stages
+            .sketch_from_bytes(bytes)
+            .map_err(|e| PyValueError::new_err(format!("row {row}: {e}")))
+    }
+
+    fn profile_at(
+        &self,
+        column: &crate::batch::Column<'_>,
+        row: usize,
+    ) -> PyResult<Option<Profile>> {
+        column
+            .get(row)
+            .map(Profile::from_bytes)
+            .transpose()
+            .map_err(|e| PyValueError::new_err(format!("row {row}: {e}")))
+    }
+}
+
+/// Row `row` of a column of text (ids, labels), or why not.
+fn text_at<'a>(column: &crate::batch::Column<'a>, row: usize, what: &str) -> PyResult<&'a str> {
+    let bytes = column
+        .get(row)
+        .ok_or_else(|| PyValueError::new_err(format!("row {row}: no {what} (null)")))?;
+    std::str::from_utf8(bytes)
+        .map_err(|e| PyValueError::new_err(format!("row {row}: the {what} is not UTF-8: {e}")))
+}
+
+/// Collects one component's clusters by row (the rows of the batch it came from).
+struct RowSink<'a> {
+    /// The component's ids, sorted: a member's position here is its place in the other slices.
+    ids: &'a [String],
+    representative: &'a mut [i64],
+    duplicate_of: &'a mut [i64],
+    score: &'a mut [f64],
+}
+
+impl RowSink<'_> {
+    fn row(&self, id: &str) -> usize {
+        // The engine names only the documents it was given, all of them in `ids`.
+        self.ids
+            .binary_search_by(|x| x.as_str().cmp(id))
+            .unwrap_or_default()
+    }
+}
+
+impl Sink for RowSink<'_> {
+    fn pair(&mut self, _: &str, _: &str, _: Score) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
+        let rep = self.row(cluster.representative().id) as i64;
+        for m in &cluster.members {
+            let r = self.row(m.id);
+            self.representative[r] = rep;
+            if let Some(of) = m.duplicate_of {
+                self.duplicate_of[r] = self.row(of) as i64;
+            }
+            if let Some(s) = m.score {
+                self.score[r] = s.value();
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PyStages {
+    /// The stages for a scheme and the run's settings (the same names as `neardup.spark.dedup`'s).
+    /// `distinct` (how many distinct sketches, or an estimate) chooses SimHash's tables: the work, never
+    /// the result.
+    #[new]
+    #[pyo3(signature = (scheme, *, k=None, threshold=None, verify=None, measure=None, verify_ngram=None, clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, large_cluster=1000, distinct=1))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        scheme: &str,
+        k: Option<u32>,
+        threshold: Option<f64>,
+        verify: Option<&str>,
+        measure: Option<&str>,
+        verify_ngram: Option<u32>,
+        clustering: &str,
+        representative: &str,
+        media: Option<&str>,
+        num_perm: Option<u32>,
+        seed: Option<u64>,
+        shingle: Option<u32>,
+        char_shingle: Option<u32>,
+        large_cluster: usize,
+        distinct: u64,
+    ) -> PyResult<Self> {
+        let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+        let verification = verification(method, verify)?;
+        let check = match (method, verification) {
+            (Method::SimHash(_), Verification::Exact) => {
+                Some(simhash_check(measure, verify_ngram)?)
+            }
+            _ => None,
+        };
+        let options = Options {
+            k: k.unwrap_or(Options::default().k),
+            threshold,
+            verification,
+            simhash_check: check,
+            clustering: self::clustering(clustering)?,
+            representative: self::representative(representative)?,
+            large_cluster,
+            ..Options::default()
+        };
+        Ok(PyStages {
+            stages: Stages::new(method, options, distinct).py_err()?,
+            hint: media_hint(media)?,
+        })
+    }
+
+    /// The method's full name (`minhash-oph-v1(k=128,seed=0,f=w5)`, `simhash-doc-v1`).
+    #[getter]
+    fn method(&self) -> String {
+        self.stages.method().name()
+    }
+
+    /// MinHash: `(bands, rows, threshold)` of the LSH bands in use; `None` for SimHash.
+    #[getter]
+    fn bands(&self) -> Option<(u32, u32, f64)> {
+        self.stages.bands().map(|(b, t)| (b.bands, b.rows, t))
+    }
+
+    /// How many bucket keys each node has.
+    #[getter]
+    fn buckets_per_node(&self) -> usize {
+        self.stages.buckets_per_node()
+    }
+
+    /// Whether documents carry exact profiles (part of a node's identity, judged with candidates).
+    #[getter]
+    fn keeps_profiles(&self) -> bool {
+        self.stages.keeps_profiles()
+    }
+
+    /// Whether the representative is the longest document (else the smallest id).
+    #[getter]
+    fn keeps_longest(&self) -> bool {
+        self.stages.options().representative == Representative::Longest
+    }
+
+    /// The width of a sketch in bytes.
+    #[getter]
+    fn sketch_width(&self) -> usize {
+        match self.stages.method() {
+            Method::MinHash(scheme) => scheme.values() as usize * 4,
+            _ => 8,
+        }
+    }
+
+    /// Stage 1 over a column of documents: `(sketches, profile_offsets, profile_data, lengths, failures)`,
+    /// the sketches `sketch_width` bytes each (zeros for a failed row), the profiles as Arrow `binary`
+    /// offsets (`int32`) and data (empty profiles where none is kept), the lengths as `int64`, and the
+    /// failed rows with their messages.
+    #[pyo3(signature = (column, parallel=false))]
+    #[allow(clippy::type_complexity)]
+    fn sign<'py>(
+        &self,
+        py: Python<'py>,
+        column: ColumnInput<'_>,
+        parallel: bool,
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Vec<(usize, String)>,
+    )> {
+        let rows = column.rows(py)?;
+        let column = column.column(&rows)?;
+        let width = self.sketch_width();
+        let n = column.len();
+        let stages = &self.stages;
+        let (sketches, offsets, data, lengths, failures) = py.detach(|| {
+            let results = analyze_rows(&column, self.hint, parallel, |text| {
+                stages
+                    .sign(text)
+                    .map(|s: Signed| (s.sketch, s.length, s.profile))
+            });
+            let mut sketches = Vec::with_capacity(n * width);
+            let mut offsets: Vec<[u8; 4]> = Vec::with_capacity(n + 1);
+            let mut data = Vec::new();
+            let mut lengths: Vec<[u8; 8]> = Vec::with_capacity(n);
+            let mut failures = Vec::new();
+            offsets.push(0i32.to_le_bytes());
+            for (row, result) in results.into_iter().enumerate() {
+                match result {
+                    Ok(s) => {
+                        sketches.extend_from_slice(&Stages::sketch_bytes(&s.sketch));
+                        if let Some(p) = &s.profile {
+                            data.extend_from_slice(&p.to_bytes());
+                        }
+                        lengths.push((s.tokens as i64).to_le_bytes());
+                    }
+                    Err(message) => {
+                        sketches.resize(sketches.len() + width, 0);
+                        lengths.push(0i64.to_le_bytes());
+                        failures.push((row, message));
+                    }
+                }
+                let end = i32::try_from(data.len()).map_err(|_| {
+                    PyValueError::new_err(
+                        "a batch's profiles pass 2 GiB: use smaller batches (spark.sql.execution.arrow.maxRecordsPerBatch)",
+                    )
+                })?;
+                offsets.push(end.to_le_bytes());
+            }
+            Ok::<_, PyErr>((sketches, offsets, data, lengths, failures))
+        })?;
+        Ok((
+            PyBytes::new(py, &sketches),
+            le_bytes(py, &offsets),
+            PyBytes::new(py, &data),
+            le_bytes(py, &lengths),
+            failures,
+        ))
+    }
+
+    /// Stage 3 over a column of sketches: `buckets_per_node` 10-byte keys per row, concatenated.
+    fn buckets<'py>(
+        &self,
+        py: Python<'py>,
+        sketches: ColumnInput<'_>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let rows = sketches.rows(py)?;
+        let sketches = sketches.column(&rows)?;
+        let out = py.detach(|| {
+            let mut out = Vec::with_capacity(sketches.len() * self.buckets_per_node() * 10);
+            for row in 0..sketches.len() {
+                let sketch = self.sketch_at(&sketches, row)?;
+                for key in self.stages.buckets(&sketch).py_err()? {
+                    out.extend_from_slice(&key);
+                }
+            }
+            Ok::<_, PyErr>(out)
+        })?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// Stage 4 over candidate pairs (row i: a's sketch and profile, b's sketch and profile): each pair's score
+    /// as a `float64`, NaN where it is not a pair.
+    fn judge<'py>(
+        &self,
+        py: Python<'py>,
+        a_sketches: ColumnInput<'_>,
+        a_profiles: ColumnInput<'_>,
+        b_sketches: ColumnInput<'_>,
+        b_profiles: ColumnInput<'_>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let owned = [
+            a_sketches.rows(py)?,
+            a_profiles.rows(py)?,
+            b_sketches.rows(py)?,
+            b_profiles.rows(py)?,
+        ];
+        let (sa, pa) = (a_sketches.column(&owned[0])?, a_profiles.column(&owned[1])?);
+        let (sb, pb) = (b_sketches.column(&owned[2])?, b_profiles.column(&owned[3])?);
+        let n = sa.len();
+        if [pa.len(), sb.len(), pb.len()].iter().any(|&l| l != n) {
+            return Err(PyValueError::new_err("the four columns differ in length"));
+        }
+        let out = py.detach(|| {
+            let mut out: Vec<[u8; 8]> = Vec::with_capacity(n);
+            for row in 0..n {
+                let (a, b) = (self.sketch_at(&sa, row)?, self.sketch_at(&sb, row)?);
+                let (ap, bp) = (self.profile_at(&pa, row)?, self.profile_at(&pb, row)?);
+                let score = self
+                    .stages
+                    .judge(&a, ap.as_ref(), &b, bp.as_ref())
+                    .map_err(|e| PyValueError::new_err(format!("row {row}: {e}")))?;
+                out.push(score.map_or(f64::NAN, Score::value).to_le_bytes());
+            }
+            Ok::<_, PyErr>(out)
+        })?;
+        Ok(le_bytes(py, &out))
+    }
+
+    /// Stage 6 over whole components, their rows together (sorted by label): `labels` names each row's
+    /// component, `ids` its document; a row whose sketch is null is an identical copy of the row before it
+    /// (its group's leader, which carries the sketch and profile). Returns each row's representative and
+    /// `duplicate_of` as row numbers (`int64`, -1: none; a row in no cluster of two or more has no
+    /// representative) and its score (`float64`, NaN: none).
+    fn clusters<'py>(
+        &self,
+        py: Python<'py>,
+        labels: ColumnInput<'_>,
+        ids: ColumnInput<'_>,
+        sketches: ColumnInput<'_>,
+        profiles: ColumnInput<'_>,
+        lengths: &[u8],
+    ) -> PyResult<[Bound<'py, PyBytes>; 3]> {
+        let owned = [
+            labels.rows(py)?,
+            ids.rows(py)?,
+            sketches.rows(py)?,
+            profiles.rows(py)?,
+        ];
+        let (labels, ids) = (labels.column(&owned[0])?, ids.column(&owned[1])?);
+        let (sketches, profiles) = (sketches.column(&owned[2])?, profiles.column(&owned[3])?);
+        let n = labels.len();
+        if [ids.len(), sketches.len(), profiles.len(), lengths.len() / 8]
+            .iter()
+            .any(|&l| l != n)
+        {
+            return Err(PyValueError::new_err("the columns differ in length"));
+        }
+        let (representative, duplicate_of, score) = py.detach(|| {
+            let mut representative = vec![-1i64; n];
+            let mut duplicate_of = vec![-1i64; n];
+            let mut score = vec![f64::NAN; n];
+            let mut start = 0;
+            while start < n {
+                let label = labels.get(start);
+                let mut end = start + 1;
+                while end < n && labels.get(end) == label {
+                    end += 1;
+                }
+                // The component's documents, sorted by id so that the sink finds their rows.
+                let mut docs: Vec<(String, usize)> = (start..end)
+                    .map(|r| text_at(&ids, r, "id").map(|id| (id.to_owned(), r)))
+                    .collect::<PyResult<_>>()?;
+                docs.sort_unstable();
+                let mut pushed = Vec::with_capacity(end - start);
+                let mut current: Option<(Sketch, Option<Profile>)> = None;
+                for row in start..end {
+                    if sketches.get(row).is_some() {
+                        current = Some((
+                            self.sketch_at(&sketches, row)?,
+                            self.profile_at(&profiles, row)?,
+                        ));
+                    }
+                    let (sketch, profile) = current.clone().ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "row {row}: a copy with no leader before it in its component"
+                        ))
+                    })?;
+                    let length = i64::from_le_bytes(
+                        lengths[row * 8..row * 8 + 8].try_into().expect("8 bytes"),
+                    );
+                    pushed.push(Document {
+                        profile,
+                        length: length.max(0) as u64,
+                        ..Document::new(text_at(&ids, row, "id")?, sketch)
+                    });
+                }
+                let sorted_ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
+                let rows_by_id: Vec<usize> = docs.iter().map(|d| d.1).collect();
+                let (mut rep, mut dup, mut sc) = (
+                    vec![-1i64; end - start],
+                    vec![-1i64; end - start],
+                    vec![f64::NAN; end - start],
+                );
+                self.stages
+                    .clusters(
+                        pushed,
+                        &mut RowSink {
+                            ids: &sorted_ids,
+                            representative: &mut rep,
+                            duplicate_of: &mut dup,
+                            score: &mut sc,
+                        },
+                    )
+                    .py_err()?;
+                // Positions in id order back to the batch's rows.
+                let row_of = |i: i64| {
+                    if i < 0 {
+                        -1
+                    } else {
+                        rows_by_id[i as usize] as i64
+                    }
+                };
+                for (i, &row) in rows_by_id.iter().enumerate() {
+                    representative[row] = row_of(rep[i]);
+                    duplicate_of[row] = row_of(dup[i]);
+                    score[row] = sc[i];
+                }
+                start = end;
+            }
+            Ok::<_, PyErr>((representative, duplicate_of, score))
+        })?;
+        let bytes = |v: Vec<[u8; 8]>| PyBytes::new(py, v.as_flattened());
+        Ok([
+            bytes(representative.iter().map(|v| v.to_le_bytes()).collect()),
+            bytes(duplicate_of.iter().map(|v| v.to_le_bytes()).collect()),
+            bytes(score.iter().map(|v| v.to_le_bytes()).collect()),
+        ])
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Stages({})", self.stages.method().name())
+    }
+}

@@ -1,0 +1,458 @@
+//! Deduplication across machines: the stages a distributed runner (Spark, Ray, Dask, …) runs over rows, each a
+//! pure function of its input, whose composition gives exactly the clusters of [`Dedup`] on one machine.
+//!
+//! ```text
+//! 1 sign      map       document → sketch, exact profile (when verifying exactly), length      Stages::sign
+//! 2 group     by key    identical (sketch, profile) → one node, led by its best-ranked document
+//! 3 buckets   map       node → bucket keys: LSH band keys, or the Hamming tables' key prefixes  Stages::buckets
+//! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            Stages::judge
+//! 5 components          connected components of the judged pairs (the runner's, to convergence)
+//! 6 clusters  by key    each component (with its identical copies) → Dedup on its documents    Stages::clusters
+//! 7 number    sort      clusters numbered in the order of their representatives
+//! ```
+//!
+//! **Why it is exact.** Candidates are a property of two sketches (they share a band key, or lie within k bits,
+//! which one of the design's tables always sees), and so is the judgement ([`Dedup`] judges with the same
+//! function), so the pairs among a component's documents are the pairs one machine finds among them. Centre
+//! clustering takes documents in rank order and a document's choice depends only on its neighbours, which lie
+//! in its component; connected components are unions of components. So [`Dedup`] run on each component alone
+//! gives each document the representative, `duplicate_of` and score it gets on one machine, whatever the
+//! number of machines, partitions or the input order; only the cluster numbers are global (step 7: the rank
+//! order of the representatives, which [`Representative`] defines: smallest id, or longest then smallest id).
+//!
+//! Band keys are the 64-bit keys one machine groups bands by ([`neardup_index::lsh::band_key`]), so even a
+//! collision of two bands' keys makes the same candidate everywhere. [`Representative::FirstSeen`] has no
+//! meaning across machines and is refused.
+//!
+//! ```
+//! use neardup::dedup::distributed::Stages;
+//! use neardup::dedup::{Options, VecSink};
+//! use neardup::Method;
+//!
+//! let method = neardup::schemes::lookup("minhash")?.method(&Default::default())?;
+//! let stages = Stages::new(method, Options::default(), 3)?;
+//! let texts = [("a", "one two three four five six seven eight nine ten"),
+//!              ("b", "one two three four five six seven eight nine ten"),
+//!              ("c", "a wholly unrelated line of words about something else")];
+//! let signed: Vec<_> = texts.iter().map(|(id, t)| (id.to_string(), stages.sign(t).unwrap())).collect();
+//! // a and b share every band: one candidate pair, judged a pair.
+//! let (a, b) = (&signed[0].1, &signed[1].1);
+//! assert_eq!(stages.buckets(&a.sketch)?, stages.buckets(&b.sketch)?);
+//! assert!(stages.judge(&a.sketch, a.profile.as_ref(), &b.sketch, b.profile.as_ref())?.is_some());
+//! // Their component, clustered as one machine would.
+//! let mut sink = VecSink::default();
+//! stages.clusters(signed.into_iter().take(2).map(|(id, s)| s.document(id)), &mut sink)?;
+//! assert_eq!(sink.clusters, vec![vec![("a".to_string(), None), ("b".to_string(), Some("a".to_string()))]]);
+//! # Ok::<(), neardup::Error>(())
+//! ```
+
+use super::{Dedup, Document, Options, Representative, Score, SimHashCheck, Sink, Summary};
+use crate::error::Error;
+use crate::fingerprint::Fingerprint;
+use crate::profile::Profile;
+use crate::sketch::{Method, Sketch};
+use neardup_index::hamming::plan::{TableLayout, recommend};
+use neardup_index::lsh::{band_key, similarity};
+use neardup_sketch::signature::MinHashSignature;
+
+/// A bucket key: the band or table number (big-endian `u16`), then the band's key or the table's key prefix
+/// (big-endian `u64`). Nodes sharing one are candidates.
+pub type Bucket = [u8; 10];
+
+/// A signed document: what stage 1 gives and stage 6 takes.
+#[derive(Clone, Debug)]
+pub struct Signed {
+    /// Its sketch.
+    pub sketch: Sketch,
+    /// Its exact profile, when the run verifies exactly ([`Stages::keeps_profiles`]).
+    pub profile: Option<Profile>,
+    /// Its length in tokens (shingles for MinHash with profiles), for [`Representative::Longest`].
+    pub length: u64,
+}
+
+impl Signed {
+    /// The document with this id, for [`Stages::clusters`].
+    pub fn document(self, id: impl Into<String>) -> Document {
+        Document {
+            id: id.into(),
+            sketch: self.sketch,
+            profile: self.profile,
+            length: self.length,
+        }
+    }
+}
+
+/// The stages of one distributed run: its method and options, checked once, and what the stages share (the
+/// LSH bands, the Hamming tables).
+pub struct Stages {
+    run: Dedup,
+    tables: Vec<TableLayout>,
+}
+
+impl Stages {
+    /// The stages for `method` and `options`; `distinct` (the number of distinct sketches, or an estimate)
+    /// chooses the Hamming tables, which changes the work and never the result. Refuses what [`Dedup::new`]
+    /// refuses, and [`Representative::FirstSeen`].
+    pub fn new(method: Method, options: Options, distinct: u64) -> Result<Stages, Error> {
+        if options.representative == Representative::FirstSeen {
+            return Err(Error::Unsupported {
+                what:
+                    "keeping the first seen: input order has no meaning across machines (keep the \
+                       smallest id, or the longest)"
+                        .to_owned(),
+            });
+        }
+        let tables = match method {
+            Method::SimHash(_) => recommend(options.k, distinct.max(1) as f64).layouts(),
+            _ => Vec::new(),
+        };
+        Ok(Stages {
+            run: Dedup::new(method, options)?,
+            tables,
+        })
+    }
+
+    /// The method.
+    pub fn method(&self) -> Method {
+        self.run.method()
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        self.run.options()
+    }
+
+    /// MinHash: the bands and threshold in use (the same as one machine's for these options).
+    pub fn bands(&self) -> Option<(neardup_index::lsh::Banding, f64)> {
+        self.run.bands()
+    }
+
+    /// How many bucket keys each node has (bands, or Hamming tables).
+    pub fn buckets_per_node(&self) -> usize {
+        match self.run.bands() {
+            Some((banding, _)) => banding.bands as usize,
+            None => self.tables.len(),
+        }
+    }
+
+    /// Whether documents carry exact profiles: then a profile is part of a node's identity (stage 2) and
+    /// travels with candidates to be judged (stage 4).
+    pub fn keeps_profiles(&self) -> bool {
+        match self.method() {
+            Method::SimHash(_) => self.run.simhash_verification().is_some(),
+            _ => self.options().verification == super::Verification::Exact,
+        }
+    }
+
+    fn simhash_check(&self) -> Option<SimHashCheck> {
+        self.run.simhash_verification().map(|(check, _)| check)
+    }
+
+    /// Stage 1: a text's sketch, profile and length, as one machine makes them for this run.
+    pub fn sign(&self, text: &str) -> Result<Signed, Error> {
+        let (sketch, length, profile) = self.method().analyze_text_checked(
+            text,
+            self.keeps_profiles(),
+            self.simhash_check(),
+        )?;
+        Ok(Signed {
+            sketch,
+            profile,
+            length,
+        })
+    }
+
+    /// Stage 3: a node's bucket keys, [`Stages::buckets_per_node`] of them.
+    pub fn buckets(&self, sketch: &Sketch) -> Result<Vec<Bucket>, Error> {
+        let key = |n: usize, value: u64| {
+            let mut out = [0u8; 10];
+            out[..2].copy_from_slice(&(n as u16).to_be_bytes());
+            out[2..].copy_from_slice(&value.to_be_bytes());
+            out
+        };
+        match (self.run.bands(), sketch) {
+            (Some((banding, _)), Sketch::Signature(sig))
+                if sig.values().len() == banding.values as usize =>
+            {
+                Ok((0..banding.bands)
+                    .map(|b| key(b as usize, band_key(&sig.values()[banding.band_range(b)])))
+                    .collect())
+            }
+            (None, Sketch::Fingerprint(fp)) => Ok(self
+                .tables
+                .iter()
+                .enumerate()
+                .map(|(t, layout)| key(t, layout.permute(fp.bits()) >> (64 - layout.key_bits)))
+                .collect()),
+            _ => Err(self.foreign(sketch)),
+        }
+    }
+
+    /// Stage 4: whether two candidates are a pair, and its score, as one machine judges them (SimHash: within
+    /// k bits, and the check when there is one; MinHash: the verification).
+    pub fn judge(
+        &self,
+        a: &Sketch,
+        a_profile: Option<&Profile>,
+        b: &Sketch,
+        b_profile: Option<&Profile>,
+    ) -> Result<Option<Score>, Error> {
+        let measured = match (a, b) {
+            (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) if self.run.bands().is_none() => {
+                let d = neardup_index::hamming(x.bits(), y.bits());
+                if d > self.options().k {
+                    return Ok(None);
+                }
+                Score::Distance(d)
+            }
+            (Sketch::Signature(x), Sketch::Signature(y))
+                if self.run.bands().is_some() && x.values().len() == y.values().len() =>
+            {
+                Score::Similarity(similarity(x.values(), y.values()))
+            }
+            (Sketch::Signature(_), _) | (Sketch::Fingerprint(_), _) => {
+                return Err(self.foreign(b));
+            }
+            _ => return Err(self.foreign(a)),
+        };
+        Ok(self.run.judge(measured, a_profile, b_profile))
+    }
+
+    /// Stage 6: the clusters of one component's documents (every document of every node in it), as one
+    /// machine makes them; the cluster numbers are local (1, 2, …), step 7 renumbers them.
+    pub fn clusters(
+        &self,
+        documents: impl IntoIterator<Item = Document>,
+        sink: &mut dyn Sink,
+    ) -> Result<Summary, Error> {
+        let mut dedup = Dedup::new(self.method(), self.options().clone())?;
+        for doc in documents {
+            dedup.push(doc)?;
+        }
+        dedup.clusters(sink)
+    }
+
+    /// A sketch's bytes, as they travel between stages: a fingerprint's 8 bytes (big-endian), or a
+    /// signature's values (little-endian `u32`s).
+    pub fn sketch_bytes(sketch: &Sketch) -> Vec<u8> {
+        match sketch {
+            Sketch::Fingerprint(fp) => fp.bits().to_be_bytes().to_vec(),
+            Sketch::Signature(sig) => sig.to_le_bytes(),
+            Sketch::BottomK(_) => Vec::new(),
+        }
+    }
+
+    /// The sketch of this run's method from [`Stages::sketch_bytes`].
+    pub fn sketch_from_bytes(&self, bytes: &[u8]) -> Result<Sketch, Error> {
+        let bad = |what: String| Error::Unsupported { what };
+        match self.method() {
+            Method::SimHash(scheme) => {
+                let bits: [u8; 8] = bytes.try_into().map_err(|_| {
+                    bad(format!(
+                        "a fingerprint is 8 bytes, not {} (not made by this run's stages)",
+                        bytes.len()
+                    ))
+                })?;
+                Ok(Sketch::Fingerprint(Fingerprint::new(
+                    scheme,
+                    u64::from_be_bytes(bits),
+                )))
+            }
+            Method::MinHash(scheme) => {
+                let k = scheme.values() as usize;
+                if bytes.len() != k * 4 {
+                    return Err(bad(format!(
+                        "a signature of {k} values is {} bytes, not {} (not made by this run's stages)",
+                        k * 4,
+                        bytes.len()
+                    )));
+                }
+                let values = bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+                    .collect();
+                Ok(Sketch::Signature(MinHashSignature::from_values(
+                    *scheme.params(),
+                    values,
+                )))
+            }
+            Method::BottomK(_) => Err(bad("bottom-k samples are not deduplicated".to_owned())),
+        }
+    }
+
+    fn foreign(&self, sketch: &Sketch) -> Error {
+        let other = sketch
+            .method()
+            .map(|m| m.name())
+            .unwrap_or_else(|_| "an unknown method".to_owned());
+        Error::MethodMismatch {
+            left: self.method().name(),
+            right: other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dedup::{Clustering, VecSink, Verification};
+
+    fn texts() -> Vec<(String, String)> {
+        // Planted families: each base text, then edits of it that chain (each edit near the previous one).
+        let bases = [
+            "the archive keeps every version of the page and the crawler visits it again each week to see what changed",
+            "release notes for version two describe the new index format the faster queries and the fixed bugs in detail",
+            "a recipe for bread needs flour water salt and yeast mixed kneaded left to rise and baked in a hot oven",
+        ];
+        let mut out = Vec::new();
+        for (f, base) in bases.iter().enumerate() {
+            let mut words: Vec<String> = base.split(' ').map(str::to_owned).collect();
+            for e in 0..6 {
+                out.push((format!("f{f}-e{e}"), words.join(" ")));
+                let at = (e * 7 + f) % words.len();
+                words[at] = format!("edit{e}");
+            }
+            out.push((format!("f{f}-copy"), base.to_string()));
+        }
+        out
+    }
+
+    /// The stages composed by hand (every pair of nodes tried as a candidate when it shares a bucket, one
+    /// component per connected set) give exactly one machine's clusters.
+    fn method(name: &str) -> Method {
+        crate::schemes::lookup(name)
+            .unwrap()
+            .method(&Default::default())
+            .unwrap()
+    }
+
+    fn check(name: &str, options: Options) {
+        let method = method(name);
+        let docs = texts();
+        let mut whole = Dedup::new(method, options.clone()).unwrap();
+        let stages = Stages::new(method, options, docs.len() as u64).unwrap();
+        let signed: Vec<Signed> = docs.iter().map(|(_, t)| stages.sign(t).unwrap()).collect();
+        for ((id, _), s) in docs.iter().zip(&signed) {
+            whole.push(s.clone().document(id)).unwrap();
+        }
+        let mut expected = VecSink::default();
+        whole.clusters(&mut expected).unwrap();
+        assert!(!expected.clusters.is_empty());
+
+        // Stages 3–5: buckets, judged candidates, components (union-find stands in for the runner's).
+        let n = docs.len();
+        let mut uf = neardup_index::union_find::UnionFind::new(n);
+        let buckets: Vec<Vec<Bucket>> = signed
+            .iter()
+            .map(|s| stages.buckets(&s.sketch).unwrap())
+            .collect();
+        for a in 0..n {
+            for b in a + 1..n {
+                let shares = buckets[a].iter().any(|k| buckets[b].contains(k));
+                let (sa, sb) = (&signed[a], &signed[b]);
+                if shares
+                    && stages
+                        .judge(
+                            &sa.sketch,
+                            sa.profile.as_ref(),
+                            &sb.sketch,
+                            sb.profile.as_ref(),
+                        )
+                        .unwrap()
+                        .is_some()
+                {
+                    uf.union(a as u32, b as u32);
+                }
+            }
+        }
+        // Stage 6 per component, in a shuffled order of components and of documents.
+        let mut got: Vec<Vec<(String, Option<String>)>> = Vec::new();
+        let mut roots: Vec<u32> = (0..n as u32).map(|i| uf.find(i)).collect();
+        roots.sort_unstable();
+        roots.dedup();
+        for &root in roots.iter().rev() {
+            let mut members: Vec<usize> = (0..n).filter(|&i| uf.find(i as u32) == root).collect();
+            members.reverse();
+            let mut sink = VecSink::default();
+            stages
+                .clusters(
+                    members
+                        .iter()
+                        .map(|&i| signed[i].clone().document(&docs[i].0)),
+                    &mut sink,
+                )
+                .unwrap();
+            got.extend(sink.clusters);
+        }
+        // Stage 7: clusters in the order of their representatives (smallest id).
+        got.sort_by(|x, y| x[0].0.cmp(&y[0].0));
+        assert_eq!(got, expected.clusters);
+    }
+
+    #[test]
+    fn composed_stages_give_one_machines_clusters() {
+        check("minhash", Options::default());
+        check(
+            "minhash",
+            Options {
+                threshold: Some(0.5),
+                verification: Verification::Estimate,
+                ..Options::default()
+            },
+        );
+        check(
+            "simhash",
+            Options {
+                k: 7,
+                ..Options::default()
+            },
+        );
+        check(
+            "simhash",
+            Options {
+                k: 7,
+                clustering: Clustering::Components,
+                ..Options::default()
+            },
+        );
+        check(
+            "simhash",
+            Options {
+                k: 7,
+                verification: Verification::Exact,
+                simhash_check: Some(SimHashCheck::Jaccard(2)),
+                threshold: Some(0.5),
+                ..Options::default()
+            },
+        );
+    }
+
+    #[test]
+    fn sketches_travel_as_bytes() {
+        for name in ["simhash", "minhash", "datasketch"] {
+            let stages = Stages::new(method(name), Options::default(), 1).unwrap();
+            let s = stages.sign("some words to sketch here and there").unwrap();
+            let bytes = Stages::sketch_bytes(&s.sketch);
+            assert_eq!(stages.sketch_from_bytes(&bytes).unwrap(), s.sketch);
+            assert!(stages.sketch_from_bytes(&bytes[1..]).is_err());
+            assert_eq!(
+                stages.buckets(&s.sketch).unwrap().len(),
+                stages.buckets_per_node()
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_first_seen_and_foreign_sketches() {
+        let first = Options {
+            representative: Representative::FirstSeen,
+            ..Options::default()
+        };
+        assert!(Stages::new(Method::SimHash(crate::Scheme::SimhashDocV1), first, 1).is_err());
+        let simhash = Stages::new(method("simhash"), Options::default(), 1).unwrap();
+        let minhash = Stages::new(method("minhash"), Options::default(), 1).unwrap();
+        let sig = minhash.sign("some words to sketch here").unwrap().sketch;
+        assert!(simhash.buckets(&sig).is_err());
+        assert!(simhash.judge(&sig, None, &sig, None).is_err());
+    }
+}
