@@ -18,8 +18,8 @@ any input order. The job runs the engine's distributed stages (``neardup::dedup:
    prefix in each table of Manku's block-permuted design: one shuffle groups every table and band;
 4. **pairs**: nodes sharing a bucket are candidates; each candidate, with both nodes' sketches and profiles
    (joined to it: the profiles' bytes are the cost of exact verification), is judged by the engine;
-5. **components** of the pairs: large-star / small-star with minimum labels, iterated until a round changes
-   nothing (checked), each round checkpointed;
+5. **components** of the pairs: large-star / small-star with minimum labels, iterated until the edges are
+   its fixed point (checked after every round), each round checkpointed;
 6. **clusters**: each component's documents together in one task, clustered by the engine itself (safe
    centres by default: every member within the threshold of its representative);
 7. **numbers**: clusters numbered in the order of their representatives, as on one machine.
@@ -30,8 +30,9 @@ packages: ``pip install neardup`` on every worker, or ship a packed environment 
 
 from __future__ import annotations
 
+import time
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .. import _native
 from ._components import NotConverged
@@ -74,7 +75,7 @@ def _report_failures(signed, errors: str) -> int:
         )
         if errors == "raise":
             raise _native.Error(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)  # the caller of dedup
     return count
 
 
@@ -100,6 +101,7 @@ def dedup(
     large_cluster: int = 1000,
     max_rounds: int = 64,
     partitions: Optional[int] = None,
+    progress: Optional[Callable[[str], None]] = None,
 ):
     """The near-duplicate clusters of ``df``, as a DataFrame of the CLI's cluster table.
 
@@ -115,14 +117,43 @@ def dedup(
     Returns ``id string, cluster long, representative string, duplicate_of string, score double``: one row per
     document in a cluster of two or more (documents alone are not listed). Documents that cannot be sketched
     are kept alone with a warning (``errors="raise"`` raises). Clusters larger than ``large_cluster`` are named
-    in a warning. ``partitions`` sets the shuffle partitions of the clustering stage (default: the session's).
+    in a warning. ``partitions`` sets the job's shuffle partitions (default: the session's
+    ``spark.sql.shuffle.partitions`` when it was set, else twice the default parallelism: Spark's default of 200
+    makes small jobs several times slower).
+    ``progress`` is called with a line as each stage finishes (``print`` will do).
     """
+    spark = df.sparkSession
+    conf = spark.sparkContext.getConf()
+    if partitions is None and not conf.contains("spark.sql.shuffle.partitions"):
+        partitions = max(2, 2 * spark.sparkContext.defaultParallelism)
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    if partitions is not None:
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        with warnings.catch_warnings():
+            # pyspark warns about pandas versions when Arrow functions run; neardup does not use pandas.
+            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+            return _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_ngram, clustering,
+                          representative, media, num_perm, seed, shingle, char_shingle, errors, large_cluster,
+                          max_rounds, partitions, progress)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_ngram, clustering, representative,
+           media, num_perm, seed, shingle, char_shingle, errors, large_cluster, max_rounds, partitions, progress):
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
     from pyspark.sql import Window
 
     from . import _stages
     from ._components import components
+
+    started = time.monotonic()
+
+    def stage(message: str) -> None:
+        if progress is not None:
+            progress(f"[{time.monotonic() - started:7.1f} s] {message}")
 
     if errors not in ("keep", "raise"):
         raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
@@ -135,9 +166,11 @@ def dedup(
 
     docs = df.select(F.col(id_col).cast("string").alias("id"), F.col(text_col).alias("text"))
     _check_ids(docs)
+    stage("ids checked: present and unique")
     keep = StorageLevel.MEMORY_AND_DISK
     signed = docs.mapInArrow(_stages.sign(settings), _stages.SIGNED).persist(keep)
-    _report_failures(signed, errors)
+    failed = _report_failures(signed, errors)
+    stage(f"signed ({failed} could not be sketched)")
 
     # 2. Nodes: identical sketches (and profiles), led by the best-ranked id (smallest; or longest first).
     rank = F.struct((-F.col("length")) if probe.keeps_longest else F.lit(0), F.col("id"))
@@ -153,8 +186,9 @@ def dedup(
     nodes = grouped.where(F.col("id") == F.col("leader")).select(
         F.col("id").alias("node"), "sketch", "profile"
     )
-    distinct = nodes.count()
-    settings = dict(settings, distinct=max(distinct, 1))
+    if not probe.bands:  # SimHash: the tables suit the number of distinct fingerprints
+        settings = dict(settings, distinct=max(nodes.count(), 1))
+        stage(f"{settings['distinct']} distinct fingerprints")
 
     # 3–4. Buckets, candidates (distinct pairs of nodes sharing a bucket), judged.
     keys = nodes.select("node", "sketch").mapInArrow(_stages.buckets(settings), _stages.BUCKETS)
@@ -176,7 +210,8 @@ def dedup(
     )
 
     # 5. Components of the pairs.
-    labels, _rounds = components(edges.select("a", "b"), max_rounds=max_rounds)
+    labels, rounds = components(edges.select("a", "b"), max_rounds=max_rounds)
+    stage(f"pairs judged; their connected components converged in {rounds} rounds")
 
     # 6. Every document of every node in a component (or with copies), its component's rows in one task.
     members = (
@@ -192,7 +227,7 @@ def dedup(
             "length",
         )
     )
-    members = members.repartition(partitions, "label") if partitions else members.repartition("label")
+    members = members.repartition("label")
     clustered = (
         members.sortWithinPartitions("label", "leader", F.col("id") != F.col("leader"), "id")
         .mapInArrow(_stages.cluster(settings), _stages.CLUSTERED)
@@ -210,6 +245,7 @@ def dedup(
         .withColumn("_at", F.monotonically_increasing_id())
         .persist(keep)
     )
+    stage("components clustered")
     offsets, total = {}, 0
     for row in numbered.groupBy("_part").count().orderBy("_part").collect():
         offsets[row["_part"]] = total
@@ -228,8 +264,9 @@ def dedup(
         .select("id", F.col("cluster").cast("long"), "representative", "duplicate_of", "score")
         .persist(keep)
     )
+    stage("clusters numbered")
     for message in cluster_report(result, large_cluster)["warnings"]:
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)  # the caller of dedup
     grouped.unpersist()
     return result
 

@@ -4,9 +4,9 @@ Vassilvitskii, "Connected Components in MapReduce and Beyond", SoCC 2014), with 
 Edges are kept oriented from the larger node to the smaller (string order of node ids). Each round is a
 large-star then a small-star; both keep every component connected and move every node's edge toward the
 component's minimum. The fixed point is a star per component, every node pointing at the component's minimum
-node, which is then its label. The loop stops when a round changes nothing, checked by comparing the edge
-sets, not after a fixed number of rounds (label propagation capped at a fixed count gives labels that depend
-on the executor count); it takes O(log n) rounds. Each round's edges are checkpointed, so the lineage does not
+node, which is then its label. The loop stops when the edges are that fixed point, checked after every round
+(no node both points and is pointed at, none points at two), not after a fixed number of rounds (label
+propagation capped at a fixed count gives labels that depend on the executor count); it takes O(log n) rounds. Each round's edges are checkpointed, so the lineage does not
 grow with the rounds.
 """
 
@@ -59,6 +59,15 @@ def _checkpoint(df: DataFrame, reliable: bool) -> DataFrame:
     return df.checkpoint(eager=True) if reliable else df.localCheckpoint(eager=True)
 
 
+def _is_star_forest(edges: DataFrame) -> bool:
+    """Whether every component is a star around its smallest node: no node both points and is pointed at,
+    and no node points at two. Edges point from larger to smaller, so each centre is its component's
+    minimum; large-star and small-star change nothing more (their fixed point)."""
+    both = edges.select(F.col("dst").alias("node")).intersect(edges.select(F.col("src").alias("node")))
+    forked = edges.groupBy("src").count().where(F.col("count") > 1).select(F.col("src").alias("node"))
+    return both.unionByName(forked).isEmpty()
+
+
 def components(edges: DataFrame, max_rounds: int = 64) -> tuple[DataFrame, int]:
     """``(node, label)`` for every node of the ``(a, b)`` edges, ``label`` the smallest node of its component;
     and the number of rounds taken. Checkpoints go to the context's checkpoint directory when one is set
@@ -66,18 +75,17 @@ def components(edges: DataFrame, max_rounds: int = 64) -> tuple[DataFrame, int]:
     spark = edges.sparkSession
     reliable = spark.sparkContext.getCheckpointDir() is not None
     current = _checkpoint(_oriented(edges), reliable)
-    size = current.count()
-    for round_ in range(1, max_rounds + 1):
-        following = _checkpoint(_small_star(_large_star(current)), reliable)
-        following_size = following.count()
-        unchanged = following_size == size and following.subtract(current).isEmpty()
-        current.unpersist()
-        current, size = following, following_size
-        if unchanged:
+    for round_ in range(0, max_rounds + 1):
+        if _is_star_forest(current):
             labels = current.select(F.col("src").alias("node"), F.col("dst").alias("label")).unionByName(
-                current.select(F.col("dst").alias("node"), F.col("dst").alias("label"))
+                current.select(F.col("dst").alias("node"), F.col("dst").alias("label")).distinct()
             )
-            return labels.distinct(), round_
+            return labels, round_
+        if round_ == max_rounds:
+            break
+        following = _checkpoint(_small_star(_large_star(current)), reliable)
+        current.unpersist()
+        current = following
     raise NotConverged(
         f"connected components did not converge in {max_rounds} rounds (large-star/small-star takes "
         "O(log n) rounds): raise max_rounds"

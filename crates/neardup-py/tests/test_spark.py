@@ -1,0 +1,235 @@
+"""neardup.spark on a real Spark (pyspark 4, local[2]) against one machine: the `neardup` command's cluster table
+and `neardup.dedup`, on real text from ../shared/eval and on planted clusters and chains.
+
+Spark needs Java 17 and pyspark; without them these tests skip, unless NEARDUP_REQUIRE_SPARK=1 (CI) makes that a
+failure. Each Spark job costs seconds, so the tests are few and each checks much.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import neardup
+
+from test_native import EVAL, cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def _spark_missing() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "java is not installed"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark():
+    missing = _spark_missing()
+    if missing:
+        if os.environ.get("NEARDUP_REQUIRE_SPARK") == "1":
+            pytest.fail(f"NEARDUP_REQUIRE_SPARK=1 but {missing}")
+        pytest.skip(missing)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("neardup tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def rows_of(table) -> list[tuple]:
+    """A cluster table (pyarrow Table or list of Rows) as sorted tuples, scores rounded past float noise."""
+    if hasattr(table, "to_pylist"):
+        table = table.to_pylist()
+    out = []
+    for r in table:
+        r = r.asDict() if hasattr(r, "asDict") else r
+        if r["cluster"] is None:
+            continue
+        score = None if r["score"] is None else round(r["score"], 12)
+        out.append((r["id"], r["cluster"], r["representative"], r["duplicate_of"], score))
+    return sorted(out)
+
+
+def planted(seed: int = 7) -> tuple[list[str], list[str]]:
+    """Families of documents, each a chain of small edits (so connected components would join far-apart
+    members), exact copies, and documents that cannot be sketched (empty, only punctuation)."""
+    rnd = random.Random(seed)
+    words = [f"w{i}" for i in range(400)]
+    ids, texts = [], []
+    for family in range(60):
+        base = [rnd.choice(words) for _ in range(rnd.randint(30, 90))]
+        for edit in range(rnd.randint(1, 7)):
+            ids.append(f"f{family:02d}-e{edit}")
+            texts.append(" ".join(base))
+            for _ in range(rnd.randint(1, 4)):
+                base[rnd.randrange(len(base))] = rnd.choice(words)
+    for i in range(5):
+        ids.append(f"copy-{i}")
+        texts.append(texts[i * 7])
+    ids += ["empty", "punctuation"]
+    texts += ["", "... !!! ..."]
+    return ids, texts
+
+
+@pytest.fixture(scope="module")
+def eval_parquet(tmp_path_factory) -> pathlib.Path:
+    """1,500 records of the evaluation corpus as Parquet (id, text and one more column)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not EVAL.is_file() or shutil.which("zstd") is None:
+        pytest.skip("../shared/eval is absent (or zstd is not installed)")
+    out = subprocess.run(["zstd", "-dc", str(EVAL)], check=True, capture_output=True).stdout
+    records = [json.loads(line) for line in out.splitlines()[:1500]]
+    path = tmp_path_factory.mktemp("eval") / "sample.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "id": [str(r["id"]) for r in records],
+                "text": [r["text"] for r in records],
+                "n": list(range(len(records))),
+            }
+        ),
+        path,
+    )
+    return path
+
+
+def cli_table(path: pathlib.Path, out: pathlib.Path, *args: str):
+    import pyarrow.parquet as pq
+
+    table = out / "table.parquet"
+    done = subprocess.run(
+        [cli(), "dedup", str(path), "--table", str(table), "--output", str(out / "kept.parquet"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return pq.read_table(table)
+
+
+@pytest.mark.parametrize(
+    "scheme,args",
+    [("minhash", {"threshold": 0.7}), ("simhash-doc-v1", {"k": 4})],
+    ids=["minhash", "simhash"],
+)
+def test_clusters_equal_the_cli_on_real_text(spark, eval_parquet, tmp_path, scheme, args):
+    import neardup.spark as ns
+
+    flags = ["--scheme", scheme] + [x for key, v in args.items() for x in (f"--{key}", str(v))]
+    expected = rows_of(cli_table(eval_parquet, tmp_path, *flags))
+    assert len(expected) > 20, "the sample should hold clusters"
+    got = rows_of(ns.dedup(spark.read.parquet(str(eval_parquet)), scheme=scheme, **args).collect())
+    assert got == expected
+
+
+def test_the_same_clusters_for_any_partitions_and_order(spark):
+    import neardup.spark as ns
+
+    ids, texts = planted()
+    expected = rows_of(neardup.dedup(texts, ids, "minhash", threshold=0.5))
+    assert len({r[1] for r in expected}) > 20
+    df = spark.createDataFrame(list(zip(ids, texts)), "id string, text string")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        one = ns.dedup(df.coalesce(1), scheme="minhash", threshold=0.5, large_cluster=5)
+        got = rows_of(one.collect())
+    assert got == expected
+    messages = [str(w.message) for w in caught]
+    assert any("2 documents could not be sketched" in m for m in messages), messages
+    assert any("members (representative" in m and "check it" in m for m in messages), messages
+    # Safe clusters: every removed member is within the threshold of the kept one it names.
+    assert all(r[4] >= 0.5 for r in got if r[3] is not None)
+
+    # Another order, more partitions than rows per partition: the same rows.
+    shuffled = list(zip(ids, texts))
+    random.Random(3).shuffle(shuffled)
+    df7 = spark.createDataFrame(shuffled, "id string, text string").repartition(7)
+    assert rows_of(ns.dedup(df7, scheme="minhash", threshold=0.5, partitions=5).collect()) == expected
+
+    # The deduplicated dataset: every row but the removed ones, the unsketchable ones included.
+    kept = {r["id"] for r in ns.filter(df7, one).collect()}
+    removed = {r[0] for r in got if r[3] is not None}
+    assert kept == set(ids) - removed and "empty" in kept
+
+    # Connected components, on SimHash: chains join, exactly as on one machine.
+    expected_components = rows_of(neardup.dedup(texts, ids, "simhash-doc-v1", k=6, clustering="components"))
+    got_components = ns.dedup(df7, scheme="simhash-doc-v1", k=6, clustering="components").collect()
+    assert rows_of(got_components) == expected_components
+
+
+def test_refusals_name_the_problem(spark):
+    import neardup.spark as ns
+
+    df = spark.createDataFrame([("a", "one two three"), ("a", "four five six")], "id string, text string")
+    with pytest.raises(ValueError, match="the id 'a' is used by 2 documents"):
+        ns.dedup(df)
+    with pytest.raises(ValueError, match="no column 'body'"):
+        ns.dedup(df, text_col="body")
+    with pytest.raises(ValueError, match=r"\(input order\) has no meaning across machines"):
+        ns.dedup(df, representative="first")
+    with pytest.raises(neardup.Error):
+        ns.dedup(df, scheme="no-such-scheme")
+    with pytest.raises(ValueError, match="verify 'estimate' is for MinHash"):
+        ns.dedup(df, scheme="simhash", verify="estimate")
+
+
+def test_command_line_entry_equals_the_cli(spark, eval_parquet, tmp_path):
+    """`python -m neardup.spark dedup` from Parquet to Parquet: the CLI's kept records and cluster table."""
+    import pyarrow.parquet as pq
+
+    expected = rows_of(cli_table(eval_parquet, tmp_path, "--scheme", "simhash", "-k", "3", "--keep", "longest"))
+    out = tmp_path / "spark"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "neardup.spark", "dedup", "--input", str(eval_parquet), "--master", "local[2]",
+            "--scheme", "simhash", "-k", "3", "--keep", "longest", "--output", str(out / "kept"),
+            "--table", str(out / "table"), "--removed", str(out / "removed"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1500 documents" in done.stderr and "clusters" in done.stderr
+    assert rows_of(pq.read_table(out / "table")) == expected
+    kept_cli = pq.read_table(tmp_path / "kept.parquet")
+    kept = pq.read_table(out / "kept")
+    assert sorted(kept.column("id").to_pylist()) == sorted(kept_cli.column("id").to_pylist())
+    assert kept.column_names == kept_cli.column_names
+    removed = pq.read_table(out / "removed")
+    assert {"duplicate_of", "score"} <= set(removed.column_names)
+    assert kept.num_rows + removed.num_rows == 1500
+
+    # Writing over an existing output is refused unless asked.
+    again = subprocess.run(
+        [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(eval_parquet), "--master", "local[1]",
+         "--table", str(out / "table")],
+        capture_output=True, text=True, timeout=600, env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
+    )
+    assert again.returncode != 0 and "already exists" in again.stderr
