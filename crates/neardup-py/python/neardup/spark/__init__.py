@@ -192,11 +192,17 @@ def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_n
 
     # 3–4. Buckets, candidates (distinct pairs of nodes sharing a bucket), judged.
     keys = nodes.select("node", "sketch").mapInArrow(_stages.buckets(settings), _stages.BUCKETS)
-    x, y = keys.alias("x"), keys.alias("y")
+    # One shuffle gathers each bucket's nodes; most buckets hold one node and give no pair.
+    every_pair = (
+        "flatten(transform(nodes, (x, i) -> transform(slice(nodes, i + 2, size(nodes) - i - 1), "
+        "y -> named_struct('a', x, 'b', y))))"
+    )
     candidates = (
-        x.join(y, F.col("x.bucket") == F.col("y.bucket"))
-        .where(F.col("x.node") < F.col("y.node"))
-        .select(F.col("x.node").alias("a"), F.col("y.node").alias("b"))
+        keys.groupBy("bucket")
+        .agg(F.array_sort(F.collect_list("node")).alias("nodes"))
+        .where(F.size("nodes") > 1)
+        .select(F.explode(F.expr(every_pair)).alias("pair"))
+        .select("pair.a", "pair.b")
         .distinct()
     )
     side = lambda s: nodes.select(  # noqa: E731

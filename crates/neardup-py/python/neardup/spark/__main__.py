@@ -76,6 +76,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--partitions", type=int, metavar="N", help="partitions of the clustering stage [default: the session's]")
     d.add_argument("--max-rounds", type=int, default=64, metavar="N", help="give up connected components after N rounds [default: 64]")
     d.add_argument("--master", help="Spark master when not run by spark-submit [default: local[*]]")
+    d.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting for the session this command starts (repeatable), e.g. spark.driver.memory=8g")
     d.add_argument("--checkpoint-dir", metavar="DIR", help="reliable checkpoints for the components (survive lost executors)")
     d.add_argument("--overwrite", action="store_true", help="replace existing output directories")
     d.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -98,6 +100,12 @@ def main(argv=None) -> int:
     builder = SparkSession.builder.appName("neardup dedup")
     if args.master:
         builder = builder.master(args.master)
+    for setting in args.conf:
+        key, sep, value = setting.partition("=")
+        if not sep:
+            print(f"error: --conf {setting}: expected KEY=VALUE", file=sys.stderr)
+            return 2
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if args.checkpoint_dir:
         spark.sparkContext.setCheckpointDir(args.checkpoint_dir)
