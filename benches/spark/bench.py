@@ -6,7 +6,7 @@
 
 Run it with a Python that has the release wheel, pyarrow and pyspark 4 (and Java 17):
 
-    python3 -m venv /tmp/bench && /tmp/bench/bin/pip install ./crates/neardup-py pyarrow "pyspark>=4,<5"
+    python3 -m venv /tmp/bench && /tmp/bench/bin/pip install "./crates/neardup-py[spark]"
     cargo build --release -p neardup-cli
     /tmp/bench/bin/python benches/spark/bench.py
 

@@ -106,10 +106,14 @@ impl Stages {
             Method::SimHash(_) => recommend(options.k, distinct.max(1) as f64).layouts(),
             _ => Vec::new(),
         };
-        Ok(Stages {
-            run: Dedup::new(method, options)?,
-            tables,
-        })
+        let mut run = Dedup::new(method, options)?;
+        // The bands are chosen once: each component's run (stage 6) takes them instead of choosing again,
+        // which costs an optimization over every banding per component.
+        if let Some((banding, threshold)) = run.bands() {
+            run.options.banding = Some(banding);
+            run.options.threshold = Some(threshold);
+        }
+        Ok(Stages { run, tables })
     }
 
     /// The method.

@@ -271,7 +271,8 @@ def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_n
         .persist(keep)
     )
     stage("clusters numbered")
-    for message in cluster_report(result, large_cluster)["warnings"]:
+    # One job: it also computes (and caches) the result.
+    for message in _large_clusters(_sizes(result), large_cluster):
         warnings.warn(message, RuntimeWarning, stacklevel=3)  # the caller of dedup
     grouped.unpersist()
     return result
@@ -293,7 +294,7 @@ def cluster_report(clusters, large_cluster: int = 1000) -> dict[str, Any]:
     naming clusters above ``large_cluster``."""
     from pyspark.sql import functions as F
 
-    sizes = clusters.groupBy("cluster", "representative").agg(F.count(F.lit(1)).alias("size"))
+    sizes = _sizes(clusters)
     buckets = (
         # The bucket of a size is the bit length of size − 1 (2; 3–4; 5–8; …), as the CLI's summary.
         sizes.withColumn("bits", (F.floor(F.log2(F.col("size") - 1)) + 1).cast("int"))
@@ -309,9 +310,22 @@ def cluster_report(clusters, large_cluster: int = 1000) -> dict[str, Any]:
     }
     largest = sizes.orderBy(F.col("size").desc(), F.col("cluster")).limit(5).collect()
     report["largest"] = [(r["representative"], r["size"]) for r in largest]
-    report["warnings"] = [
+    report["warnings"] = _large_clusters(sizes, large_cluster)
+    return report
+
+
+def _sizes(clusters):
+    from pyspark.sql import functions as F
+
+    return clusters.groupBy("cluster", "representative").agg(F.count(F.lit(1)).alias("size"))
+
+
+def _large_clusters(sizes, large_cluster: int) -> list[str]:
+    """The CLI's warning for each cluster above ``large_cluster`` members (the first 20)."""
+    from pyspark.sql import functions as F
+
+    return [
         f"cluster {r['cluster']} has {r['size']} members (representative {r['representative']}): check it "
         "before acting on it"
         for r in sizes.where(F.col("size") > large_cluster).orderBy("cluster").limit(20).collect()
     ]
-    return report
