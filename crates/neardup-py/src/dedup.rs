@@ -60,7 +60,7 @@ impl Sink for RowSink<'_> {
     }
 }
 
-fn parse_clustering(name: &str) -> PyResult<Clustering> {
+pub fn parse_clustering(name: &str) -> PyResult<Clustering> {
     match name {
         "centres" | "centers" => Ok(Clustering::Centres),
         "components" => Ok(Clustering::Components),
@@ -70,7 +70,7 @@ fn parse_clustering(name: &str) -> PyResult<Clustering> {
     }
 }
 
-fn parse_representative(name: &str) -> PyResult<Representative> {
+pub fn parse_representative(name: &str) -> PyResult<Representative> {
     match name {
         "smallest-id" => Ok(Representative::SmallestId),
         "first" => Ok(Representative::FirstSeen),

@@ -4,10 +4,11 @@
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_rows};
+use crate::dedup::{parse_clustering, parse_representative};
 use crate::errors::IntoPy;
 use neardup::dedup::distributed::{Signed, Stages};
 use neardup::dedup::{
-    Cluster, Clustering, Document, Options, Representative, Score, SimHashCheck, Sink, Verification,
+    Cluster, Document, Options, Representative, Score, SimHashCheck, Sink, Verification,
 };
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
@@ -47,29 +48,6 @@ fn simhash_check(measure: Option<&str>, ngram: Option<u32>) -> PyResult<SimHashC
         "cosine" => Ok(SimHashCheck::Cosine),
         other => Err(PyValueError::new_err(format!(
             "measure '{other}' is not one of: jaccard, cosine"
-        ))),
-    }
-}
-
-fn representative(name: &str) -> PyResult<Representative> {
-    match name {
-        "smallest-id" => Ok(Representative::SmallestId),
-        "longest" => Ok(Representative::Longest),
-        "first" => Err(PyValueError::new_err(
-            "representative 'first' (input order) has no meaning across machines: use 'smallest-id' or 'longest'",
-        )),
-        other => Err(PyValueError::new_err(format!(
-            "representative '{other}' is not one of: smallest-id, longest"
-        ))),
-    }
-}
-
-fn clustering(name: &str) -> PyResult<Clustering> {
-    match name {
-        "centres" | "centers" => Ok(Clustering::Centres),
-        "components" => Ok(Clustering::Components),
-        other => Err(PyValueError::new_err(format!(
-            "clustering '{other}' is not one of: centres, components"
         ))),
     }
 }
@@ -188,8 +166,9 @@ impl PyStages {
             threshold,
             verification,
             simhash_check: check,
-            clustering: self::clustering(clustering)?,
-            representative: self::representative(representative)?,
+            // "first" parses, and the stages refuse it with the reason (input order across machines).
+            clustering: parse_clustering(clustering)?,
+            representative: parse_representative(representative)?,
             large_cluster,
             ..Options::default()
         };

@@ -165,6 +165,11 @@ def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_n
             raise ValueError(f"the DataFrame has no column {name!r} (columns: {', '.join(df.columns)})")
 
     docs = df.select(F.col(id_col).cast("string").alias("id"), F.col(text_col).alias("text"))
+    # A small input (one Parquet file under a split's size) is one partition: spread it over the cores, or
+    # signing runs as one task.
+    parallelism = df.sparkSession.sparkContext.defaultParallelism
+    if docs.rdd.getNumPartitions() < parallelism:
+        docs = docs.repartition(parallelism)
     _check_ids(docs)
     stage("ids checked: present and unique")
     keep = StorageLevel.MEMORY_AND_DISK
