@@ -2,8 +2,9 @@
 //! cores. Each row's result depends only on the row, and results come back in row order, so the output never
 //! depends on the thread count.
 
+use neardup::Method;
+use neardup::dedup::distributed::Signed;
 use neardup::media::{Media, MediaHint};
-use neardup::{Method, Profile, Sketch};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
@@ -212,51 +213,44 @@ impl<'a> Column<'a> {
     }
 }
 
-/// One row's sketch, its exact profile (when asked for) and its length in tokens or shingles.
-pub struct Sketched {
-    pub sketch: Sketch,
-    pub profile: Option<Profile>,
-    pub tokens: u64,
-}
-
-/// Sketches every row in parallel; a row that cannot be sketched (a null, no tokens, a broken document)
-/// gives its message. Text rows are sketched as they are unless `hint` forces a medium other than text (as
+/// Sketches every row in parallel, each a [`Signed`] (sketch, exact profile when asked for, length); a row
+/// that cannot be sketched (a null, no tokens, a broken document) gives its message. Text rows are sketched as they are unless `hint` forces a medium other than text (as
 /// the CLI reads the text field of records); bytes rows are documents in any medium, detected unless forced.
 pub fn sketch_rows(
     column: &Column<'_>,
     method: Method,
     hint: MediaHint<'_>,
     keep_profiles: bool,
-) -> Vec<Result<Sketched, String>> {
+) -> Vec<Result<Signed, String>> {
     analyze_rows(column, hint, true, |text| {
-        method.analyze_text(text, keep_profiles)
+        let (sketch, length, profile) = method.analyze_text(text, keep_profiles)?;
+        Ok(Signed {
+            sketch,
+            profile,
+            length,
+        })
     })
 }
 
-/// [`sketch_rows`] with any analysis of a row's text (`analyze` gives its sketch, length and profile), on all
+/// [`sketch_rows`] with any analysis of a row's text, on all
 /// cores or (`parallel` false: a Spark task, one of many on the machine) on the calling thread.
 pub fn analyze_rows(
     column: &Column<'_>,
     hint: MediaHint<'_>,
     parallel: bool,
-    analyze: impl Fn(&str) -> Result<(Sketch, u64, Option<Profile>), neardup::Error> + Sync,
-) -> Vec<Result<Sketched, String>> {
+    analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
+) -> Vec<Result<Signed, String>> {
     let as_text = matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text));
     let row = |i: usize| {
         let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
-        let (sketch, tokens, profile) = if as_text && !column.is_binary(i) {
+        if as_text && !column.is_binary(i) {
             let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
             analyze(text)
         } else {
             let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
             analyze(&extracted.text)
         }
-        .map_err(|e| e.to_string())?;
-        Ok(Sketched {
-            sketch,
-            profile,
-            tokens,
-        })
+        .map_err(|e| e.to_string())
     };
     if parallel {
         (0..column.len())

@@ -18,39 +18,63 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// Each row's place in the clusters: its cluster (0: none), its representative's row and the row it
 /// duplicates (-1: none), and its score (NaN: none).
-struct Rows {
+pub struct Rows {
     cluster: Vec<u64>,
     representative: Vec<i64>,
     duplicate_of: Vec<i64>,
     score: Vec<f64>,
 }
 
-/// Collects clusters by row. Inside the engine a row's id is its id rank, zero-padded so that byte order is
-/// rank order.
-struct RowSink<'a> {
-    rows: &'a mut Rows,
-    row_of_rank: &'a [usize],
-}
+impl Rows {
+    /// `n` rows in no cluster.
+    pub fn new(n: usize) -> Self {
+        Rows {
+            cluster: vec![0; n],
+            representative: vec![-1; n],
+            duplicate_of: vec![-1; n],
+            score: vec![f64::NAN; n],
+        }
+    }
 
-impl RowSink<'_> {
-    fn row(&self, id: &str) -> i64 {
-        self.row_of_rank[id.parse::<usize>().expect("ids are ranks")] as i64
+    /// The four columns as little-endian bytes: `cluster` (`uint64`), `representative` and `duplicate_of`
+    /// (`int64`), `score` (`float64`).
+    pub fn to_bytes<'py>(&self, py: Python<'py>) -> [Bound<'py, PyBytes>; 4] {
+        fn le<'py, T: Copy, const N: usize>(
+            py: Python<'py>,
+            values: &[T],
+            to: fn(T) -> [u8; N],
+        ) -> Bound<'py, PyBytes> {
+            let bytes: Vec<[u8; N]> = values.iter().map(|&v| to(v)).collect();
+            PyBytes::new(py, bytes.as_flattened())
+        }
+        [
+            le(py, &self.cluster, u64::to_le_bytes),
+            le(py, &self.representative, i64::to_le_bytes),
+            le(py, &self.duplicate_of, i64::to_le_bytes),
+            le(py, &self.score, f64::to_le_bytes),
+        ]
     }
 }
 
-impl Sink for RowSink<'_> {
+/// Collects clusters into [`Rows`], finding each member's row by its id with `row_of`.
+pub struct RowSink<'a, F: Fn(&str) -> usize> {
+    pub rows: &'a mut Rows,
+    pub row_of: F,
+}
+
+impl<F: Fn(&str) -> usize> Sink for RowSink<'_, F> {
     fn pair(&mut self, _: &str, _: &str, _: Score) -> std::io::Result<()> {
         Ok(())
     }
 
     fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
-        let representative = self.row(cluster.representative().id);
+        let representative = (self.row_of)(cluster.representative().id) as i64;
         for m in &cluster.members {
-            let r = self.row(m.id) as usize;
+            let r = (self.row_of)(m.id);
             self.rows.cluster[r] = cluster.number as u64;
             self.rows.representative[r] = representative;
             if let Some(of) = m.duplicate_of {
-                self.rows.duplicate_of[r] = self.row(of);
+                self.rows.duplicate_of[r] = (self.row_of)(of) as i64;
             }
             if let Some(score) = m.score {
                 self.rows.score[r] = score.value();
@@ -81,7 +105,7 @@ pub fn parse_representative(name: &str) -> PyResult<Representative> {
     }
 }
 
-fn parse_verification(name: &str) -> PyResult<Verification> {
+pub fn parse_verification(name: &str) -> PyResult<Verification> {
     match name {
         "exact" => Ok(Verification::Exact),
         "estimate" => Ok(Verification::Estimate),
@@ -162,38 +186,23 @@ fn dedup_column<'py>(
                 match result {
                     Ok(s) => dedup.push(Document {
                         profile: s.profile,
-                        length: s.tokens,
+                        length: s.length,
                         ..Document::new(format!("{:020}", order[r]), s.sketch)
                     })?,
                     Err(message) => failures.push((r, message)),
                 }
             }
-            let mut rows = Rows {
-                cluster: vec![0; n],
-                representative: vec![-1; n],
-                duplicate_of: vec![-1; n],
-                score: vec![f64::NAN; n],
-            };
+            let mut rows = Rows::new(n);
+            // Inside the engine a row's id is its id rank, zero-padded so that byte order is rank order.
             let summary = dedup.clusters(&mut RowSink {
                 rows: &mut rows,
-                row_of_rank: &row_of_rank,
+                row_of: |id: &str| row_of_rank[id.parse::<usize>().expect("ids are ranks")],
             })?;
             Ok((rows, failures, summary))
         })
         .map_err(to_py)?;
-    let bytes = |v: Vec<[u8; 8]>| PyBytes::new(py, v.as_flattened());
     Ok((
-        [
-            bytes(rows.cluster.iter().map(|v| v.to_le_bytes()).collect()),
-            bytes(
-                rows.representative
-                    .iter()
-                    .map(|v| v.to_le_bytes())
-                    .collect(),
-            ),
-            bytes(rows.duplicate_of.iter().map(|v| v.to_le_bytes()).collect()),
-            bytes(rows.score.iter().map(|v| v.to_le_bytes()).collect()),
-        ],
+        rows.to_bytes(py),
         failures,
         (summary.documents, summary.clusters, summary.duplicates),
     ))

@@ -4,12 +4,10 @@
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_rows};
-use crate::dedup::{parse_clustering, parse_representative};
+use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
 use crate::errors::IntoPy;
-use neardup::dedup::distributed::{Signed, Stages};
-use neardup::dedup::{
-    Cluster, Document, Options, Representative, Score, SimHashCheck, Sink, Verification,
-};
+use neardup::dedup::distributed::Stages;
+use neardup::dedup::{Document, Options, Representative, Score, SimHashCheck, Verification};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
 use pyo3::exceptions::PyValueError;
@@ -28,18 +26,19 @@ pub struct PyStages {
     hint: MediaHint<'static>,
 }
 
+/// The CLI's defaults: MinHash verifies exactly, SimHash by the distance alone; `estimate` is MinHash's.
 fn verification(method: Method, verify: Option<&str>) -> PyResult<Verification> {
-    match (verify, method) {
-        (None, Method::SimHash(_)) | (Some("none"), _) => Ok(Verification::None),
-        (None, _) | (Some("exact"), _) => Ok(Verification::Exact),
-        (Some("estimate"), Method::MinHash(_)) => Ok(Verification::Estimate),
-        (Some("estimate"), _) => Err(PyValueError::new_err(
+    let verification = match (verify, method) {
+        (None, Method::SimHash(_)) => Verification::None,
+        (None, _) => Verification::Exact,
+        (Some(name), _) => parse_verification(name)?,
+    };
+    if verification == Verification::Estimate && matches!(method, Method::SimHash(_)) {
+        return Err(PyValueError::new_err(
             "verify 'estimate' is for MinHash schemes (SimHash: 'none' or 'exact')",
-        )),
-        (Some(other), _) => Err(PyValueError::new_err(format!(
-            "verify '{other}' is not one of: exact, estimate, none"
-        ))),
+        ));
     }
+    Ok(verification)
 }
 
 fn simhash_check(measure: Option<&str>, ngram: Option<u32>) -> PyResult<SimHashCheck> {
@@ -87,45 +86,6 @@ fn text_at<'a>(column: &crate::batch::Column<'a>, row: usize, what: &str) -> PyR
         .ok_or_else(|| PyValueError::new_err(format!("row {row}: no {what} (null)")))?;
     std::str::from_utf8(bytes)
         .map_err(|e| PyValueError::new_err(format!("row {row}: the {what} is not UTF-8: {e}")))
-}
-
-/// Collects one component's clusters by row (the rows of the batch it came from).
-struct RowSink<'a> {
-    /// The component's ids, sorted: a member's position here is its place in the other slices.
-    ids: &'a [String],
-    representative: &'a mut [i64],
-    duplicate_of: &'a mut [i64],
-    score: &'a mut [f64],
-}
-
-impl RowSink<'_> {
-    fn row(&self, id: &str) -> usize {
-        // The engine names only the documents it was given, all of them in `ids`.
-        self.ids
-            .binary_search_by(|x| x.as_str().cmp(id))
-            .unwrap_or_default()
-    }
-}
-
-impl Sink for RowSink<'_> {
-    fn pair(&mut self, _: &str, _: &str, _: Score) -> std::io::Result<()> {
-        Ok(())
-    }
-
-    fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
-        let rep = self.row(cluster.representative().id) as i64;
-        for m in &cluster.members {
-            let r = self.row(m.id);
-            self.representative[r] = rep;
-            if let Some(of) = m.duplicate_of {
-                self.duplicate_of[r] = self.row(of) as i64;
-            }
-            if let Some(s) = m.score {
-                self.score[r] = s.value();
-            }
-        }
-        Ok(())
-    }
 }
 
 #[pymethods]
@@ -239,13 +199,8 @@ impl PyStages {
         let column = column.column(&rows)?;
         let width = self.sketch_width();
         let n = column.len();
-        let stages = &self.stages;
         let (sketches, offsets, data, lengths, failures) = py.detach(|| {
-            let results = analyze_rows(&column, self.hint, parallel, |text| {
-                stages
-                    .sign(text)
-                    .map(|s: Signed| (s.sketch, s.length, s.profile))
-            });
+            let results = analyze_rows(&column, self.hint, parallel, |text| self.stages.sign(text));
             let mut sketches = Vec::with_capacity(n * width);
             let mut offsets: Vec<[u8; 4]> = Vec::with_capacity(n + 1);
             let mut data = Vec::new();
@@ -259,7 +214,7 @@ impl PyStages {
                         if let Some(p) = &s.profile {
                             data.extend_from_slice(&p.to_bytes());
                         }
-                        lengths.push((s.tokens as i64).to_le_bytes());
+                        lengths.push((s.length as i64).to_le_bytes());
                     }
                     Err(message) => {
                         sketches.resize(sketches.len() + width, 0);
@@ -373,10 +328,9 @@ impl PyStages {
         {
             return Err(PyValueError::new_err("the columns differ in length"));
         }
-        let (representative, duplicate_of, score) = py.detach(|| {
-            let mut representative = vec![-1i64; n];
-            let mut duplicate_of = vec![-1i64; n];
-            let mut score = vec![f64::NAN; n];
+        let rows = py.detach(|| {
+            // Cluster numbers stay local to each component (0 for none): the runner numbers clusters.
+            let mut rows = Rows::new(n);
             let mut start = 0;
             while start < n {
                 let label = labels.get(start);
@@ -384,12 +338,8 @@ impl PyStages {
                 while end < n && labels.get(end) == label {
                     end += 1;
                 }
-                // The component's documents, sorted by id so that the sink finds their rows.
-                let mut docs: Vec<(String, usize)> = (start..end)
-                    .map(|r| text_at(&ids, r, "id").map(|id| (id.to_owned(), r)))
-                    .collect::<PyResult<_>>()?;
-                docs.sort_unstable();
                 let mut pushed = Vec::with_capacity(end - start);
+                let mut by_id: Vec<(&str, usize)> = Vec::with_capacity(end - start);
                 let mut current: Option<(Sketch, Option<Profile>)> = None;
                 for row in start..end {
                     if sketches.get(row).is_some() {
@@ -406,53 +356,35 @@ impl PyStages {
                     let length = i64::from_le_bytes(
                         lengths[row * 8..row * 8 + 8].try_into().expect("8 bytes"),
                     );
+                    let id = text_at(&ids, row, "id")?;
+                    by_id.push((id, row));
                     pushed.push(Document {
                         profile,
                         length: length.max(0) as u64,
-                        ..Document::new(text_at(&ids, row, "id")?, sketch)
+                        ..Document::new(id, sketch)
                     });
                 }
-                let sorted_ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
-                let rows_by_id: Vec<usize> = docs.iter().map(|d| d.1).collect();
-                let (mut rep, mut dup, mut sc) = (
-                    vec![-1i64; end - start],
-                    vec![-1i64; end - start],
-                    vec![f64::NAN; end - start],
-                );
+                by_id.sort_unstable();
                 self.stages
                     .clusters(
                         pushed,
                         &mut RowSink {
-                            ids: &sorted_ids,
-                            representative: &mut rep,
-                            duplicate_of: &mut dup,
-                            score: &mut sc,
+                            rows: &mut rows,
+                            // The engine names only the documents it was given, all of them in `by_id`.
+                            row_of: |id: &str| {
+                                by_id
+                                    .binary_search_by(|(x, _)| (*x).cmp(id))
+                                    .map_or(start, |i| by_id[i].1)
+                            },
                         },
                     )
                     .py_err()?;
-                // Positions in id order back to the batch's rows.
-                let row_of = |i: i64| {
-                    if i < 0 {
-                        -1
-                    } else {
-                        rows_by_id[i as usize] as i64
-                    }
-                };
-                for (i, &row) in rows_by_id.iter().enumerate() {
-                    representative[row] = row_of(rep[i]);
-                    duplicate_of[row] = row_of(dup[i]);
-                    score[row] = sc[i];
-                }
                 start = end;
             }
-            Ok::<_, PyErr>((representative, duplicate_of, score))
+            Ok::<_, PyErr>(rows)
         })?;
-        let bytes = |v: Vec<[u8; 8]>| PyBytes::new(py, v.as_flattened());
-        Ok([
-            bytes(representative.iter().map(|v| v.to_le_bytes()).collect()),
-            bytes(duplicate_of.iter().map(|v| v.to_le_bytes()).collect()),
-            bytes(score.iter().map(|v| v.to_le_bytes()).collect()),
-        ])
+        let [_, representative, duplicate_of, score] = rows.to_bytes(py);
+        Ok([representative, duplicate_of, score])
     }
 
     fn __repr__(&self) -> String {

@@ -202,22 +202,17 @@ impl Stages {
         b_profile: Option<&Profile>,
     ) -> Result<Option<Score>, Error> {
         let measured = match (a, b) {
-            (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) if self.run.bands().is_none() => {
+            (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) if self.fits(a) => {
                 let d = neardup_index::hamming(x.bits(), y.bits());
                 if d > self.options().k {
                     return Ok(None);
                 }
                 Score::Distance(d)
             }
-            (Sketch::Signature(x), Sketch::Signature(y))
-                if self.run.bands().is_some() && x.values().len() == y.values().len() =>
-            {
+            (Sketch::Signature(x), Sketch::Signature(y)) if self.fits(a) && self.fits(b) => {
                 Score::Similarity(similarity(x.values(), y.values()))
             }
-            (Sketch::Signature(_), _) | (Sketch::Fingerprint(_), _) => {
-                return Err(self.foreign(b));
-            }
-            _ => return Err(self.foreign(a)),
+            _ => return Err(self.foreign(if self.fits(a) { b } else { a })),
         };
         Ok(self.run.judge(measured, a_profile, b_profile))
     }
@@ -240,7 +235,7 @@ impl Stages {
     /// signature's values (little-endian `u32`s).
     pub fn sketch_bytes(sketch: &Sketch) -> Vec<u8> {
         match sketch {
-            Sketch::Fingerprint(fp) => fp.bits().to_be_bytes().to_vec(),
+            Sketch::Fingerprint(fp) => fp.to_bytes().to_vec(),
             Sketch::Signature(sig) => sig.to_le_bytes(),
             Sketch::BottomK(_) => Vec::new(),
         }
@@ -281,6 +276,18 @@ impl Stages {
                 )))
             }
             Method::BottomK(_) => Err(bad("bottom-k samples are not deduplicated".to_owned())),
+        }
+    }
+
+    /// Whether a sketch is of this run's kind: a fingerprint for SimHash, a signature of the bands' length for
+    /// MinHash.
+    fn fits(&self, sketch: &Sketch) -> bool {
+        match (sketch, self.run.bands()) {
+            (Sketch::Fingerprint(_), None) => true,
+            (Sketch::Signature(sig), Some((banding, _))) => {
+                sig.values().len() == banding.values as usize
+            }
+            _ => false,
         }
     }
 

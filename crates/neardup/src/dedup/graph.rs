@@ -126,11 +126,20 @@ impl Graph {
             ..Progress::default()
         };
         run.report(progress);
-        let count = |progress: &mut Progress, verified: bool| {
+        // Each candidate, measured by the table or band pass, is judged, counted and kept as an edge if a pair.
+        let mut candidate = |a: u32, b: u32, measured: Score| {
+            let score = run.judge(
+                measured,
+                leader(a as usize).profile.as_ref(),
+                leader(b as usize).profile.as_ref(),
+            );
             progress.candidates += 1;
-            progress.pairs += u64::from(verified);
+            progress.pairs += u64::from(score.is_some());
             if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
-                run.report(*progress);
+                run.report(progress);
+            }
+            if let Some(s) = score {
+                edges.push((a, b, s));
             }
         };
         match run.bands {
@@ -139,17 +148,7 @@ impl Graph {
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
-                all_pairs(&fps, &design, |a, b, d| {
-                    let score = run.judge(
-                        Score::Distance(d),
-                        leader(a as usize).profile.as_ref(),
-                        leader(b as usize).profile.as_ref(),
-                    );
-                    count(&mut progress, score.is_some());
-                    if let Some(s) = score {
-                        edges.push((a, b, s))
-                    }
-                });
+                all_pairs(&fps, &design, |a, b, d| candidate(a, b, Score::Distance(d)));
             }
             Some((banding, _)) => {
                 let k = banding.values as usize;
@@ -170,15 +169,7 @@ impl Graph {
                     }
                 }
                 lsh_pairs(&signatures, &banding, |a, b, estimate| {
-                    let score = run.judge(
-                        Score::Similarity(estimate),
-                        leader(a as usize).profile.as_ref(),
-                        leader(b as usize).profile.as_ref(),
-                    );
-                    count(&mut progress, score.is_some());
-                    if let Some(s) = score {
-                        edges.push((a, b, s));
-                    }
+                    candidate(a, b, Score::Similarity(estimate))
                 });
             }
         }

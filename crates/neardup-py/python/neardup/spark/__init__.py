@@ -37,17 +37,11 @@ from typing import Any, Callable, Optional
 from .. import _native
 from ._components import NotConverged
 
-__all__ = ["dedup", "filter", "cluster_report", "NotConverged"]
+__all__ = ["dedup", "filter", "cluster_report", "NotConverged", "UnsketchedWarning"]
 
 
-def _settings(scheme, k, threshold, verify, measure, verify_ngram, clustering, representative, media,
-              num_perm, seed, shingle, char_shingle, large_cluster) -> dict:
-    settings = dict(
-        scheme=scheme, k=k, threshold=threshold, verify=verify, measure=measure, verify_ngram=verify_ngram,
-        clustering=clustering, representative=representative, media=media, num_perm=num_perm, seed=seed,
-        shingle=shingle, char_shingle=char_shingle, large_cluster=large_cluster,
-    )
-    return {key: value for key, value in settings.items() if value is not None}
+class UnsketchedWarning(RuntimeWarning):
+    """Some documents could not be sketched (empty, no words, broken): they are kept alone."""
 
 
 def _check_ids(docs) -> None:
@@ -75,7 +69,7 @@ def _report_failures(signed, errors: str) -> int:
         )
         if errors == "raise":
             raise _native.Error(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=4)  # the caller of dedup
+        warnings.warn(message, UnsketchedWarning, stacklevel=4)  # the caller of dedup
     return count
 
 
@@ -122,6 +116,15 @@ def dedup(
     makes small jobs several times slower).
     ``progress`` is called with a line as each stage finishes (``print`` will do).
     """
+    if errors not in ("keep", "raise"):
+        raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
+    # The run's settings, as every executor builds its Stages from them (None: the scheme's default).
+    settings = dict(
+        scheme=scheme, k=k, threshold=threshold, verify=verify, measure=measure, verify_ngram=verify_ngram,
+        clustering=clustering, representative=representative, media=media, num_perm=num_perm, seed=seed,
+        shingle=shingle, char_shingle=char_shingle, large_cluster=large_cluster,
+    )
+    settings = {key: value for key, value in settings.items() if value is not None}
     spark = df.sparkSession
     conf = spark.sparkContext.getConf()
     if partitions is None and not conf.contains("spark.sql.shuffle.partitions"):
@@ -133,15 +136,12 @@ def dedup(
         with warnings.catch_warnings():
             # pyspark warns about pandas versions when Arrow functions run; neardup does not use pandas.
             warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-            return _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_ngram, clustering,
-                          representative, media, num_perm, seed, shingle, char_shingle, errors, large_cluster,
-                          max_rounds, partitions, progress)
+            return _dedup(df, text_col, id_col, settings, errors, max_rounds, progress)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)
 
 
-def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_ngram, clustering, representative,
-           media, num_perm, seed, shingle, char_shingle, errors, large_cluster, max_rounds, partitions, progress):
+def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_rounds: int, progress):
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
     from pyspark.sql import Window
@@ -155,10 +155,6 @@ def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_n
         if progress is not None:
             progress(f"[{time.monotonic() - started:7.1f} s] {message}")
 
-    if errors not in ("keep", "raise"):
-        raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
-    settings = _settings(scheme, k, threshold, verify, measure, verify_ngram, clustering, representative, media,
-                         num_perm, seed, shingle, char_shingle, large_cluster)
     probe = _native.Stages(**settings)  # the settings are checked here, before any job
     for name in (text_col, id_col):
         if name not in df.columns:
@@ -277,7 +273,7 @@ def _dedup(df, text_col, id_col, scheme, k, threshold, verify, measure, verify_n
     )
     stage("clusters numbered")
     # One job: it also computes (and caches) the result.
-    for message in _large_clusters(_sizes(result), large_cluster):
+    for message in _large_clusters(_sizes(result), settings["large_cluster"]):
         warnings.warn(message, RuntimeWarning, stacklevel=3)  # the caller of dedup
     grouped.unpersist()
     return result

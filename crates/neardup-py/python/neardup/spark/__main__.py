@@ -110,7 +110,6 @@ def main(argv=None) -> int:
     if args.checkpoint_dir:
         spark.sparkContext.setCheckpointDir(args.checkpoint_dir)
     started = time.monotonic()
-    failed = []
     if not args.overwrite:
         # Refuse before the job, not after it: Spark would only find out when it writes.
         jvm, hadoop = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
@@ -148,8 +147,7 @@ def main(argv=None) -> int:
             )
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
-            if "could not be sketched" in str(w.message):
-                failed.append(w)
+        unsketched = any(issubclass(w.category, ns.UnsketchedWarning) for w in caught)
         mode = "overwrite" if args.overwrite else "errorifexists"
         if args.table:
             clusters.write.mode(mode).parquet(args.table)
@@ -168,8 +166,7 @@ def main(argv=None) -> int:
         # Spark's own messages (a path that exists, a column that does not) come first in theirs.
         print(f"error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}", file=sys.stderr)
         return 2
-    finally:
-        elapsed = time.monotonic() - started
+    elapsed = time.monotonic() - started
     sizes = ", ".join(f"{lo}-{hi}: {n}" if lo != hi else f"{lo}: {n}" for lo, hi, n in report["sizes"])
     print(
         f"{documents} documents, {report['clusters']} clusters, {report['duplicates']} duplicates removed "
@@ -180,7 +177,7 @@ def main(argv=None) -> int:
         largest = ", ".join(f"{rep} ({size})" for rep, size in report["largest"])
         print(f"largest clusters: {largest}", file=sys.stderr)
     spark.stop()
-    return 1 if (failed and args.strict) else 0
+    return 1 if (unsketched and args.strict) else 0
 
 
 if __name__ == "__main__":

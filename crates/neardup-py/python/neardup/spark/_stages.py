@@ -29,92 +29,81 @@ def _column(batch, name: str):
     return _buffers(_string_column(batch.column(name)))
 
 
-def sign(settings: dict):
-    """Stage 1: ``id, text`` → ``id, sketch, profile, length, error`` (a failed row keeps its id and message)."""
+def _per_batch(settings: dict, each):
+    """A ``mapInArrow`` function: the run's ``Stages`` built once per task, then ``each(stages, batch)`` for
+    every batch."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stages = _native.Stages(**settings)
-        width = stages.sketch_width
         for batch in batches:
-            n = batch.num_rows
-            sketches, offsets, data, lengths, failures = stages.sign(_column(batch, "text"))
-            ok = np.ones(n, dtype=bool)
-            messages = [None] * n
-            for row, message in failures:
-                ok[row] = False
-                messages[row] = message
-            valid = pa.array(ok)
-            sketch = pc.if_else(valid, _fixed_width(sketches, n, width), pa.scalar(None, pa.large_binary()))
-            profile = pa.Array.from_buffers(
-                pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-            )
-            if not stages.keeps_profiles:
-                profile = pa.nulls(n, pa.binary())
-            yield pa.RecordBatch.from_arrays(
-                [
-                    batch.column("id"),
-                    sketch,
-                    profile,
-                    pa.array(np.frombuffer(lengths, dtype="<i8")),
-                    pa.array(messages, pa.string()),
-                ],
-                names=["id", "sketch", "profile", "length", "error"],
-            )
+            yield each(stages, batch)
 
     return run
+
+
+def _sign(stages, batch) -> pa.RecordBatch:
+    n = batch.num_rows
+    sketches, offsets, data, lengths, failures = stages.sign(_column(batch, "text"))
+    ok = np.ones(n, dtype=bool)
+    messages = [None] * n
+    for row, message in failures:
+        ok[row] = False
+        messages[row] = message
+    sketch = pc.if_else(
+        pa.array(ok), _fixed_width(sketches, n, stages.sketch_width), pa.scalar(None, pa.large_binary())
+    )
+    if stages.keeps_profiles:
+        profile = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    else:
+        profile = pa.nulls(n, pa.binary())
+    return pa.RecordBatch.from_arrays(
+        [batch.column("id"), sketch, profile, pa.array(np.frombuffer(lengths, dtype="<i8")),
+         pa.array(messages, pa.string())],
+        names=["id", "sketch", "profile", "length", "error"],
+    )
+
+
+def sign(settings: dict):
+    """Stage 1: ``id, text`` → ``id, sketch, profile, length, error`` (a failed row keeps its id and message)."""
+    return _per_batch(settings, _sign)
+
+
+def _buckets(stages, batch) -> pa.RecordBatch:
+    n, per_node = batch.num_rows, stages.buckets_per_node
+    keys = stages.buckets(_column(batch, "sketch"))
+    nodes = batch.column("node").take(pa.array(np.repeat(np.arange(n, dtype=np.int64), per_node)))
+    return pa.RecordBatch.from_arrays([_fixed_width(keys, n * per_node, 10), nodes], names=["bucket", "node"])
 
 
 def buckets(settings: dict):
     """Stage 3: ``node, sketch`` → one ``bucket, node`` row per bucket key of the node."""
+    return _per_batch(settings, _buckets)
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        stages = _native.Stages(**settings)
-        per_node = stages.buckets_per_node
-        for batch in batches:
-            n = batch.num_rows
-            keys = stages.buckets(_column(batch, "sketch"))
-            nodes = batch.column("node").take(pa.array(np.repeat(np.arange(n, dtype=np.int64), per_node)))
-            yield pa.RecordBatch.from_arrays([_fixed_width(keys, n * per_node, 10), nodes], names=["bucket", "node"])
 
-    return run
+def _judge(stages, batch) -> pa.RecordBatch:
+    scores = np.frombuffer(
+        stages.judge(*(_column(batch, name) for name in ("a_sketch", "a_profile", "b_sketch", "b_profile"))),
+        dtype="<f8",
+    )
+    keep = pa.array(~np.isnan(scores))
+    return pa.RecordBatch.from_arrays(
+        [pc.filter(batch.column("a"), keep), pc.filter(batch.column("b"), keep), pc.filter(pa.array(scores), keep)],
+        names=["a", "b", "score"],
+    )
 
 
 def judge(settings: dict):
     """Stage 4: candidate pairs with both nodes' sketches and profiles → the pairs, with their scores."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        stages = _native.Stages(**settings)
-        for batch in batches:
-            scores = np.frombuffer(
-                stages.judge(
-                    _column(batch, "a_sketch"),
-                    _column(batch, "a_profile"),
-                    _column(batch, "b_sketch"),
-                    _column(batch, "b_profile"),
-                ),
-                dtype="<f8",
-            )
-            keep = pa.array(~np.isnan(scores))
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pc.filter(batch.column("a"), keep),
-                    pc.filter(batch.column("b"), keep),
-                    pc.filter(pa.array(scores), keep),
-                ],
-                names=["a", "b", "score"],
-            )
-
-    return run
+    return _per_batch(settings, _judge)
 
 
 def _cluster_table(stages, table: pa.Table) -> pa.RecordBatch:
     """Stage 6 over whole components (``table``'s rows, sorted by label): the rows in clusters of two or
     more, with their representative, ``duplicate_of``, score and the representative's length."""
     table = table.combine_chunks()
-    col = lambda name: _buffers(_string_column(table.column(name)))  # noqa: E731
     lengths = table.column("length").to_numpy().astype("<i8")
     rep_b, dup_b, score_b = stages.clusters(
-        col("label"), col("id"), col("sketch"), col("profile"), lengths.tobytes()
+        *(_column(table, name) for name in ("label", "id", "sketch", "profile")), lengths.tobytes()
     )
     rep = np.frombuffer(rep_b, dtype="<i8")
     dup = np.frombuffer(dup_b, dtype="<i8")
