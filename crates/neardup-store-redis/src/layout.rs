@@ -4,19 +4,32 @@
 //! |---|---|---|---|
 //! | `nd:{NAME}:meta` | hash | `format`, the layout (`entry_bits`, `table_bits`), `seq` (batches committed), `entries`, `logged`, and the index's settings as `s:KEY` | the index's own |
 //! | `nd:{NAME}:log` | list | the newest batches, `SEQ:COUNT:` + the batch's changes | the index's own |
-//! | `nd:{NAME}:ver` | string | the last version given to a put | the index's own |
-//! | `nd:{NAME/e/G}` | hash | entry group G (the top `entry_bits` bits of the id's xxh3-64): id → version (8 bytes LE) + value | spread |
-//! | `nd:{NAME/tT/G}` | sorted set | table T's bucket group G (the top `table_bits` bits of the bucket): members version (8 bytes LE) + id, scored by the bucket's next bits (at most 52) | spread |
+//! | `nd:{NAME/e/G}` | hash | entry group G (the top `entry_bits` bits of the id's xxh3-64): id → the entry's version | spread |
+//! | `nd:{NAME/e/G}:v` | hash | entry group G's records: version → id and value; `n`, the last version given in the group | G's |
+//! | `nd:{NAME/tT/G}` | sorted set | table T's bucket group G (the top `table_bits` bits of the bucket): members `version << entry_bits \| entry group`, scored by the bucket's next bits (at most 52) | spread |
 //!
-//! Every key's hash tag (the part in braces) is distinct, so the groups spread over a cluster's slots; the
-//! three keys of the index's own slot change together in one script.
+//! Every key's hash tag (the part in braces) is distinct but for an entry group's two hashes, so the groups
+//! spread over a cluster's slots; an entry group's two hashes change together in one script, and so do the two
+//! keys of the index's own slot.
+//!
+//! # Why members are numbers
+//!
+//! An entry is filed once in every table, so a bucket member is what an index pays most for: a SimHash index
+//! at 10^7 entries keeps 10 of them per entry. A member is therefore one integer, written in decimal, which
+//! Redis keeps in a sorted set's compact encoding (listpack) as a 4- or 8-byte integer: the entry's version,
+//! numbered within its entry group, and the group. From it a query finds the record (one `HMGET` per entry
+//! group); the record's presence is the version check, because a swap deletes the record of the version it
+//! replaces. Bucket scores are small integers too. The versions and the records' small integers keep the entry
+//! groups compact as well.
 
 use neardup_index::store::{Batch, Change};
 
 /// The format written in `nd:{NAME}:meta`.
-pub const FORMAT: &str = "neardup-redis-1";
+pub const FORMAT: &str = "neardup-redis-2";
 /// The longest a group's bit count may be: 2^20 groups per table.
 pub const MAX_GROUP_BITS: u32 = 20;
+/// The field of an entry group's records that holds the last version given in the group.
+pub const LAST_VERSION: &str = "n";
 
 /// Group bits for about `expected` entries: groups of about 64 members, small enough for Redis's compact
 /// encodings (listpack) at the default thresholds of 128 members.
@@ -33,8 +46,6 @@ pub struct Keys {
     pub meta: String,
     /// `nd:{NAME}:log`.
     pub log: String,
-    /// `nd:{NAME}:ver`.
-    pub version: String,
 }
 
 impl Keys {
@@ -44,7 +55,6 @@ impl Keys {
             name: name.to_owned(),
             meta: format!("nd:{{{name}}}:meta"),
             log: format!("nd:{{{name}}}:log"),
-            version: format!("nd:{{{name}}}:ver"),
         }
     }
 
@@ -53,9 +63,14 @@ impl Keys {
         top(xxhash_rust::xxh3::xxh3_64(id.as_bytes()), bits)
     }
 
-    /// Entry group `group`'s key.
+    /// Entry group `group`'s versions: id → version.
     pub fn entries(&self, group: u64) -> String {
         format!("nd:{{{}/e/{group:x}}}", self.name)
+    }
+
+    /// Entry group `group`'s records: version → id and value (same slot as its versions).
+    pub fn records(&self, group: u64) -> String {
+        format!("nd:{{{}/e/{group:x}}}:v", self.name)
     }
 
     /// Table `table`'s group `group`'s key.
@@ -77,32 +92,53 @@ pub fn place(bucket: u64, bits: u32, group_bits: u32) -> (u64, u64) {
     (top(bucket, g), top(bucket << g, rest))
 }
 
-/// A bucket member: the version of the entry it files, then the id.
-pub fn member(version: u64, id: &str) -> Vec<u8> {
-    let mut m = Vec::with_capacity(8 + id.len());
-    m.extend_from_slice(&version.to_le_bytes());
-    m.extend_from_slice(id.as_bytes());
-    m
+/// A bucket member: the entry's version within its group, and the group, as one decimal integer.
+pub fn member(version: u64, group: u64, entry_bits: u32) -> String {
+    ((version << entry_bits) | group).to_string()
 }
 
-/// A member's (version, id), or `None` for bytes that are not one.
-pub fn parse_member(bytes: &[u8]) -> Option<(u64, &str)> {
-    let (version, id) = bytes.split_first_chunk::<8>()?;
-    Some((u64::from_le_bytes(*version), std::str::from_utf8(id).ok()?))
+/// A member's (version, entry group), or `None` for bytes that are not one.
+pub fn parse_member(bytes: &[u8], entry_bits: u32) -> Option<(u64, u64)> {
+    let m: u64 = std::str::from_utf8(bytes).ok()?.parse().ok()?;
+    let mask = (1u64 << entry_bits) - 1;
+    Some((m >> entry_bits, m & mask))
 }
 
-/// A stored entry: its version, then the value.
-pub fn entry(version: u64, value: &[u8]) -> Vec<u8> {
-    let mut e = Vec::with_capacity(8 + value.len());
-    e.extend_from_slice(&version.to_le_bytes());
-    e.extend_from_slice(value);
-    e
+/// A record: the id's length (LEB128, one byte below 128), the id, then the value.
+pub fn record(id: &str, value: &[u8]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(2 + id.len() + value.len());
+    let mut len = id.len();
+    while len >= 0x80 {
+        r.push((len as u8 & 0x7f) | 0x80);
+        len >>= 7;
+    }
+    r.push(len as u8);
+    r.extend_from_slice(id.as_bytes());
+    r.extend_from_slice(value);
+    r
 }
 
-/// An entry's (version, value).
-pub fn parse_entry(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let (version, value) = bytes.split_first_chunk::<8>()?;
-    Some((u64::from_le_bytes(*version), value))
+/// A record's (id, value), or `None` for bytes that are not one.
+pub fn parse_record(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let mut len = 0usize;
+    let mut at = 0;
+    loop {
+        let byte = *bytes.get(at)?;
+        len |= usize::from(byte & 0x7f).checked_shl(7 * at as u32)?;
+        at += 1;
+        if byte < 0x80 {
+            break;
+        }
+        if at == 5 {
+            return None;
+        }
+    }
+    let rest = &bytes[at..];
+    if rest.len() < len {
+        return None;
+    }
+    let (id, value) = rest.split_at(len);
+    Some((std::str::from_utf8(id).ok()?, value))
 }
 
 /// A batch's changes as the log holds them: per change `P` or `D`, the id's length (u32 LE) and the id, and
@@ -170,23 +206,39 @@ pub fn decode_batch(element: &[u8]) -> Result<Batch, String> {
     Ok(Batch { sequence, changes })
 }
 
-/// Applies one entry group's changes in order and returns, per change, the entry it replaced or removed
-/// (nil if none). ARGV: per change `p ID ENTRY` or `d ID`.
+/// Applies one entry group's changes in order and returns, per change, the version and the record it replaced
+/// or removed (two nils if none). KEYS: the group's versions, its records. ARGV: per change `p ID VERSION
+/// RECORD` or `d ID`. A record goes with its version: the version a swap replaces loses its record, which is
+/// how a query knows that a bucket member is out of date.
 pub const SWAP: &str = r"
 local out = {}
 local i = 1
 while i <= #ARGV do
   local old = redis.call('HGET', KEYS[1], ARGV[i + 1])
+  local record = false
+  if old then
+    record = redis.call('HGET', KEYS[2], old)
+    redis.call('HDEL', KEYS[2], old)
+  end
   if ARGV[i] == 'p' then
     redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2])
-    i = i + 3
+    redis.call('HSET', KEYS[2], ARGV[i + 2], ARGV[i + 3])
+    i = i + 4
   else
     if old then redis.call('HDEL', KEYS[1], ARGV[i + 1]) end
     i = i + 2
   end
   out[#out + 1] = old
+  out[#out + 1] = record
 end
 return out
+";
+
+/// The current record of an id. KEYS: its group's versions, its records. ARGV: the id.
+pub const GET: &str = r"
+local version = redis.call('HGET', KEYS[1], ARGV[1])
+if not version then return false end
+return redis.call('HGET', KEYS[2], version)
 ";
 
 /// Commits a batch to the index's own slot: numbers it, counts its entries, logs it and trims the log to the
@@ -244,9 +296,23 @@ mod tests {
 
     #[test]
     fn members_entries_and_batches_round_trip() {
-        assert_eq!(parse_member(&member(7, "é/1")), Some((7, "é/1")));
-        assert_eq!(parse_member(&[1, 2]), None);
-        assert_eq!(parse_entry(&entry(9, b"")), Some((9, &b""[..])));
+        assert_eq!(member(7, 5, 4), "117");
+        assert_eq!(parse_member(member(7, 5, 4).as_bytes(), 4), Some((7, 5)));
+        assert_eq!(parse_member(member(9, 0, 0).as_bytes(), 0), Some((9, 0)));
+        assert_eq!(parse_member(b"x1", 4), None);
+        assert_eq!(
+            parse_record(&record("é/1", b"\x00v")),
+            Some(("é/1", &b"\x00v"[..]))
+        );
+        assert_eq!(parse_record(&record("", b"")), Some(("", &b""[..])));
+        assert_eq!(parse_record(&[9, b'a']), None, "an id cut short");
+        let long = "x".repeat(300);
+        assert_eq!(record(&long, b"v").len(), 2 + 300 + 1);
+        assert_eq!(
+            parse_record(&record(&long, b"v")),
+            Some((long.as_str(), &b"v"[..]))
+        );
+        assert_eq!(parse_record(&[0x80, 0x80, 0x80, 0x80, 0x80, 0]), None);
         let changes = vec![
             Change::Put {
                 id: "a:b".into(),

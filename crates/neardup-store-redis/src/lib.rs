@@ -13,23 +13,26 @@
 //!
 //! ## Layout
 //!
-//! See [`layout`] for the keys. Entries are grouped into hashes by their id's hash; each table's buckets
-//! are grouped into sorted sets by their top bits and scored by the next ones, so a query reads one range of
-//! one sorted set per table.
+//! See [`layout`] for the keys. Entries are grouped by their id's hash into two hashes each (id → version,
+//! version → record); each table's buckets are grouped into sorted sets by their top bits and scored by the
+//! next ones, so a query reads one range of one sorted set per table. A bucket member is one small integer
+//! (the entry's version within its group, and the group), which Redis keeps compactly: what an index costs
+//! in Redis is mostly its table memberships, and each is about 8 bytes.
 //!
 //! ## Queries: two round trips, exact
 //!
 //! A query computes its bucket in every table and reads them all in one pipeline (one round trip, to every
-//! node involved at once); then it reads the current entries of the ids found, in a second pipeline, and keeps
-//! an id only if its current entry is the version the bucket filed and lies in the probe's bucket. So an
-//! entry stored before the query is found, and an entry replaced or removed meanwhile is reported with its
-//! current value or not at all.
+//! node involved at once); then it reads the records of the versions found, one `HMGET` per entry group in a
+//! second pipeline, and keeps a record only if it is still there (a swap deletes the record of the version
+//! it replaces) and lies in the probe's bucket. So an entry stored before the query is found, and an entry
+//! replaced or removed meanwhile is reported with its current value or not at all.
 //!
 //! ## Writes: last writer wins, acknowledged when in Redis
 //!
-//! A batch takes a version for each put (one `INCRBY`), then, in three pipelines: files the new versions in
-//! their buckets; swaps each entry (one script per entry group, which returns what it replaced); and takes
-//! the replaced versions out of their buckets. Then one script on the index's own slot numbers the batch,
+//! A batch takes a version for each put (one `HINCRBY` per entry group), then, in three pipelines: files the
+//! new versions in their buckets; swaps each entry (one script per entry group, which sets the id's version
+//! and record and returns the version and record it replaced); and takes the replaced versions out of their
+//! buckets. Then one script on the index's own slot numbers the batch,
 //! counts the entries and logs it. Every entry's final value is the one whose swap came last, and its buckets
 //! hold it: bucket members are removed only by the writer that swapped their version out, so two processes
 //! writing one id converge to one entry (the last swap wins) with its buckets right.
@@ -169,6 +172,13 @@ impl RedisStore {
         let field = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| text(v));
         match field("format") {
             Some(f) if f == layout::FORMAT => {}
+            Some(f) if f == "neardup-redis-1" => {
+                return Err(foreign(format!(
+                    "format {f}, an earlier layout (members carried ids); this neardup reads {}: \
+                     create the index again under a new name, or after deleting its keys (nd:{{NAME…)",
+                    layout::FORMAT
+                )));
+            }
             other => {
                 return Err(foreign(format!(
                     "format {other:?}, not {} (a key of another program under this name?)",
@@ -212,7 +222,7 @@ impl RedisStore {
         };
         let inner = &store.inner;
         let mut keys: Vec<String> = (0..1u64 << inner.entry_bits)
-            .map(|g| inner.keys.entries(g))
+            .flat_map(|g| [inner.keys.entries(g), inner.keys.records(g)])
             .collect();
         if let Some(buckets) = &inner.buckets {
             for t in 0..buckets.tables() {
@@ -220,11 +230,7 @@ impl RedisStore {
                 keys.extend((0..1u64 << g).map(|group| inner.keys.table(t, group)));
             }
         }
-        keys.extend([
-            inner.keys.log.clone(),
-            inner.keys.version.clone(),
-            inner.keys.meta.clone(),
-        ]);
+        keys.extend([inner.keys.log.clone(), inner.keys.meta.clone()]);
         for chunk in keys.chunks(PIPELINE) {
             let commands = chunk.iter().map(|k| cmd("DEL").arg(k).clone()).collect();
             inner.run(commands)?;
@@ -294,10 +300,6 @@ impl Inner {
         decode(&self.shown, reply)
     }
 
-    fn entry_key(&self, id: &str) -> String {
-        self.keys.entries(Keys::entry_group(id, self.entry_bits))
-    }
-
     /// The key and score of a value's bucket in table `t`.
     fn bucket(&self, buckets: &dyn Buckets, t: usize, bucket: u64) -> (String, u64) {
         let (group, score) = layout::place(bucket, buckets.bits(t), self.table_bits);
@@ -360,36 +362,55 @@ impl RedisStore {
                 Change::Delete(_) => None,
             });
         }
-        let puts = batch
-            .iter()
-            .filter(|c| matches!(c, Change::Put { .. }))
-            .count() as u64;
-        let last: u64 = if puts == 0 {
-            0
-        } else {
-            let reply = run(
-                con,
-                vec![cmd("INCRBY").arg(&inner.keys.version).arg(puts).clone()],
-            )?;
-            decode(&inner.shown, reply.into_iter().next().unwrap_or(Value::Nil))?
-        };
-        let mut versions = Vec::with_capacity(batch.len());
-        let mut next = last + 1 - puts.min(last + 1);
-        for change in batch {
-            versions.push(match change {
-                Change::Put { .. } => {
-                    next += 1;
-                    next
-                }
-                Change::Delete(_) => 0,
-            });
+        // The changes of each entry group, in the batch's order.
+        let mut by_group: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (i, change) in batch.iter().enumerate() {
+            by_group
+                .entry(Keys::entry_group(change.id(), inner.entry_bits))
+                .or_default()
+                .push(i);
         }
+        let mut groups: Vec<(u64, Vec<usize>)> = by_group.into_iter().collect();
+        groups.sort_unstable();
+        // 0. Versions for the puts, numbered within each entry group.
+        let is_put = |i: &usize| matches!(batch[*i], Change::Put { .. });
+        let reserving: Vec<(u64, u64)> = groups
+            .iter()
+            .map(|(g, members)| (*g, members.iter().filter(|i| is_put(i)).count() as u64))
+            .filter(|&(_, puts)| puts > 0)
+            .collect();
+        let reserve = reserving
+            .iter()
+            .map(|&(g, puts)| {
+                cmd("HINCRBY")
+                    .arg(inner.keys.records(g))
+                    .arg(layout::LAST_VERSION)
+                    .arg(puts)
+                    .clone()
+            })
+            .collect();
+        let mut next_version: HashMap<u64, u64> = HashMap::with_capacity(reserving.len());
+        for (&(g, puts), reply) in reserving.iter().zip(run(con, reserve)?) {
+            let last: u64 = decode(&inner.shown, reply)?;
+            next_version.insert(g, last + 1 - puts.min(last));
+        }
+        let mut versions = vec![0u64; batch.len()];
+        for (g, members) in &groups {
+            for &i in members.iter().filter(|i| is_put(i)) {
+                let next = next_version
+                    .get_mut(g)
+                    .expect("every group with puts reserved");
+                versions[i] = *next;
+                *next += 1;
+            }
+        }
+        let group_of = |id: &str| Keys::entry_group(id, inner.entry_bits);
         // 1. File the new versions in their buckets.
         let mut filing = Vec::new();
         if let Some(buckets) = &inner.buckets {
             for ((change, version), found) in batch.iter().zip(&versions).zip(&put_buckets) {
                 if let Some(found) = found {
-                    let member = layout::member(*version, change.id());
+                    let member = layout::member(*version, group_of(change.id()), inner.entry_bits);
                     for (t, &b) in found.iter().enumerate() {
                         let (key, score) = inner.bucket(buckets.as_ref(), t, b);
                         filing.push(cmd("ZADD").arg(key).arg(score).arg(&member).clone());
@@ -399,36 +420,47 @@ impl RedisStore {
         }
         run(con, filing)?;
         // 2. Swap the entries, one script per entry group, in the batch's order within each group.
-        let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, change) in batch.iter().enumerate() {
-            groups
-                .entry(inner.entry_key(change.id()))
-                .or_default()
-                .push(i);
-        }
-        let mut order: Vec<(String, Vec<usize>)> = groups.into_iter().collect();
-        order.sort();
-        let swaps = order
+        let swaps = groups
             .iter()
-            .map(|(key, members)| {
+            .map(|(g, members)| {
                 let mut swap = cmd("EVAL");
-                swap.arg(layout::SWAP).arg(1).arg(key);
+                swap.arg(layout::SWAP)
+                    .arg(2)
+                    .arg(inner.keys.entries(*g))
+                    .arg(inner.keys.records(*g));
                 for &i in members {
                     match &batch[i] {
-                        Change::Put { id, value } => {
-                            swap.arg("p").arg(id).arg(layout::entry(versions[i], value))
-                        }
+                        Change::Put { id, value } => swap
+                            .arg("p")
+                            .arg(id)
+                            .arg(versions[i])
+                            .arg(layout::record(id, value)),
                         Change::Delete(id) => swap.arg("d").arg(id),
                     };
                 }
                 swap
             })
             .collect();
-        let mut replaced: Vec<Option<Vec<u8>>> = vec![None; batch.len()];
-        for ((_, members), reply) in order.iter().zip(run(con, swaps)?) {
+        // Per change: the version and the record it replaced.
+        let mut replaced: Vec<Option<(u64, Vec<u8>)>> = vec![None; batch.len()];
+        for ((_, members), reply) in groups.iter().zip(run(con, swaps)?) {
             let olds: Vec<Option<Vec<u8>>> = decode(&inner.shown, reply)?;
-            for (&i, old) in members.iter().zip(olds) {
-                replaced[i] = old;
+            for (&i, old) in members.iter().zip(olds.chunks(2)) {
+                let [version, record] = old else {
+                    return Err(inner.foreign("a swap answered an odd number of values".into()));
+                };
+                let version = version
+                    .as_deref()
+                    .map(|v| {
+                        std::str::from_utf8(v)
+                            .ok()
+                            .and_then(|v| v.parse::<u64>().ok())
+                            .ok_or_else(|| {
+                                inner.foreign("an entry's version is not a number".into())
+                            })
+                    })
+                    .transpose()?;
+                replaced[i] = version.map(|v| (v, record.clone().unwrap_or_default()));
             }
         }
         // 3. Take the replaced versions out of their buckets; count the entries gained and lost.
@@ -440,14 +472,14 @@ impl RedisStore {
                 (Change::Delete(_), Some(_)) => -1,
                 _ => 0,
             };
-            let (Some(buckets), Some(old)) = (&inner.buckets, old) else {
+            let (Some(buckets), Some((version, record))) = (&inner.buckets, old) else {
                 continue;
             };
-            let Some((version, value)) = layout::parse_entry(old) else {
-                continue;
+            let Some((_, value)) = layout::parse_record(record) else {
+                continue; // a record lost to a writer killed half-way: its members are filtered out
             };
             if let Some(found) = buckets.buckets(value) {
-                let member = layout::member(version, change.id());
+                let member = layout::member(*version, group_of(change.id()), inner.entry_bits);
                 for (t, &b) in found.iter().enumerate() {
                     let (key, _) = inner.bucket(buckets.as_ref(), t, b);
                     unfiling.push(cmd("ZREM").arg(key).arg(&member).clone());
@@ -505,16 +537,16 @@ impl Store for RedisStore {
         for chunk in groups.chunks(WALK) {
             let commands = chunk
                 .iter()
-                .map(|&g| cmd("HGETALL").arg(inner.keys.entries(g)).clone())
+                .map(|&g| cmd("HGETALL").arg(inner.keys.records(g)).clone())
                 .collect();
             for reply in inner.run(commands)? {
                 let flat: Vec<Vec<u8>> = decode(&inner.shown, reply)?;
                 for pair in flat.chunks_exact(2) {
-                    let id = std::str::from_utf8(&pair[0])
-                        .map_err(|_| inner.foreign("an id that is not UTF-8".into()))?;
-                    let (_, value) = layout::parse_entry(&pair[1]).ok_or_else(|| {
-                        inner.foreign(format!("the entry of '{id}' is cut short"))
-                    })?;
+                    if pair[0] == layout::LAST_VERSION.as_bytes() {
+                        continue;
+                    }
+                    let (id, value) = layout::parse_record(&pair[1])
+                        .ok_or_else(|| inner.foreign("a record that is not one".into()))?;
                     f(id, value)?;
                 }
             }
@@ -593,13 +625,21 @@ impl Served for RedisStore {
 
     fn get(&self, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let inner = &self.inner;
-        let stored: Option<Vec<u8>> =
-            inner.one(cmd("HGET").arg(inner.entry_key(id)).arg(id).clone())?;
+        let group = Keys::entry_group(id, inner.entry_bits);
+        let stored: Option<Vec<u8>> = inner.one(
+            cmd("EVAL")
+                .arg(layout::GET)
+                .arg(2)
+                .arg(inner.keys.entries(group))
+                .arg(inner.keys.records(group))
+                .arg(id)
+                .clone(),
+        )?;
         match stored {
             None => Ok(None),
-            Some(bytes) => layout::parse_entry(&bytes)
+            Some(bytes) => layout::parse_record(&bytes)
                 .map(|(_, value)| Some(value.to_vec()))
-                .ok_or_else(|| inner.foreign(format!("the entry of '{id}' is cut short"))),
+                .ok_or_else(|| inner.foreign(format!("the record of '{id}' is not one"))),
         }
     }
 
@@ -626,41 +666,51 @@ impl Served for RedisStore {
                 cmd("ZRANGEBYSCORE").arg(key).arg(score).arg(score).clone()
             })
             .collect();
-        // (version, id) → the tables that filed it.
-        let mut filed: HashMap<(u64, String), Vec<usize>> = HashMap::new();
+        // (entry group, version) → the tables that filed it.
+        let mut filed: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
         for (t, reply) in inner.run(reads)?.into_iter().enumerate() {
             let members: Vec<Vec<u8>> = decode(&inner.shown, reply)?;
             for m in &members {
-                let (version, id) = layout::parse_member(m)
+                let (version, group) = layout::parse_member(m, inner.entry_bits)
                     .ok_or_else(|| inner.foreign("a bucket member that is not one".into()))?;
-                filed.entry((version, id.to_owned())).or_default().push(t);
+                filed.entry((group, version)).or_default().push(t);
             }
         }
         if filed.is_empty() {
             return Ok(Vec::new());
         }
-        // Round trip 2: the current entries of the ids found.
-        let mut candidates: Vec<((u64, String), Vec<usize>)> = filed.into_iter().collect();
-        candidates.sort();
-        let reads = candidates
-            .iter()
-            .map(|((_, id), _)| cmd("HGET").arg(inner.entry_key(id)).arg(id).clone())
+        // Round trip 2: the records of the versions found, one HMGET per entry group. A version replaced or
+        // removed since has no record.
+        let mut candidates: Vec<((u64, u64), Vec<usize>)> = filed.into_iter().collect();
+        candidates.sort_unstable();
+        let per_group = candidates.chunk_by(|a, b| a.0.0 == b.0.0);
+        let reads = per_group
+            .clone()
+            .map(|run| {
+                let mut read = cmd("HMGET");
+                read.arg(inner.keys.records(run[0].0.0));
+                for ((_, version), _) in run {
+                    read.arg(version);
+                }
+                read
+            })
             .collect();
         let mut found: Vec<(String, Vec<u8>)> = Vec::new();
-        for (((version, id), tables), reply) in candidates.into_iter().zip(inner.run(reads)?) {
-            let stored: Option<Vec<u8>> = decode(&inner.shown, reply)?;
-            let Some((current, value)) = stored.as_deref().and_then(layout::parse_entry) else {
-                continue; // removed since
-            };
-            if current != version {
-                continue; // replaced since (its current version is filed too, if it is a neighbour)
-            }
-            // The score holds at most 52 of a bucket's bits: check the whole bucket.
-            let Some(own) = buckets.buckets(value) else {
-                continue;
-            };
-            if tables.iter().any(|&t| own[t] == probe_buckets[t]) {
-                found.push((id, value.to_vec()));
+        for (run, reply) in per_group.zip(inner.run(reads)?) {
+            let records: Vec<Option<Vec<u8>>> = decode(&inner.shown, reply)?;
+            for ((_, tables), record) in run.iter().zip(&records) {
+                let Some(record) = record else {
+                    continue; // replaced or removed since (its current version is filed too, if a neighbour)
+                };
+                let (id, value) = layout::parse_record(record)
+                    .ok_or_else(|| inner.foreign("a record that is not one".into()))?;
+                // The score holds at most 52 of a bucket's bits: check the whole bucket.
+                let Some(own) = buckets.buckets(value) else {
+                    continue;
+                };
+                if tables.iter().any(|&t| own[t] == probe_buckets[t]) {
+                    found.push((id.to_owned(), value.to_vec()));
+                }
             }
         }
         found.sort();
