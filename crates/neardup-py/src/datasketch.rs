@@ -14,7 +14,8 @@ use neardup::datasketch::{
 };
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyType};
+use pyo3::{PyTraverseError, PyVisit, intern};
 use std::hash::BuildHasher;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -260,12 +261,33 @@ pub struct BandIndex {
     arena: Vec<u8>,
     id_of_slot: Vec<u32>,
     free: Vec<u32>,
-    slot_of: HashMap<u32, u32>,
+    /// Per id, its slot (`NONE` if absent): the Python side gives dense ids (it reuses freed ones).
+    slot_of: Vec<u32>,
+    entries: usize,
     /// Per band: hash of the band's bytes → first slot of its chain.
     heads: Vec<HashMap<u64, u32, PassThrough>>,
     /// Per slot and band (`slot·b + band`): the previous and next slot of its chain.
     links: Vec<[u32; 2]>,
     hasher: DefaultHashBuilder,
+    /// `MinHashLSH`'s own key tables, shared with it, for the calls that do a whole insert or query here.
+    keyed: Option<Keyed>,
+    /// The dtype of the `hashvalues` the fast calls take (others go the Python way).
+    #[pyo3(get, set)]
+    dtype: Option<Py<PyAny>>,
+    /// The MinHash scheme the index has seen (`MinHashLSH._minhash_scheme`).
+    #[pyo3(get, set)]
+    scheme: Option<Py<PyAny>>,
+}
+
+/// The Python objects `MinHashLSH` keeps its keys in (the same objects, not copies): key → id, id → key
+/// (with a marker for free ids), the free ids; and what a MinHash must be for the fast calls.
+struct Keyed {
+    key_to_id: Py<PyDict>,
+    id_to_key: Py<PyList>,
+    free_ids: Py<PyList>,
+    free_marker: Py<PyAny>,
+    num_perm: usize,
+    ndarray: Py<PyType>,
 }
 
 /// The tables' keys are hashes already.
@@ -329,7 +351,7 @@ impl BandIndex {
         if id == FREE {
             return Err(PyValueError::new_err("ids are below 2**32 - 1"));
         }
-        if self.slot_of.contains_key(&id) {
+        if self.contains(id) {
             return Err(PyValueError::new_err("The given key already exists"));
         }
         let stride = self.stride();
@@ -348,7 +370,17 @@ impl BandIndex {
                 (self.id_of_slot.len() - 1) as u32
             }
         };
-        self.slot_of.insert(id, slot);
+        let at = id as usize;
+        if at >= self.slot_of.len() {
+            if at > self.slot_of.len() + (1 << 20) {
+                return Err(PyValueError::new_err(
+                    "ids are dense: give the next free one",
+                ));
+            }
+            self.slot_of.resize(at + 1, NONE);
+        }
+        self.slot_of[at] = slot;
+        self.entries += 1;
         for band in 0..self.bands {
             let start = band * self.band_len();
             let hash = self
@@ -395,11 +427,67 @@ impl BandIndex {
             .collect()
     }
 
+    /// The ids sharing at least one of the first `bands` bands of `values` exactly, sorted.
+    fn query_ids(&self, values: &[u8], bands: usize) -> Vec<u32> {
+        let mut found = Vec::new();
+        for band in 0..bands {
+            let start = band * self.band_len();
+            let key = &values[start..start + self.band_len()];
+            found.extend(self.matches(band, key).map(|s| self.id_of_slot[s as usize]));
+        }
+        if bands > 1 {
+            found.sort_unstable();
+            found.dedup();
+        }
+        found
+    }
+
+    /// A MinHash's values as bytes when they are the plain case: `hashvalues` an exact NumPy array of the
+    /// index's dtype, one-dimensional, of `num_perm` values. None otherwise.
+    fn plain_values<'py>(
+        &self,
+        minhash: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let py = minhash.py();
+        let (Some(keyed), Some(dtype)) = (&self.keyed, &self.dtype) else {
+            return Ok(None);
+        };
+        let Ok(values) = minhash.getattr(intern!(py, "hashvalues")) else {
+            return Ok(None);
+        };
+        if !values.get_type().is(keyed.ndarray.bind(py))
+            || !values.getattr(intern!(py, "dtype"))?.is(dtype.bind(py))
+            || values.getattr(intern!(py, "ndim"))?.extract::<usize>()? != 1
+        {
+            return Ok(None);
+        }
+        let bytes = values
+            .call_method0(intern!(py, "tobytes"))?
+            .cast_into::<PyBytes>()?;
+        Ok((bytes.as_bytes().len() == keyed.num_perm * self.width).then_some(bytes))
+    }
+
+    /// Whether a MinHash's scheme needs nothing of the Python code: it has none, or the one the index has
+    /// seen (an insert of a first scheme is the Python code's to record).
+    fn scheme_known(&self, minhash: &Bound<'_, PyAny>, inserting: bool) -> PyResult<bool> {
+        let py = minhash.py();
+        let Ok(scheme) = minhash.getattr(intern!(py, "scheme")) else {
+            return Ok(false);
+        };
+        if scheme.is_none() {
+            return Ok(true);
+        }
+        match &self.scheme {
+            Some(known) if !known.bind(py).is_none() => known.bind(py).eq(&scheme),
+            _ => Ok(!inserting),
+        }
+    }
+
     fn slot(&self, id: u32) -> PyResult<u32> {
-        self.slot_of
-            .get(&id)
-            .copied()
-            .ok_or_else(|| PyKeyError::new_err(id))
+        match self.slot_of.get(id as usize) {
+            Some(&slot) if slot != NONE => Ok(slot),
+            _ => Err(PyKeyError::new_err(id)),
+        }
     }
 }
 
@@ -419,11 +507,116 @@ impl BandIndex {
             arena: Vec::new(),
             id_of_slot: Vec::new(),
             free: Vec::new(),
-            slot_of: HashMap::new(),
+            slot_of: Vec::new(),
+            entries: 0,
             heads: (0..b).map(|_| HashMap::default()).collect(),
             links: Vec::new(),
             hasher: DefaultHashBuilder::default(),
+            keyed: None,
+            dtype: None,
+            scheme: None,
         })
+    }
+
+    /// Shares `MinHashLSH`'s key tables, so that `insert_key` and `query_key` do a whole call here.
+    #[allow(clippy::too_many_arguments)]
+    fn bind_keys(
+        &mut self,
+        key_to_id: Bound<'_, PyDict>,
+        id_to_key: Bound<'_, PyList>,
+        free_ids: Bound<'_, PyList>,
+        free_marker: Bound<'_, PyAny>,
+        num_perm: usize,
+        ndarray: Bound<'_, PyType>,
+    ) {
+        self.keyed = Some(Keyed {
+            key_to_id: key_to_id.unbind(),
+            id_to_key: id_to_key.unbind(),
+            free_ids: free_ids.unbind(),
+            free_marker: free_marker.unbind(),
+            num_perm,
+            ndarray: ndarray.unbind(),
+        });
+    }
+
+    /// `MinHashLSH.insert` done here when it is the plain case: a MinHash whose `hashvalues` is a 1-D
+    /// array of `dtype` with `num_perm` values, of the scheme seen, under a new key. Returns False,
+    /// having changed nothing, for anything else (the Python code decides those, with datasketch's
+    /// errors); raises datasketch's ValueError for a key that exists when `check_duplication`.
+    fn insert_key(
+        &mut self,
+        key: &Bound<'_, PyAny>,
+        minhash: &Bound<'_, PyAny>,
+        check_duplication: bool,
+    ) -> PyResult<bool> {
+        let py = key.py();
+        if !self.scheme_known(minhash, true)? {
+            return Ok(false);
+        }
+        let Some(values) = self.plain_values(minhash)? else {
+            return Ok(false);
+        };
+        let Some(keyed) = &self.keyed else {
+            return Ok(false);
+        };
+        let key_to_id = keyed.key_to_id.bind(py).clone();
+        if key_to_id.contains(key)? {
+            if check_duplication {
+                return Err(PyValueError::new_err("The given key already exists"));
+            }
+            return Ok(false);
+        }
+        let id_to_key = keyed.id_to_key.bind(py).clone();
+        let free_ids = keyed.free_ids.bind(py);
+        let id: u32 = if free_ids.is_empty() {
+            id_to_key.append(keyed.free_marker.bind(py))?;
+            (id_to_key.len() - 1) as u32
+        } else {
+            free_ids.call_method0(intern!(py, "pop"))?.extract()?
+        };
+        let stride = self.stride();
+        self.insert_values(id, &values.as_bytes()[..stride])?;
+        id_to_key.set_item(id as usize, key)?;
+        key_to_id.set_item(key, id)?;
+        Ok(true)
+    }
+
+    /// `MinHashLSH.query` done here for the plain case (see `insert_key`): the keys found, or None for the
+    /// Python code to answer.
+    fn query_key<'py>(&self, minhash: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let py = minhash.py();
+        if !self.scheme_known(minhash, false)? {
+            return Ok(None);
+        }
+        let (Some(values), Some(keyed)) = (self.plain_values(minhash)?, &self.keyed) else {
+            return Ok(None);
+        };
+        let ids = self.query_ids(values.as_bytes(), self.bands);
+        let id_to_key = keyed.id_to_key.bind(py);
+        let keys = ids
+            .iter()
+            .map(|&i| id_to_key.get_item(i as usize))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Some(PyList::new(py, keys)?))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(k) = &self.keyed {
+            visit.call(&k.key_to_id)?;
+            visit.call(&k.id_to_key)?;
+            visit.call(&k.free_ids)?;
+            visit.call(&k.free_marker)?;
+            visit.call(&k.ndarray)?;
+        }
+        visit.call(&self.dtype)?;
+        visit.call(&self.scheme)?;
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.keyed = None;
+        self.dtype = None;
+        self.scheme = None;
     }
 
     /// Stores an entry from the bytes of its values (native order; the first b·r values are kept).
@@ -436,18 +629,7 @@ impl BandIndex {
     #[pyo3(signature = (data, bands=None))]
     fn query(&self, data: &[u8], bands: Option<usize>) -> PyResult<Vec<u32>> {
         let values = self.entry_bytes(data)?;
-        let bands = bands.unwrap_or(self.bands).min(self.bands);
-        let mut found = Vec::new();
-        for band in 0..bands {
-            let start = band * self.band_len();
-            let key = &values[start..start + self.band_len()];
-            found.extend(self.matches(band, key).map(|s| self.id_of_slot[s as usize]));
-        }
-        if bands > 1 {
-            found.sort_unstable();
-            found.dedup();
-        }
-        Ok(found)
+        Ok(self.query_ids(values, bands.unwrap_or(self.bands).min(self.bands)))
     }
 
     /// Removes an entry (KeyError if absent).
@@ -470,18 +652,19 @@ impl BandIndex {
             }
             *self.link(slot, band) = [NONE, NONE];
         }
-        self.slot_of.remove(&id);
+        self.slot_of[id as usize] = NONE;
+        self.entries -= 1;
         self.id_of_slot[slot as usize] = FREE;
         self.free.push(slot);
         Ok(())
     }
 
     fn contains(&self, id: u32) -> bool {
-        self.slot_of.contains_key(&id)
+        self.slot_of.get(id as usize).is_some_and(|&s| s != NONE)
     }
 
     fn __len__(&self) -> usize {
-        self.slot_of.len()
+        self.entries
     }
 
     /// datasketch's meaning: whether any band table is empty.
@@ -529,8 +712,8 @@ impl BandIndex {
 
     /// The stored ids, sorted.
     fn ids(&self) -> Vec<u32> {
-        let mut ids: Vec<u32> = self.slot_of.keys().copied().collect();
-        ids.sort_unstable();
-        ids
+        (0..self.slot_of.len() as u32)
+            .filter(|&id| self.slot_of[id as usize] != NONE)
+            .collect()
     }
 }

@@ -709,6 +709,44 @@ def test_lsh_misuse():
     same_error(lambda: a.merge(a3), lambda: b.merge(b3))
 
 
+def test_lsh_plain_calls_are_native_and_others_are_not():
+    """Inserts and queries of the plain case are one native call each; what it does not cover (another
+    dtype, a sequence that is not an array, a duplicate key allowed) gives datasketch's answers the Python
+    way."""
+    a, b, mds, mnd = _both(30, threshold=0.5)
+    for i, (ma, mb) in enumerate(zip(mds[:10], mnd[:10])):
+        a.insert(i, ma)
+        b.insert(i, mb)
+    assert b._fast is not None and b._fast.dtype == np.uint32 and b._fast.scheme == "affine32"
+    assert b._fast.query_key(mnd[0]) is not None
+    # Another dtype of the same width: not the fast path's, the same answers.
+    class Duck:
+        scheme = "affine32"
+
+        def __init__(self, values):
+            self.hashvalues = values
+
+        def __len__(self):
+            return len(self.hashvalues)
+
+    as_int32 = {lib: Duck(m.hashvalues.astype(np.int32)) for lib, m in ((ds, mds[11]), (nd, mnd[11]))}
+    assert b._fast.query_key(as_int32[nd]) is None
+    assert _as_set(b.query(as_int32[nd])) == set(a.query(as_int32[ds]))
+    a.insert("int32", as_int32[ds])
+    b.insert("int32", as_int32[nd])
+    _check_same(a, b, mds, mnd)
+    assert b._fast is not None, "int32 values of width 4 stay in the native tables"
+    for i, (ma, mb) in enumerate(zip(mds[10:], mnd[10:])):
+        a.insert(10 + i, ma)
+        b.insert(10 + i, mb)
+    _check_same(a, b, mds, mnd)
+    # A key inserted twice without the check: datasketch's lists model that, in Python.
+    a.insert(3, mds[4], check_duplication=False)
+    b.insert(3, mnd[4], check_duplication=False)
+    assert b._fast is None
+    _check_same(a, b, mds, mnd)
+
+
 def test_lsh_duplicates_merge_and_buffers():
     # check_duplication=False lets a key in twice: datasketch's tables then hold it under both MinHashes
     a, b, mds, mnd = _both(6, threshold=0.5)

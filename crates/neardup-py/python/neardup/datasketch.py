@@ -1143,18 +1143,31 @@ class MinHashLSH:
             self._H = self._byteswap
 
         self.hashranges = [(i * self.r, (i + 1) * self.r) for i in range(self.b)]
-        self._minhash_scheme: Optional[str] = None
+        self._minhash_scheme = None
         self._query_buffer: list = []
         if hashfunc:
             self._init_python_tables()
         else:
             self._init_native_tables()
 
+    @property
+    def _minhash_scheme(self) -> Optional[str]:
+        """The MinHash scheme the index has seen (None until one with a scheme is inserted)."""
+        return self.__dict__.get("_scheme_seen")
+
+    @_minhash_scheme.setter
+    def _minhash_scheme(self, scheme: Optional[str]) -> None:
+        self.__dict__["_scheme_seen"] = scheme
+        index = self.__dict__.get("_index")
+        if index is not None:
+            index.scheme = scheme
+
     # -- table backends ---------------------------------------------------------------------------------
 
     def _init_native_tables(self) -> None:
         self._native = True
         self._index = None  # created at the first insert, for the width of its values
+        self._fast = None  # the same index, when whole inserts and queries may go to it
         self._width = None
         self._key_to_id: dict = {}
         self._id_to_key: list = []
@@ -1165,6 +1178,7 @@ class MinHashLSH:
     def _init_python_tables(self) -> None:
         self._native = False
         self._index = None
+        self._fast = None
         self.keys = _DictListStorage()
         self.hashtables = [_DictSetStorage() for _ in range(self.b)]
 
@@ -1201,11 +1215,21 @@ class MinHashLSH:
         if self._width != width:
             if width not in (4, 8) or not create or self._key_to_id:
                 return None
-            self._index = _native.BandIndex(self.b, self.r, width)
-            self._width = width
+            self._new_native_index(width)
         if hashvalues.shape[0] < self.b * self.r:
             return None
+        if self._index.dtype is None:
+            self._index.dtype = hashvalues.dtype
         return hashvalues.tobytes()
+
+    def _new_native_index(self, width: int) -> None:
+        """Native band tables for values of `width` bytes, sharing this index's key tables, so that a
+        plain insert or query (see `insert`) is one native call."""
+        index = _native.BandIndex(self.b, self.r, width)
+        index.bind_keys(self._key_to_id, self._id_to_key, self._free_ids, _FREE_ID, self.h, np.ndarray)
+        index.scheme = self._minhash_scheme
+        self._index, self._width = index, width
+        self._fast = None if self.prepickle else index
 
     def _new_id(self) -> int:
         if self._free_ids:
@@ -1263,6 +1287,11 @@ class MinHashLSH:
             minhash (Union[MinHash, WeightedMinHash]): The MinHash of the set.
             check_duplication (bool): Raise ValueError if the key is already stored (default True).
         """
+        # The plain case (a NumPy MinHash of the index's dtype and scheme, a new key) is one native call;
+        # it returns False, having changed nothing, for everything else.
+        fast = self._fast
+        if fast is not None and fast.insert_key(key, minhash, check_duplication):
+            return
         self._insert(key, minhash, check_duplication=check_duplication, buffer=False)
 
     def _insert(self, key: Hashable, minhash, check_duplication: bool = True, buffer: bool = False):
@@ -1336,8 +1365,7 @@ class MinHashLSH:
                 overlap = any(k in self._key_to_id for k in other._key_to_id)
                 if not overlap and (self._width == other._width or not self._key_to_id):
                     if self._width != other._width:
-                        self._index = _native.BandIndex(self.b, self.r, other._width)
-                        self._width = other._width
+                        self._new_native_index(other._width)
                     for key, j in list(other._key_to_id.items()):
                         i = self._new_id()
                         self._index.insert(i, other._index.values(j))
@@ -1391,6 +1419,11 @@ class MinHashLSH:
         Returns:
             list: a list of unique keys.
         """
+        fast = self._fast
+        if fast is not None:
+            found = fast.query_key(minhash)
+            if found is not None:
+                return found
         if len(minhash) != self.h:
             raise ValueError("Expecting minhash with length %d, got %d" % (self.h, len(minhash)))
         _check_scheme_consistency(getattr(self, "_minhash_scheme", None), minhash)
@@ -1506,6 +1539,7 @@ class MinHashLSH:
 
     def __getstate__(self):
         state = self.__dict__.copy()
+        state.pop("_fast", None)
         if state.get("_native"):
             index = state.pop("_index")
             key_to_id = state.pop("_key_to_id")
@@ -1517,13 +1551,15 @@ class MinHashLSH:
     def __setstate__(self, state):
         state = dict(state)
         entries = state.pop("_native_entries", None)
+        if "_minhash_scheme" in state:  # pickled before the scheme became a property
+            state["_scheme_seen"] = state.pop("_minhash_scheme")
         self.__dict__.update(state)
+        self._fast = None
         if state.get("_native"):
             width = state.get("_width")
             self._init_native_tables()
             if width is not None:
-                self._index = _native.BandIndex(self.b, self.r, width)
-                self._width = width
+                self._new_native_index(width)
                 for key, values in entries or ():
                     i = self._new_id()
                     self._index.insert(i, values)
@@ -1555,6 +1591,9 @@ class MinHashLSHInsertionSession(_Session):
 
     def insert(self, key: Hashable, minhash, check_duplication=True) -> None:
         """Insert a unique key to the index, together with a MinHash of the set referenced by the key."""
+        fast = self.lsh._fast
+        if fast is not None and fast.insert_key(key, minhash, check_duplication):
+            return
         self.lsh._insert(key, minhash, check_duplication=check_duplication, buffer=True)
 
 
