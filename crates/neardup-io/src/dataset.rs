@@ -271,7 +271,7 @@ impl<'d> Pass<'d> {
         on: &mut dyn FnMut(ParquetEvent<'_>, u64) -> Result<(), E>,
     ) -> Result<FileEnd, E> {
         let dataset = self.dataset;
-        let file = match File::open(&dataset.inputs[input].path) {
+        let file = match File::open(&dataset.inputs[input].path).and_then(pq::StrictFile::new) {
             Ok(f) => f,
             Err(e) => {
                 return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
