@@ -282,6 +282,10 @@ fn every_endpoint_answers_and_every_error_is_named() {
         StatusCode::NOT_FOUND,
         "no_such_index",
     );
+    // A name whose percent-encoding is not UTF-8 (found by fuzzing: axum answered in plain text).
+    for path in ["/v1/indexes/d%b2", "/v1/indexes/d%b2/documents?id=x"] {
+        assert_error(server.get(path), StatusCode::BAD_REQUEST, "bad_path");
+    }
 
     // Documents: matches stored before, then stored. Ids are any string (a URL with a query here).
     let url = "https://example.org/a?b=c&d=e f";

@@ -2,12 +2,14 @@
 //! up, remove one, and query by document or fingerprint, one or a batch. Ids are any UTF-8 string, so they
 //! travel in the query string (`?id=`), never as path segments.
 
-use super::{analyze, body, field, matches_json, media_hint, ndjson_lines, params, radius};
+use super::{
+    IndexName, analyze, body, field, matches_json, media_hint, ndjson_lines, params, radius,
+};
 use crate::error::ApiError;
 use crate::state::{AppState, SharedIndex};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use neardup::Sketch;
@@ -80,7 +82,7 @@ fn parse_sketch(index: &SharedIndex, text: &str, line: Option<usize>) -> Result<
 /// the same id); durable before the answer.
 pub async fn add(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     query: Result<Query<DocumentParams>, QueryRejection>,
     headers: HeaderMap,
     bytes: Result<Bytes, BytesRejection>,
@@ -115,7 +117,7 @@ pub async fn add(
 /// `GET /v1/indexes/{name}/documents?id=ID`: the stored fingerprint of an id.
 pub async fn show(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     query: Result<Query<DocumentParams>, QueryRejection>,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
     let id = required_id(params(query)?.id)?;
@@ -138,7 +140,7 @@ fn no_such_document(index: &str, id: &str) -> ApiError {
 /// `DELETE /v1/indexes/{name}/documents?id=ID`: 204, or 404 if it was not stored.
 pub async fn remove(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     query: Result<Query<DocumentParams>, QueryRejection>,
 ) -> Result<StatusCode, ApiError> {
     let id = required_id(params(query)?.id)?;
@@ -153,7 +155,7 @@ pub async fn remove(
 /// batch (all or nothing: a bad line stores none and is named).
 pub async fn add_fingerprints(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<axum::Json<serde_json::Value>, ApiError> {
     let bytes = body(bytes)?;
@@ -184,7 +186,7 @@ pub async fn add_fingerprints(
 /// the index's threshold (or `?k=` / `?threshold=`), closest first.
 pub async fn query(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     query: Result<Query<QueryParams>, QueryRejection>,
     headers: HeaderMap,
     bytes: Result<Bytes, BytesRejection>,
@@ -217,7 +219,7 @@ pub async fn query(
 /// `{"matches": [...]}` out, in the same order.
 pub async fn query_batch(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     query: Result<Query<BatchParams>, QueryRejection>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {

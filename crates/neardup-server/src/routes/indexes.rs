@@ -1,10 +1,11 @@
 //! `PUT`, `GET`, `DELETE /v1/indexes/{name}` and `GET /v1/indexes`: the named indexes of the data directory.
 
+use super::IndexName;
 use crate::error::ApiError;
 use crate::state::{AppState, IndexSpec, describe};
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 /// 201 with the description; 409 if the name is taken.
 pub async fn create(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     // JSON whatever the Content-Type says (`curl -d` sends a form type).
@@ -44,7 +45,7 @@ pub async fn list(State(state): State<Arc<AppState>>) -> impl IntoResponse {
 /// One index's description.
 pub async fn show(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
 ) -> Result<impl IntoResponse, ApiError> {
     let index = state.index(&name)?;
     Ok(axum::Json(describe(&name, &index)))
@@ -53,7 +54,7 @@ pub async fn show(
 /// 204; 404 if there is no such index.
 pub async fn delete(
     State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
+    IndexName(name): IndexName,
 ) -> Result<StatusCode, ApiError> {
     tokio::task::spawn_blocking(move || state.delete(&name))
         .await

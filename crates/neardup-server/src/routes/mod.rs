@@ -112,6 +112,24 @@ pub(crate) fn body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiErro
     })
 }
 
+/// An index's name from the path (`/v1/indexes/{name}…`), or a 400 in the API's JSON form: axum's own
+/// rejection (a name whose percent-encoding is not UTF-8, found by fuzzing) is plain text.
+pub struct IndexName(pub String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for IndexName {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        axum::extract::Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(name)| IndexName(name))
+            .map_err(|r| ApiError::bad_request("bad_path", r.body_text()))
+    }
+}
+
 /// Query-string parameters, or a 400 that names the bad one.
 pub(crate) fn params<T>(
     query: Result<axum::extract::Query<T>, QueryRejection>,
