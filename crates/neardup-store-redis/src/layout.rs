@@ -97,9 +97,14 @@ pub fn member(version: u64, group: u64, entry_bits: u32) -> String {
     ((version << entry_bits) | group).to_string()
 }
 
+/// A version, or a member, as Redis gives it back: a decimal integer.
+pub fn parse_version(bytes: &[u8]) -> Option<u64> {
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
 /// A member's (version, entry group), or `None` for bytes that are not one.
 pub fn parse_member(bytes: &[u8], entry_bits: u32) -> Option<(u64, u64)> {
-    let m: u64 = std::str::from_utf8(bytes).ok()?.parse().ok()?;
+    let m = parse_version(bytes)?;
     let mask = (1u64 << entry_bits) - 1;
     Some((m >> entry_bits, m & mask))
 }

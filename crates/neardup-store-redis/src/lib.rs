@@ -362,55 +362,54 @@ impl RedisStore {
                 Change::Delete(_) => None,
             });
         }
-        // The changes of each entry group, in the batch's order.
+        // Each change's entry group, and the changes of each group in the batch's order.
+        let group_of: Vec<u64> = batch
+            .iter()
+            .map(|c| Keys::entry_group(c.id(), inner.entry_bits))
+            .collect();
         let mut by_group: HashMap<u64, Vec<usize>> = HashMap::new();
-        for (i, change) in batch.iter().enumerate() {
-            by_group
-                .entry(Keys::entry_group(change.id(), inner.entry_bits))
-                .or_default()
-                .push(i);
+        for (i, &g) in group_of.iter().enumerate() {
+            by_group.entry(g).or_default().push(i);
         }
         let mut groups: Vec<(u64, Vec<usize>)> = by_group.into_iter().collect();
         groups.sort_unstable();
-        // 0. Versions for the puts, numbered within each entry group.
-        let is_put = |i: &usize| matches!(batch[*i], Change::Put { .. });
-        let reserving: Vec<(u64, u64)> = groups
+        // 0. Versions for the puts, numbered within each entry group (one HINCRBY per group with puts).
+        let puts_of = |members: &[usize]| -> Vec<usize> {
+            members
+                .iter()
+                .copied()
+                .filter(|&i| matches!(batch[i], Change::Put { .. }))
+                .collect()
+        };
+        let reserving: Vec<(u64, Vec<usize>)> = groups
             .iter()
-            .map(|(g, members)| (*g, members.iter().filter(|i| is_put(i)).count() as u64))
-            .filter(|&(_, puts)| puts > 0)
+            .map(|(g, members)| (*g, puts_of(members)))
+            .filter(|(_, puts)| !puts.is_empty())
             .collect();
         let reserve = reserving
             .iter()
-            .map(|&(g, puts)| {
+            .map(|(g, puts)| {
                 cmd("HINCRBY")
-                    .arg(inner.keys.records(g))
+                    .arg(inner.keys.records(*g))
                     .arg(layout::LAST_VERSION)
-                    .arg(puts)
+                    .arg(puts.len())
                     .clone()
             })
             .collect();
-        let mut next_version: HashMap<u64, u64> = HashMap::with_capacity(reserving.len());
-        for (&(g, puts), reply) in reserving.iter().zip(run(con, reserve)?) {
-            let last: u64 = decode(&inner.shown, reply)?;
-            next_version.insert(g, last + 1 - puts.min(last));
-        }
         let mut versions = vec![0u64; batch.len()];
-        for (g, members) in &groups {
-            for &i in members.iter().filter(|i| is_put(i)) {
-                let next = next_version
-                    .get_mut(g)
-                    .expect("every group with puts reserved");
-                versions[i] = *next;
-                *next += 1;
+        for ((_, puts), reply) in reserving.iter().zip(run(con, reserve)?) {
+            let last: u64 = decode(&inner.shown, reply)?;
+            let first = (last + 1).saturating_sub(puts.len() as u64);
+            for (&i, version) in puts.iter().zip(first..) {
+                versions[i] = version;
             }
         }
-        let group_of = |id: &str| Keys::entry_group(id, inner.entry_bits);
         // 1. File the new versions in their buckets.
         let mut filing = Vec::new();
         if let Some(buckets) = &inner.buckets {
-            for ((change, version), found) in batch.iter().zip(&versions).zip(&put_buckets) {
+            for (i, found) in put_buckets.iter().enumerate() {
                 if let Some(found) = found {
-                    let member = layout::member(*version, group_of(change.id()), inner.entry_bits);
+                    let member = layout::member(versions[i], group_of[i], inner.entry_bits);
                     for (t, &b) in found.iter().enumerate() {
                         let (key, score) = inner.bucket(buckets.as_ref(), t, b);
                         filing.push(cmd("ZADD").arg(key).arg(score).arg(&member).clone());
@@ -452,12 +451,9 @@ impl RedisStore {
                 let version = version
                     .as_deref()
                     .map(|v| {
-                        std::str::from_utf8(v)
-                            .ok()
-                            .and_then(|v| v.parse::<u64>().ok())
-                            .ok_or_else(|| {
-                                inner.foreign("an entry's version is not a number".into())
-                            })
+                        layout::parse_version(v).ok_or_else(|| {
+                            inner.foreign("an entry's version is not a number".into())
+                        })
                     })
                     .transpose()?;
                 replaced[i] = version.map(|v| (v, record.clone().unwrap_or_default()));
@@ -466,7 +462,7 @@ impl RedisStore {
         // 3. Take the replaced versions out of their buckets; count the entries gained and lost.
         let mut unfiling = Vec::new();
         let mut delta: i64 = 0;
-        for (change, old) in batch.iter().zip(&replaced) {
+        for (i, (change, old)) in batch.iter().zip(&replaced).enumerate() {
             delta += match (change, old) {
                 (Change::Put { .. }, None) => 1,
                 (Change::Delete(_), Some(_)) => -1,
@@ -479,7 +475,7 @@ impl RedisStore {
                 continue; // a record lost to a writer killed half-way: its members are filtered out
             };
             if let Some(found) = buckets.buckets(value) {
-                let member = layout::member(*version, group_of(change.id()), inner.entry_bits);
+                let member = layout::member(*version, group_of[i], inner.entry_bits);
                 for (t, &b) in found.iter().enumerate() {
                     let (key, _) = inner.bucket(buckets.as_ref(), t, b);
                     unfiling.push(cmd("ZREM").arg(key).arg(&member).clone());
