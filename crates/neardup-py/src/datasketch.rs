@@ -263,7 +263,6 @@ pub struct BandIndex {
     free: Vec<u32>,
     /// Per id, its slot (`NONE` if absent): the Python side gives dense ids (it reuses freed ones).
     slot_of: Vec<u32>,
-    entries: usize,
     /// Per band: hash of the band's bytes → first slot of its chain.
     heads: Vec<HashMap<u64, u32, PassThrough>>,
     /// Per slot and band (`slot·b + band`): the previous and next slot of its chain.
@@ -380,7 +379,6 @@ impl BandIndex {
             self.slot_of.resize(at + 1, NONE);
         }
         self.slot_of[at] = slot;
-        self.entries += 1;
         for band in 0..self.bands {
             let start = band * self.band_len();
             let hash = self
@@ -478,8 +476,8 @@ impl BandIndex {
             return Ok(true);
         }
         match &self.scheme {
-            Some(known) if !known.bind(py).is_none() => known.bind(py).eq(&scheme),
-            _ => Ok(!inserting),
+            Some(known) => known.bind(py).eq(&scheme),
+            None => Ok(!inserting),
         }
     }
 
@@ -508,7 +506,6 @@ impl BandIndex {
             id_of_slot: Vec::new(),
             free: Vec::new(),
             slot_of: Vec::new(),
-            entries: 0,
             heads: (0..b).map(|_| HashMap::default()).collect(),
             links: Vec::new(),
             hasher: DefaultHashBuilder::default(),
@@ -653,7 +650,6 @@ impl BandIndex {
             *self.link(slot, band) = [NONE, NONE];
         }
         self.slot_of[id as usize] = NONE;
-        self.entries -= 1;
         self.id_of_slot[slot as usize] = FREE;
         self.free.push(slot);
         Ok(())
@@ -664,7 +660,8 @@ impl BandIndex {
     }
 
     fn __len__(&self) -> usize {
-        self.entries
+        // Slots in use: every slot ever made, less the free ones.
+        self.id_of_slot.len() - self.free.len()
     }
 
     /// datasketch's meaning: whether any band table is empty.

@@ -717,8 +717,8 @@ def test_lsh_plain_calls_are_native_and_others_are_not():
     for i, (ma, mb) in enumerate(zip(mds[:10], mnd[:10])):
         a.insert(i, ma)
         b.insert(i, mb)
-    assert b._fast is not None and b._fast.dtype == np.uint32 and b._fast.scheme == "affine32"
-    assert b._fast.query_key(mnd[0]) is not None
+    assert b._index is not None and b._index.dtype == np.uint32 and b._index.scheme == "affine32"
+    assert b._index.query_key(mnd[0]) is not None
     # Another dtype of the same width: not the fast path's, the same answers.
     class Duck:
         scheme = "affine32"
@@ -730,12 +730,12 @@ def test_lsh_plain_calls_are_native_and_others_are_not():
             return len(self.hashvalues)
 
     as_int32 = {lib: Duck(m.hashvalues.astype(np.int32)) for lib, m in ((ds, mds[11]), (nd, mnd[11]))}
-    assert b._fast.query_key(as_int32[nd]) is None
+    assert b._index.query_key(as_int32[nd]) is None
     assert _as_set(b.query(as_int32[nd])) == set(a.query(as_int32[ds]))
     a.insert("int32", as_int32[ds])
     b.insert("int32", as_int32[nd])
     _check_same(a, b, mds, mnd)
-    assert b._fast is not None, "int32 values of width 4 stay in the native tables"
+    assert b._index is not None, "int32 values of width 4 stay in the native tables"
     for i, (ma, mb) in enumerate(zip(mds[10:], mnd[10:])):
         a.insert(10 + i, ma)
         b.insert(10 + i, mb)
@@ -743,7 +743,7 @@ def test_lsh_plain_calls_are_native_and_others_are_not():
     # A key inserted twice without the check: datasketch's lists model that, in Python.
     a.insert(3, mds[4], check_duplication=False)
     b.insert(3, mnd[4], check_duplication=False)
-    assert b._fast is None
+    assert b._index is None
     _check_same(a, b, mds, mnd)
 
 

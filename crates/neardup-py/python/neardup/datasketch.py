@@ -1167,7 +1167,6 @@ class MinHashLSH:
     def _init_native_tables(self) -> None:
         self._native = True
         self._index = None  # created at the first insert, for the width of its values
-        self._fast = None  # the same index, when whole inserts and queries may go to it
         self._width = None
         self._key_to_id: dict = {}
         self._id_to_key: list = []
@@ -1178,7 +1177,6 @@ class MinHashLSH:
     def _init_python_tables(self) -> None:
         self._native = False
         self._index = None
-        self._fast = None
         self.keys = _DictListStorage()
         self.hashtables = [_DictSetStorage() for _ in range(self.b)]
 
@@ -1223,13 +1221,14 @@ class MinHashLSH:
         return hashvalues.tobytes()
 
     def _new_native_index(self, width: int) -> None:
-        """Native band tables for values of `width` bytes, sharing this index's key tables, so that a
-        plain insert or query (see `insert`) is one native call."""
+        """Native band tables for values of `width` bytes. Unless keys are pickled, they share this index's
+        key tables, so that a plain insert or query (see `insert`) is one native call; without them the
+        native calls decline and the Python code decides."""
         index = _native.BandIndex(self.b, self.r, width)
-        index.bind_keys(self._key_to_id, self._id_to_key, self._free_ids, _FREE_ID, self.h, np.ndarray)
+        if not self.prepickle:
+            index.bind_keys(self._key_to_id, self._id_to_key, self._free_ids, _FREE_ID, self.h, np.ndarray)
         index.scheme = self._minhash_scheme
         self._index, self._width = index, width
-        self._fast = None if self.prepickle else index
 
     def _new_id(self) -> int:
         if self._free_ids:
@@ -1289,8 +1288,8 @@ class MinHashLSH:
         """
         # The plain case (a NumPy MinHash of the index's dtype and scheme, a new key) is one native call;
         # it returns False, having changed nothing, for everything else.
-        fast = self._fast
-        if fast is not None and fast.insert_key(key, minhash, check_duplication):
+        index = self._index
+        if index is not None and index.insert_key(key, minhash, check_duplication):
             return
         self._insert(key, minhash, check_duplication=check_duplication, buffer=False)
 
@@ -1419,9 +1418,9 @@ class MinHashLSH:
         Returns:
             list: a list of unique keys.
         """
-        fast = self._fast
-        if fast is not None:
-            found = fast.query_key(minhash)
+        index = self._index
+        if index is not None:
+            found = index.query_key(minhash)
             if found is not None:
                 return found
         if len(minhash) != self.h:
@@ -1539,7 +1538,6 @@ class MinHashLSH:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state.pop("_fast", None)
         if state.get("_native"):
             index = state.pop("_index")
             key_to_id = state.pop("_key_to_id")
@@ -1554,7 +1552,6 @@ class MinHashLSH:
         if "_minhash_scheme" in state:  # pickled before the scheme became a property
             state["_scheme_seen"] = state.pop("_minhash_scheme")
         self.__dict__.update(state)
-        self._fast = None
         if state.get("_native"):
             width = state.get("_width")
             self._init_native_tables()
@@ -1591,8 +1588,8 @@ class MinHashLSHInsertionSession(_Session):
 
     def insert(self, key: Hashable, minhash, check_duplication=True) -> None:
         """Insert a unique key to the index, together with a MinHash of the set referenced by the key."""
-        fast = self.lsh._fast
-        if fast is not None and fast.insert_key(key, minhash, check_duplication):
+        index = self.lsh._index
+        if index is not None and index.insert_key(key, minhash, check_duplication):
             return
         self.lsh._insert(key, minhash, check_duplication=check_duplication, buffer=True)
 
