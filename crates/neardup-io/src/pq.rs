@@ -264,18 +264,14 @@ impl parquet::file::reader::ChunkReader for StrictFile {
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
-        use std::io::{Read, Seek};
+        // A range past the end is refused before the file's own reader allocates room for it.
         if start
             .checked_add(length as u64)
             .is_none_or(|end| end > self.len)
         {
             return Err(past_the_end(start, length, self.len));
         }
-        let mut buffer = vec![0u8; length];
-        let mut file = self.file.try_clone()?;
-        file.seek(std::io::SeekFrom::Start(start))?;
-        file.read_exact(&mut buffer)?;
-        Ok(buffer.into())
+        self.file.get_bytes(start, length)
     }
 }
 
