@@ -12,6 +12,7 @@ use crate::record::{
 };
 use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::fs::File;
 use std::io::Read;
@@ -271,7 +272,10 @@ impl<'d> Pass<'d> {
         on: &mut dyn FnMut(ParquetEvent<'_>, u64) -> Result<(), E>,
     ) -> Result<FileEnd, E> {
         let dataset = self.dataset;
-        let file = match File::open(&dataset.inputs[input].path).and_then(pq::StrictFile::new) {
+        let (file, walker) = match File::open(&dataset.inputs[input].path)
+            .and_then(pq::StrictFile::new)
+            .and_then(|f| Ok((f.try_clone()?, f)))
+        {
             Ok(f) => f,
             Err(e) => {
                 return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
@@ -298,12 +302,17 @@ impl<'d> Pass<'d> {
         };
         let total_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
         on(ParquetEvent::Schema(builder.schema()), 0)?;
-        let builder = if project {
-            let mask = pq::projection(builder.parquet_schema(), &dataset.options);
-            builder.with_projection(mask)
+        let mask = if project {
+            pq::projection(builder.parquet_schema(), &dataset.options)
         } else {
-            builder
+            ProjectionMask::all()
         };
+        // Pages are checked before any is decoded: the decoder allocates what a page header claims.
+        if let Err(e) = pq::check_page_sizes(&walker, builder.metadata(), &mask, pq::MAX_PAGE_BYTES)
+        {
+            return Ok(self.failed(input, None, format!("cannot read: {e}"), 0));
+        }
+        let builder = builder.with_projection(mask);
         let mut reader = match pq::guarded(|| {
             builder.with_batch_size(batch_rows.min(1 << 16)).build()
         }) {

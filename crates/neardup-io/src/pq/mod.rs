@@ -14,6 +14,9 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::SchemaDescriptor;
 use std::borrow::Cow;
 
+mod pages;
+pub(crate) use pages::{MAX_PAGE_BYTES, check_page_sizes};
+
 /// Rows per row group in written Parquet, at most.
 pub(crate) const ROW_GROUP_ROWS: usize = 64 * 1024;
 /// Encoded bytes per row group, at most (documents are large: bound the writer's memory).
@@ -224,6 +227,14 @@ impl StrictFile {
     pub(crate) fn new(file: std::fs::File) -> std::io::Result<Self> {
         let len = file.metadata()?.len();
         Ok(StrictFile { file, len })
+    }
+
+    /// A second handle on the same file (for a walk beside the decoder's reads).
+    pub(crate) fn try_clone(&self) -> std::io::Result<Self> {
+        Ok(StrictFile {
+            file: self.file.try_clone()?,
+            len: self.len,
+        })
     }
 }
 
