@@ -8,7 +8,7 @@
 //! a live, C-contiguous array of the scheme's dtype (`uint32` for "affine32", `uint64` for "affine64" and
 //! "legacy") holding at least the given number of values, and a written array is not shared.
 
-use hashbrown::{DefaultHashBuilder, HashMap};
+use hashbrown::DefaultHashBuilder;
 use neardup::datasketch::{
     Variant, fmix32, fmix64, mod_mersenne61, permutations, permutations_affine64, sha1,
 };
@@ -17,6 +17,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyType};
 use pyo3::{PyTraverseError, PyVisit, intern};
 use std::hash::BuildHasher;
+
+mod heads;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ds_permutations, m)?)?;
@@ -248,10 +250,12 @@ fn ds_update_hashes(
 
 /// The band tables of `MinHashLSH`: `b` bands of `r` values of `width` bytes; in each band, entries with
 /// equal values are found together. Entries are the caller's integer ids; each entry's `b·r` values are kept
-/// once, in an arena. A band's table maps a 64-bit hash of the band's bytes to the first slot of a chain
-/// threaded through the slots (`prev`/`next` per slot and band), so inserting allocates nothing per bucket
-/// and removing is O(1); every chain member's bytes are compared on lookup, so matching stays exact (two
-/// band contents with one hash share a chain but never match each other).
+/// once, in an arena. A band's table ([`heads::HeadTable`]) maps a hash of the band's bytes to the first slot
+/// of a chain threaded through the slots (`prev`/`next` per slot and band), so inserting allocates nothing
+/// per bucket and removing is O(1). Matching stays exact: a query collects the chains' slots of all bands
+/// first, then compares one matching band's bytes per distinct slot (two band contents with one hash share a
+/// chain but never match each other). Collecting first lets the bands' lookups overlap in memory, and a
+/// slot found in every band is compared once, not once per band.
 #[pyclass(module = "neardup._native")]
 pub struct BandIndex {
     bands: usize,
@@ -264,7 +268,7 @@ pub struct BandIndex {
     /// Per id, its slot (`NONE` if absent): the Python side gives dense ids (it reuses freed ones).
     slot_of: Vec<u32>,
     /// Per band: hash of the band's bytes → first slot of its chain.
-    heads: Vec<HashMap<u64, u32, PassThrough>>,
+    heads: Vec<heads::HeadTable>,
     /// Per slot and band (`slot·b + band`): the previous and next slot of its chain.
     links: Vec<[u32; 2]>,
     hasher: DefaultHashBuilder,
@@ -287,31 +291,6 @@ struct Keyed {
     free_marker: Py<PyAny>,
     num_perm: usize,
     ndarray: Py<PyType>,
-}
-
-/// The tables' keys are hashes already.
-#[derive(Clone, Copy, Default)]
-struct PassThrough;
-
-impl BuildHasher for PassThrough {
-    type Hasher = PassThroughHasher;
-    fn build_hasher(&self) -> PassThroughHasher {
-        PassThroughHasher(0)
-    }
-}
-
-struct PassThroughHasher(u64);
-
-impl std::hash::Hasher for PassThroughHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 keys")
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
 }
 
 const FREE: u32 = u32::MAX;
@@ -379,42 +358,25 @@ impl BandIndex {
             self.slot_of.resize(at + 1, NONE);
         }
         self.slot_of[at] = slot;
-        for band in 0..self.bands {
-            let start = band * self.band_len();
-            let hash = self
-                .hasher
-                .hash_one(&values[start..start + self.band_len()]);
-            let next = match self.heads[band].entry(hash) {
-                hashbrown::hash_map::Entry::Occupied(mut head) => {
-                    std::mem::replace(head.get_mut(), slot)
-                }
-                hashbrown::hash_map::Entry::Vacant(head) => {
-                    head.insert(slot);
-                    NONE
-                }
-            };
+        let band_len = self.band_len();
+        // Every band's hash first, its table line asked for, then the tables written.
+        let hashes: Vec<u64> = (0..self.bands)
+            .map(|band| {
+                let hash = self
+                    .hasher
+                    .hash_one(&values[band * band_len..(band + 1) * band_len]);
+                self.heads[band].prefetch(hash);
+                hash
+            })
+            .collect();
+        for (band, hash) in hashes.into_iter().enumerate() {
+            let next = self.heads[band].replace(hash, slot).unwrap_or(NONE);
             *self.link(slot, band) = [NONE, next];
             if next != NONE {
                 self.link(next, band)[0] = slot;
             }
         }
         Ok(())
-    }
-
-    /// The slots whose band `band` holds exactly `key`.
-    fn matches<'a>(&'a self, band: usize, key: &'a [u8]) -> impl Iterator<Item = u32> + 'a {
-        let hash = self.hasher.hash_one(key);
-        let mut slot = self.heads[band].get(&hash).copied().unwrap_or(NONE);
-        std::iter::from_fn(move || {
-            while slot != NONE {
-                let this = slot;
-                slot = self.links[this as usize * self.bands + band][1];
-                if self.band_of_slot(this, band) == key {
-                    return Some(this);
-                }
-            }
-            None
-        })
     }
 
     fn key_bytes(&self, band_bytes: &[u8]) -> Vec<u8> {
@@ -427,16 +389,40 @@ impl BandIndex {
 
     /// The ids sharing at least one of the first `bands` bands of `values` exactly, sorted.
     fn query_ids(&self, values: &[u8], bands: usize) -> Vec<u32> {
+        let band_len = self.band_len();
+        let key = |band: usize| &values[band * band_len..(band + 1) * band_len];
+        // Every band's head first, their cache lines asked for before any is read.
+        let hashes: Vec<u64> = (0..bands)
+            .map(|band| {
+                let hash = self.hasher.hash_one(key(band));
+                self.heads[band].prefetch(hash);
+                hash
+            })
+            .collect();
+        let heads: Vec<u32> = (hashes.iter().enumerate())
+            .map(|(band, &hash)| self.heads[band].get(hash).unwrap_or(NONE))
+            .collect();
+        let mut candidates: Vec<(u32, u32)> = Vec::new();
+        for (band, &head) in heads.iter().enumerate() {
+            let mut slot = head;
+            while slot != NONE {
+                candidates.push((slot, band as u32));
+                slot = self.links[slot as usize * self.bands + band][1];
+            }
+        }
+        candidates.sort_unstable();
+        // A slot matches if one of its bands found by hash holds exactly the query's bytes.
         let mut found = Vec::new();
-        for band in 0..bands {
-            let start = band * self.band_len();
-            let key = &values[start..start + self.band_len()];
-            found.extend(self.matches(band, key).map(|s| self.id_of_slot[s as usize]));
+        for group in candidates.chunk_by(|a, b| a.0 == b.0) {
+            let slot = group[0].0;
+            if group
+                .iter()
+                .any(|&(_, band)| self.band_of_slot(slot, band as usize) == key(band as usize))
+            {
+                found.push(self.id_of_slot[slot as usize]);
+            }
         }
-        if bands > 1 {
-            found.sort_unstable();
-            found.dedup();
-        }
+        found.sort_unstable();
         found
     }
 
@@ -506,7 +492,7 @@ impl BandIndex {
             id_of_slot: Vec::new(),
             free: Vec::new(),
             slot_of: Vec::new(),
-            heads: (0..b).map(|_| HashMap::default()).collect(),
+            heads: (0..b).map(|_| heads::HeadTable::default()).collect(),
             links: Vec::new(),
             hasher: DefaultHashBuilder::default(),
             keyed: None,
@@ -639,9 +625,9 @@ impl BandIndex {
             } else {
                 let hash = self.hasher.hash_one(self.band_of_slot(slot, band));
                 if next != NONE {
-                    self.heads[band].insert(hash, next);
+                    self.heads[band].replace(hash, next);
                 } else {
-                    self.heads[band].remove(&hash);
+                    self.heads[band].remove(hash);
                 }
             }
             if next != NONE {
@@ -692,7 +678,7 @@ impl BandIndex {
         (0..self.bands)
             .map(|band| {
                 let d = PyDict::new(py);
-                for &head in self.heads[band].values() {
+                for head in self.heads[band].heads() {
                     let mut slot = head;
                     while slot != NONE {
                         let key = PyBytes::new(py, &self.key_bytes(self.band_of_slot(slot, band)));
