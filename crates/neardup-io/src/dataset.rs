@@ -13,7 +13,10 @@ use crate::record::{
 use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::file::metadata::PageIndexPolicy;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -281,8 +284,11 @@ impl<'d> Pass<'d> {
                 return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
             }
         };
-        let builder = match pq::guarded(|| ParquetRecordBatchReaderBuilder::try_new(file)) {
-            Ok(Ok(b)) => b,
+        // Page indexes are not read: pages are found by walking their headers, which is what the walk
+        // below checks.
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Skip);
+        let metadata = match pq::guarded(|| ArrowReaderMetadata::load(&file, options)) {
+            Ok(Ok(m)) => m,
             Err(panic) => {
                 return Ok(self.failed(
                     input,
@@ -300,58 +306,76 @@ impl<'d> Pass<'d> {
                 ));
             }
         };
-        let total_rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
-        on(ParquetEvent::Schema(builder.schema()), 0)?;
+        let total_rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
+        on(ParquetEvent::Schema(metadata.schema()), 0)?;
         let mask = if project {
-            pq::projection(builder.parquet_schema(), &dataset.options)
+            pq::projection(metadata.parquet_schema(), &dataset.options)
         } else {
             ProjectionMask::all()
         };
-        // Pages are checked before any is decoded: the decoder allocates what a page header claims.
-        if let Err(e) = pq::check_page_sizes(&walker, builder.metadata(), &mask, pq::MAX_PAGE_BYTES)
-        {
-            return Ok(self.failed(input, None, format!("cannot read: {e}"), 0));
-        }
-        let builder = builder.with_projection(mask);
-        let mut reader = match pq::guarded(|| {
-            builder.with_batch_size(batch_rows.min(1 << 16)).build()
-        }) {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => return Ok(self.failed(input, None, format!("cannot read: {e}"), 0)),
-            Err(panic) => return Ok(self.failed(input, None, format!("cannot read: {panic}"), 0)),
-        };
         let mut row = 0u64;
-        // Each batch is decoded under a guard: the decoders panic on some damaged pages.
-        while let Some(batch) = match pq::guarded(|| reader.next()) {
-            Ok(next) => next,
-            Err(panic) => {
-                let message = format!("cannot read row {row} or later: {panic}");
-                return Ok(self.failed(input, Some(Position::Row(row)), message, row));
-            }
-        } {
-            let batch = match batch {
-                Ok(b) => b,
+        // Row group by row group: its pages' headers are checked before any page is decoded (the decoder
+        // allocates what a header claims), so the rows before a damaged group are still read.
+        for group in 0..metadata.metadata().num_row_groups() {
+            let checked = pq::check_row_group(
+                &walker,
+                metadata.metadata(),
+                group,
+                &mask,
+                pq::MAX_PAGE_BYTES,
+            );
+            let reader = checked.and_then(|()| {
+                let file = walker.try_clone().map_err(|e| io_message(&e))?;
+                let builder =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
+                        .with_projection(mask.clone())
+                        .with_row_groups(vec![group])
+                        .with_batch_size(batch_rows.min(1 << 16));
+                match pq::guarded(|| builder.build()) {
+                    Ok(Ok(r)) => Ok(r),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(panic) => Err(panic),
+                }
+            });
+            let mut reader = match reader {
+                Ok(r) => r,
                 Err(e) => {
                     let message = format!("cannot read row {row} or later: {e}");
                     return Ok(self.failed(input, Some(Position::Row(row)), message, row));
                 }
             };
-            let rows = RowReader::new(&batch, &dataset.options);
-            let mut records = Vec::with_capacity(batch.num_rows());
-            for r in 0..batch.num_rows() {
-                let record = self.record(
-                    input,
-                    Position::Row(row),
-                    rows.id(r),
-                    rows.text(r, project),
-                    rows.media(r),
-                );
-                records.push(record);
-                row += 1;
+            // Each batch is decoded under a guard: the decoders panic on some damaged pages.
+            while let Some(batch) = match pq::guarded(|| reader.next()) {
+                Ok(next) => next,
+                Err(panic) => {
+                    let message = format!("cannot read row {row} or later: {panic}");
+                    return Ok(self.failed(input, Some(Position::Row(row)), message, row));
+                }
+            } {
+                let batch = match batch {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let message = format!("cannot read row {row} or later: {e}");
+                        return Ok(self.failed(input, Some(Position::Row(row)), message, row));
+                    }
+                };
+                let rows = RowReader::new(&batch, &dataset.options);
+                let mut records = Vec::with_capacity(batch.num_rows());
+                for r in 0..batch.num_rows() {
+                    let record = self.record(
+                        input,
+                        Position::Row(row),
+                        rows.id(r),
+                        rows.text(r, project),
+                        rows.media(r),
+                    );
+                    records.push(record);
+                    row += 1;
+                }
+                let consumed = (u128::from(dataset.inputs[input].bytes) * u128::from(row)
+                    / u128::from(total_rows.max(row).max(1))) as u64;
+                on(ParquetEvent::Batch(&batch, records), consumed)?;
             }
-            let consumed = (u128::from(dataset.inputs[input].bytes) * u128::from(row)
-                / u128::from(total_rows.max(row).max(1))) as u64;
-            on(ParquetEvent::Batch(&batch, records), consumed)?;
         }
         Ok(FileEnd {
             records: row,

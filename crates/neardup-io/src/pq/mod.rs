@@ -15,7 +15,7 @@ use parquet::schema::types::SchemaDescriptor;
 use std::borrow::Cow;
 
 mod pages;
-pub(crate) use pages::{MAX_PAGE_BYTES, check_page_sizes};
+pub(crate) use pages::{MAX_PAGE_BYTES, check_row_group};
 
 /// Rows per row group in written Parquet, at most.
 pub(crate) const ROW_GROUP_ROWS: usize = 64 * 1024;
