@@ -15,6 +15,12 @@ moment: before it read anything, in the middle of a batch, during a commit, afte
           or removes the old files; nothing may change (the writer also merges by itself during adds, once
           the log reaches an eighth of the index, so adds are killed in merges too).
 
+With --aimed N, N more trials each aim at one of the brief moments of a flush or a merge that random kills
+rarely hit (NEARDUP_CRASH_AT=POINT@K makes the writer abort the Kth time it reaches POINT: a segment of a
+flush or of a background merge renamed into place, the new manifest synced, renamed, the swap done, one old
+file removed); a writer that never
+reaches its point exits normally, and is counted so.
+
 After every trial: the index opens (`index stats`), its entry count is within what the trials allow, and an
 exact query (`-k 0`) of every id that must be present finds it under its own fingerprint. The report ends
 with `N passed, N failed` (a trial passes when every check after it holds); the exit status is 1 on any
@@ -24,6 +30,7 @@ import argparse
 import base64
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -47,9 +54,12 @@ class Trial:
     def __init__(self, args, index, rng):
         self.args, self.index, self.rng = args, index, rng
 
-    def writer(self, cmd, lines, max_delay=None):
-        """Starts cmd, feeds lines, kills it after a random delay; returns (exit code or None, stdout lines)."""
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    def writer(self, cmd, lines, max_delay=None, crash_at=None):
+        """Starts cmd, feeds lines, kills it after a random delay; returns (exit code or None, stdout lines).
+        With crash_at, no kill: the writer aborts at that point by itself (None then too), or finishes."""
+        env = {**os.environ, "NEARDUP_CRASH_AT": crash_at} if crash_at else None
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env, preexec_fn=no_core_files)
         out = []
 
         def read():
@@ -68,14 +78,28 @@ class Trial:
         feeder = threading.Thread(target=feed)
         reader.start()
         feeder.start()
-        time.sleep(self.rng.uniform(0, max_delay or self.args.max_delay))
-        killed = proc.poll() is None
-        if killed:
-            proc.send_signal(signal.SIGKILL)
-        code = proc.wait()
+        if crash_at:
+            code = proc.wait(timeout=120)
+            killed = code == -signal.SIGABRT
+        else:
+            time.sleep(self.rng.uniform(0, max_delay or self.args.max_delay))
+            killed = proc.poll() is None
+            if killed:
+                proc.send_signal(signal.SIGKILL)
+            code = proc.wait()
         feeder.join()
         reader.join()
         return (None if killed else code), out
+
+
+def no_core_files():
+    """An aimed abort leaves no core file behind."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+# The moments of a flush or a merge that --aimed trials abort at (crates/neardup-index/src/store/segments/crash.rs).
+CRASH_POINTS = ["flush-segment-renamed", "manifest-synced", "manifest-renamed", "flush-manifest-swapped",
+                "flush-old-file-removed", "merge-segment-renamed", "merge-manifest-swapped", "merge-old-file-removed"]
 
 
 def main():
@@ -87,6 +111,8 @@ def main():
     ap.add_argument("--dir", help="scratch directory (default: a new temporary one)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--store", default="segments", choices=["segments", "redb"])
+    ap.add_argument("--aimed", type=int, default=0, help="trials more, each aborting the writer at one moment of "
+                    "a flush or merge (segments only)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     scratch = args.dir or tempfile.mkdtemp(prefix="neardup-kill9-")
@@ -98,31 +124,41 @@ def main():
     maybe = set()  # ids whose state a kill left open
     passed = failed = 0
     stats = {"add": 0, "remove": 0, "merge": 0, "killed": 0, "acknowledged": 0, "removed": 0}
+    aimed = {p: {"aborted": 0, "not reached": 0} for p in CRASH_POINTS}
     next_id = 0
-    for trial in range(args.trials):
+    aimed_trials = args.aimed if args.store == "segments" else 0
+    for trial in range(args.trials + aimed_trials):
         t = Trial(args, index, rng)
         problems = []
         draw = rng.random()
+        crash_at = None
+        if trial >= args.trials:
+            point = CRASH_POINTS[(trial - args.trials) % len(CRASH_POINTS)]
+            # An add of a few flushes' worth of changes (16,384 each) reaches every point: its second flush
+            # starts a background merge. `index merge` reaches the flush's points.
+            crash_at = f"{point}@{1 if point.startswith('merge') else rng.randrange(1, 4)}"
+            draw = 0.1 if must and not point.startswith("merge") and rng.random() < 0.3 else 0.5
         if must and args.store == "segments" and draw < 0.2:
             stats["merge"] += 1
             # A merge takes longer than a batch: give the kill the whole of it to land in.
-            code, _ = t.writer([args.bin, "index", "merge", index], [], max_delay=args.max_delay * 3)
+            code, _ = t.writer([args.bin, "index", "merge", index], [], max_delay=args.max_delay * 3,
+                               crash_at=crash_at)
             if code is None:
                 stats["killed"] += 1
             elif code != 0:
                 problems.append(f"merge exited {code}")
         elif not must or draw < 0.7:
             stats["add"] += 1
-            count = rng.randrange(100, 20_000)
+            count = rng.randrange(100, 20_000) if crash_at is None else rng.randrange(40_000, 80_000)
             lines = []
             for _ in range(count):
                 ident = f"t{trial}-{next_id}"
                 next_id += 1
                 fps[ident] = fingerprint(rng)
                 lines.append(f"{ident}\t{fps[ident]}")
-            batch = rng.choice([1, 7, 100, 1000])
+            batch = rng.choice([1, 7, 100, 1000] if crash_at is None else [100, 1000])
             code, out = t.writer([args.bin, "index", "add-fingerprints", index, "--ack", "--batch", str(batch), "-"],
-                                 lines)
+                                 lines, crash_at=crash_at)
             acked = max((int(x[3:]) for x in out if x.startswith("ok ")), default=0)
             stats["acknowledged"] += acked
             ids = [line.split("\t")[0] for line in lines]
@@ -164,6 +200,8 @@ def main():
             lost = [i for i in must if i not in found]
             if lost:
                 problems.append(f"{len(lost)} acknowledged ids lost, e.g. {lost[0]}")
+        if crash_at:
+            aimed[crash_at.split("@")[0]]["aborted" if code is None else "not reached"] += 1
         if problems:
             failed += 1
             print(f"trial {trial}: FAILED: " + "; ".join(problems))
@@ -173,6 +211,9 @@ def main():
           f"{stats['killed']} killed mid-run; "
           f"{stats['acknowledged']} inserts acknowledged, {stats['removed']} removals completed; "
           f"{len(must)} ids checked present at the end")
+    if aimed_trials:
+        print("aimed: " + "; ".join(f"{p} {c['aborted']} aborted, {c['not reached']} not reached"
+                                    for p, c in aimed.items()))
     if not args.keep and not args.dir:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")

@@ -375,7 +375,9 @@ mod tests {
     #[test]
     fn unknown_fields_are_skipped_and_counted() {
         // Field 9 (delta 6): a list of three i32; field 10: a struct holding a binary; then the end.
-        let bytes = header(&[0x69, 0x35, 0x02, 0x04, 0x06, 0x1c, 0x18, 0x02, b'h', b'i', 0x00, 0x00]);
+        let bytes = header(&[
+            0x69, 0x35, 0x02, 0x04, 0x06, 0x1c, 0x18, 0x02, b'h', b'i', 0x00, 0x00,
+        ]);
         let (page, consumed) = read(&[&bytes[..], b"page bytes"].concat()).unwrap();
         assert_eq!((page.kind, page.uncompressed, page.compressed), (0, 4, 4));
         assert_eq!(consumed, bytes.len() as u64);
@@ -386,10 +388,20 @@ mod tests {
         // The compressed size typed as a boolean (the decoder reads a varint after it anyway).
         assert!(read(&[0x15, 0x00, 0x15, 0x08, 0x12, 0x00, 0x00]).is_err());
         // An eleven-byte varint (the decoder wraps it).
-        let long = [&[0x15, 0x00, 0x15][..], &[0x80; 10], &[0x01, 0x15, 0x08, 0x00]].concat();
+        let long = [
+            &[0x15, 0x00, 0x15][..],
+            &[0x80; 10],
+            &[0x01, 0x15, 0x08, 0x00],
+        ]
+        .concat();
         assert!(read(&long).is_err());
         // A size over i32 (the decoder truncates it).
-        assert!(read(&[0x15, 0x00, 0x15, 0x80, 0x80, 0x80, 0x80, 0x10, 0x15, 0x08, 0x00]).is_err());
+        assert!(
+            read(&[
+                0x15, 0x00, 0x15, 0x80, 0x80, 0x80, 0x80, 0x10, 0x15, 0x08, 0x00
+            ])
+            .is_err()
+        );
         // A list of booleans (a byte each in Thrift, none for the decoder).
         assert!(read(&header(&[0x69, 0x31, 0x01, 0x00])).is_err());
         // Negative sizes, missing sizes, a header cut short.

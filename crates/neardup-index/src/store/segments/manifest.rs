@@ -178,7 +178,9 @@ impl Manifest {
         file.write_all(self.encode().as_bytes())?;
         file.sync_all()?;
         drop(file);
+        super::crash::point("manifest-synced");
         std::fs::rename(&tmp, dir.join(FILE))?;
+        super::crash::point("manifest-renamed");
         sync_dir(dir)
     }
 }

@@ -35,6 +35,7 @@
 //! table) are checked when read; the data blocks of a segment are checked by [`SegmentStore::verify`] and
 //! before a merge rewrites them (reading them all at open would defeat mapping).
 
+mod crash;
 mod file;
 mod manifest;
 mod segment;
@@ -734,6 +735,7 @@ impl Inner {
             return Err(io_error(&path, "exists already"));
         }
         std::fs::rename(tmp, &path).map_err(|e| io_error(&path, e))?;
+        crash::point("merge-segment-renamed");
         let mut names: Vec<String> = self.manifest.segments[..range.start].to_vec();
         names.push(name.to_owned());
         names.extend_from_slice(&self.manifest.segments[range.end..]);
@@ -747,8 +749,10 @@ impl Inner {
             return Err(io_error(&self.dir.join(manifest::FILE), e));
         }
         self.manifest = manifest;
+        crash::point("merge-manifest-swapped");
         for old in &merged {
             let _ = std::fs::remove_file(self.dir.join(old));
+            crash::point("merge-old-file-removed");
         }
         let _ = sync_dir(&self.dir);
         self.reopen_segments()
@@ -814,6 +818,7 @@ impl Inner {
             cleanup();
             return Err(io_error(&seg_path, e));
         }
+        crash::point("flush-segment-renamed");
         let mut segment_names: Vec<String> = self.manifest.segments[..kept].to_vec();
         if wrote {
             segment_names.push(seg_name);
@@ -841,9 +846,11 @@ impl Inner {
             return Err(io_error(&self.dir.join(manifest::FILE), e));
         }
         let old = std::mem::replace(&mut self.manifest, manifest);
+        crash::point("flush-manifest-swapped");
         for name in old.segments.iter().chain(&old.wals) {
             if !self.manifest.names(name) {
                 let _ = std::fs::remove_file(self.dir.join(name));
+                crash::point("flush-old-file-removed");
             }
         }
         let _ = sync_dir(&self.dir);
