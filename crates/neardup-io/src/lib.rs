@@ -25,6 +25,11 @@
 //! is always the whole input. A file that cannot be read to its end (I/O error, corrupt gzip, zstd or
 //! Parquet) is reported once, and the next file is read.
 //!
+//! Parquet from untrusted sources is read row group by row group, each group's page headers checked first
+//! (`pq/pages.rs`): the decoder allocates whatever a header claims, so a damaged header, or a page claiming
+//! more than 256 MiB once decompressed, ends the file as damaged before any of its pages is decoded; reads
+//! past the end of the file are errors (`StrictFile`), and the decoder's panics are caught (`guarded`).
+//!
 //! # Formats
 //!
 //! | in | out | how |
