@@ -6,6 +6,7 @@ use neardup::Method;
 use neardup::dedup::distributed::Signed;
 use neardup::media::{Media, MediaHint};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use rayon::prelude::*;
@@ -25,6 +26,63 @@ pub type Buffers<'a> = (
     bool,
 );
 
+/// The bytes of a `pyarrow.Buffer` (or of `bytes`), read where they are: a column's data is not copied.
+/// The stable ABI has no buffer protocol before Python 3.11, so a pyarrow buffer is read at its `address`
+/// for `size` bytes. The tuple of buffers handed to a native function holds the buffer objects, so the
+/// memory lives as long as the call borrows it, and Arrow buffers are immutable.
+struct ArrowBytes<'a>(&'a [u8]);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ArrowBytes<'a> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(bytes) = obj.extract::<&'a [u8]>() {
+            return Ok(ArrowBytes(bytes));
+        }
+        let py = obj.py();
+        let kind = obj.get_type();
+        if kind.name()? != "Buffer" || kind.module()? != "pyarrow.lib" {
+            return Err(PyTypeError::new_err(format!(
+                "expected a pyarrow.Buffer or bytes, not {}",
+                kind.name()?
+            )));
+        }
+        let address: usize = obj.getattr(intern!(py, "address"))?.extract()?;
+        let size: usize = obj.getattr(intern!(py, "size"))?.extract()?;
+        if size == 0 {
+            return Ok(ArrowBytes(&[]));
+        }
+        // SAFETY: a live pyarrow.Buffer (checked above, and kept alive by the borrowed argument for the
+        // lifetime 'a) owns `size` readable bytes at `address`, which nothing mutates.
+        Ok(ArrowBytes(unsafe {
+            std::slice::from_raw_parts(address as *const u8, size)
+        }))
+    }
+}
+
+type BufferTuple<'a> = (
+    ArrowBytes<'a>,
+    ArrowBytes<'a>,
+    usize,
+    Option<ArrowBytes<'a>>,
+    usize,
+    usize,
+    bool,
+);
+
+fn extract_buffers<'a>(obj: Borrowed<'a, '_, PyAny>) -> PyResult<Buffers<'a>> {
+    let (offsets, data, width, validity, first, len, binary): BufferTuple<'a> = obj.extract()?;
+    Ok((
+        offsets.0,
+        data.0,
+        width,
+        validity.map(|v| v.0),
+        first,
+        len,
+        binary,
+    ))
+}
+
 /// A column as the native functions take it: Arrow buffers (from any columnar input), or a Python list of
 /// `str`/`bytes`/`None`, copied once into one buffer (much cheaper than building an Arrow array from it).
 pub enum ColumnInput<'a> {
@@ -38,7 +96,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ColumnInput<'a> {
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         match obj.cast::<PyList>() {
             Ok(list) => Ok(ColumnInput::Items(list.to_owned().unbind())),
-            Err(_) => obj.extract().map(ColumnInput::Arrow),
+            Err(_) => extract_buffers(obj).map(ColumnInput::Arrow),
         }
     }
 }

@@ -15,7 +15,8 @@
 //!   tables), bit-exact with datasketch 2.0;
 //! * `errors`: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
 //!
-//! Buffers cross the boundary as bytes or as NumPy array addresses rather than through the buffer protocol,
+//! Buffers cross the boundary as bytes, or as NumPy arrays' and pyarrow buffers' addresses (read in place,
+//! never copied: a column of text is not duplicated), rather than through the buffer protocol,
 //! which the stable ABI has only from Python 3.11: one abi3 wheel serves CPython 3.9 and later.
 
 mod api;

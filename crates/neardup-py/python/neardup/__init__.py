@@ -77,7 +77,9 @@ def _string_column(values: Any):
         values = values.to_arrow()
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-    if not isinstance(values, pa.Array):
+    if isinstance(values, (list, tuple)) and all(isinstance(v, str) for v in values):
+        values = _strings([v.encode() for v in values])
+    elif not isinstance(values, pa.Array):
         values = pa.array(values)
     if getattr(pa.types, "is_string_view", lambda _: False)(values.type):
         values = values.cast(pa.large_string())
@@ -93,16 +95,17 @@ def _string_column(values: Any):
 
 def _buffers(column):
     """The Arrow buffers of a string or binary column, as the native module takes them: (offsets, data,
-    offset width, validity or None, offset, length, binary). A sliced array is read in place, at its offset."""
+    offset width, validity or None, offset, length, binary). The buffers are pyarrow ``Buffer`` objects,
+    read in place (not copied) while the tuple holds them; a sliced array is read at its offset."""
     import pyarrow as pa
 
     validity, offsets, data = column.buffers()[:3]
     width = 8 if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type) else 4
     return (
-        offsets.to_pybytes() if offsets is not None else b"\0" * width,
-        data.to_pybytes() if data is not None else b"",
+        offsets if offsets is not None else b"\0" * width,
+        data if data is not None else b"",
         width,
-        validity.to_pybytes() if validity is not None and column.null_count else None,
+        validity if validity is not None and column.null_count else None,
         column.offset,
         len(column),
         pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type),
@@ -211,7 +214,7 @@ def dedup(
 
     column, n = _column_input(texts)
     if ids is None:
-        id_array = pa.array([str(i) for i in range(n)], pa.string())
+        id_array = _strings([str(i).encode() for i in range(n)])
     else:
         id_array = _string_column(ids)
         if len(id_array) != n:
@@ -219,10 +222,10 @@ def dedup(
         if id_array.null_count:
             raise ValueError("ids must not be null")
     # Each row's rank among the ids in byte order: the engine's "smallest id" and its ties follow it.
-    order_idx = pc.sort_indices(id_array.cast(pa.large_binary())).to_numpy()
+    order = pc.sort_indices(id_array.cast(pa.large_binary()))
     ranks = np.empty(n, dtype=np.uint64)
-    ranks[order_idx] = np.arange(n, dtype=np.uint64)
-    sorted_ids = id_array.take(pa.array(order_idx))
+    ranks[_numpy_of(order, "<u8")] = np.arange(n, dtype=np.uint64)
+    sorted_ids = id_array.take(order)
     if n > 1 and pc.any(pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1))).as_py():
         dup = pc.filter(sorted_ids.slice(1), pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1)))[0]
         raise ValueError(f"the id {dup.as_py()!r} is used by two documents: ids must be unique")
@@ -248,9 +251,40 @@ def dedup(
     return pa.table(
         {
             "id": id_array.cast(pa.string()) if not pa.types.is_string(id_array.type) else id_array,
-            "cluster": pa.array(cluster, mask=~in_cluster),
-            "representative": id_array.take(pa.array(np.where(in_cluster, rep, 0), mask=~in_cluster)),
-            "duplicate_of": id_array.take(pa.array(np.where(is_dup, dup, 0), mask=~is_dup)),
-            "score": pa.array(score, mask=np.isnan(score)),
+            "cluster": _masked(pa.uint64(), cluster, ~in_cluster),
+            "representative": id_array.take(_masked(pa.int64(), np.where(in_cluster, rep, 0), ~in_cluster)),
+            "duplicate_of": id_array.take(_masked(pa.int64(), np.where(is_dup, dup, 0), ~is_dup)),
+            "score": _masked(pa.float64(), score, np.isnan(score)),
         }
     )
+
+
+# Arrays are built from buffers here, not with `pa.array` or `to_numpy`: those look for pandas first and
+# import it if it is installed, which costs a third of a second on the first call.
+
+
+def _masked(arrow_type, values, nulls):
+    """An Arrow array of a NumPy array's values (of `arrow_type`'s width), null where `nulls` is true."""
+    import numpy as np
+    import pyarrow as pa
+
+    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
+    return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(np.ascontiguousarray(values))])
+
+
+def _numpy_of(array, dtype: str):
+    """A NumPy view of a null-free fixed-width Arrow array's values."""
+    import numpy as np
+
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * np.dtype(dtype).itemsize)
+
+
+def _strings(items):
+    """An Arrow string array of UTF-8 `bytes` items."""
+    import numpy as np
+    import pyarrow as pa
+
+    offsets = np.zeros(len(items) + 1, dtype="<i8")
+    np.cumsum([len(b) for b in items], out=offsets[1:])
+    data = pa.py_buffer(b"".join(items))
+    return pa.Array.from_buffers(pa.large_string(), len(items), [None, pa.py_buffer(offsets), data])
