@@ -229,6 +229,23 @@ impl StrictFile {
         Ok(StrictFile { file, len })
     }
 
+    /// Reads at `offset` without moving any cursor (one `pread`), at most to the end of the file.
+    pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let room = self.len.saturating_sub(offset).min(buf.len() as u64) as usize;
+        let buf = &mut buf[..room];
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::read_at(&self.file, buf, offset)
+        }
+        #[cfg(not(unix))]
+        {
+            use std::io::{Read, Seek};
+            let mut file = self.file.try_clone()?;
+            file.seek(std::io::SeekFrom::Start(offset))?;
+            file.read(buf)
+        }
+    }
+
     /// A second handle on the same file (for a walk beside the decoder's reads).
     pub(crate) fn try_clone(&self) -> std::io::Result<Self> {
         Ok(StrictFile {

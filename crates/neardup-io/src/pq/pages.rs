@@ -15,7 +15,6 @@
 use super::StrictFile;
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
-use parquet::file::reader::ChunkReader;
 use std::io::Read;
 
 /// The largest page this reader decodes, in bytes once decompressed: the same bound as any other
@@ -61,9 +60,9 @@ fn check_chunk(file: &StrictFile, start: u64, length: u64, limit: u64) -> Result
     let mut offset = start;
     while offset < end {
         let damaged = |what: &str| format!("damaged page header at offset {offset}: {what}");
-        let reader = file.get_read(offset).map_err(|e| damaged(&e.to_string()))?;
+        let at = At { file, offset };
         let mut header = HeaderReader {
-            input: reader,
+            input: std::io::BufReader::with_capacity(256, at),
             consumed: 0,
         };
         let page = header.page_header().map_err(|e| damaged(&e))?;
@@ -83,6 +82,20 @@ fn check_chunk(file: &StrictFile, start: u64, length: u64, limit: u64) -> Result
         offset = next;
     }
     Ok(())
+}
+
+/// The file from an offset on, read with positioned reads: a header is usually one small `pread`.
+struct At<'f> {
+    file: &'f StrictFile,
+    offset: u64,
+}
+
+impl Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(self.offset, buf)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
 }
 
 // Page types, from parquet.thrift.
