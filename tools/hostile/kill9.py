@@ -18,8 +18,7 @@ moment: before it read anything, in the middle of a batch, during a commit, afte
 With --aimed N, N more trials each aim at one of the brief moments of a flush or a merge that random kills
 rarely hit (NEARDUP_CRASH_AT=POINT@K makes the writer abort the Kth time it reaches POINT: a segment of a
 flush or of a background merge renamed into place, the new manifest synced, renamed, the swap done, one old
-file removed); a writer that never
-reaches its point exits normally, and is counted so.
+file removed); a writer that never reaches its point exits normally, and is counted so.
 
 After every trial: the index opens (`index stats`), its entry count is within what the trials allow, and an
 exact query (`-k 0`) of every id that must be present finds it under its own fingerprint. The report ends

@@ -194,6 +194,12 @@ impl<'d> Pass<'d> {
         }
     }
 
+    /// A Parquet file that cannot be read from row `row` on: reported at that row.
+    fn failed_at_row(&self, input: usize, row: u64, error: String) -> FileEnd {
+        let message = format!("cannot read row {row} or later: {error}");
+        self.failed(input, Some(Position::Row(row)), message, row)
+    }
+
     fn failed(
         &self,
         input: usize,
@@ -275,10 +281,7 @@ impl<'d> Pass<'d> {
         on: &mut dyn FnMut(ParquetEvent<'_>, u64) -> Result<(), E>,
     ) -> Result<FileEnd, E> {
         let dataset = self.dataset;
-        let (file, walker) = match File::open(&dataset.inputs[input].path)
-            .and_then(pq::StrictFile::new)
-            .and_then(|f| Ok((f.try_clone()?, f)))
-        {
+        let file = match File::open(&dataset.inputs[input].path).and_then(pq::StrictFile::new) {
             Ok(f) => f,
             Err(e) => {
                 return Ok(self.failed(input, None, format!("cannot open: {}", io_message(&e)), 0));
@@ -288,22 +291,10 @@ impl<'d> Pass<'d> {
         // below checks.
         let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Skip);
         let metadata = match pq::guarded(|| ArrowReaderMetadata::load(&file, options)) {
-            Ok(Ok(m)) => m,
-            Err(panic) => {
-                return Ok(self.failed(
-                    input,
-                    None,
-                    format!("not a readable Parquet file: {panic}"),
-                    0,
-                ));
-            }
-            Ok(Err(e)) => {
-                return Ok(self.failed(
-                    input,
-                    None,
-                    format!("not a readable Parquet file: {e}"),
-                    0,
-                ));
+            Ok(m) => m,
+            Err(e) => {
+                let message = format!("not a readable Parquet file: {e}");
+                return Ok(self.failed(input, None, message, 0));
             }
         };
         let total_rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
@@ -317,47 +308,28 @@ impl<'d> Pass<'d> {
         // Row group by row group: its pages' headers are checked before any page is decoded (the decoder
         // allocates what a header claims), so the rows before a damaged group are still read.
         for group in 0..metadata.metadata().num_row_groups() {
-            let checked = pq::check_row_group(
-                &walker,
-                metadata.metadata(),
-                group,
-                &mask,
-                pq::MAX_PAGE_BYTES,
-            );
-            let reader = checked.and_then(|()| {
-                let file = walker.try_clone().map_err(|e| io_message(&e))?;
-                let builder =
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
-                        .with_projection(mask.clone())
-                        .with_row_groups(vec![group])
-                        .with_batch_size(batch_rows.min(1 << 16));
-                match pq::guarded(|| builder.build()) {
-                    Ok(Ok(r)) => Ok(r),
-                    Ok(Err(e)) => Err(e.to_string()),
-                    Err(panic) => Err(panic),
-                }
-            });
+            let reader =
+                pq::check_row_group(&file, metadata.metadata(), group, &mask).and_then(|()| {
+                    let handle = file.try_clone().map_err(|e| io_message(&e))?;
+                    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                        handle,
+                        metadata.clone(),
+                    )
+                    .with_projection(mask.clone())
+                    .with_row_groups(vec![group])
+                    .with_batch_size(batch_rows.min(1 << 16));
+                    pq::guarded(|| builder.build())
+                });
             let mut reader = match reader {
                 Ok(r) => r,
-                Err(e) => {
-                    let message = format!("cannot read row {row} or later: {e}");
-                    return Ok(self.failed(input, Some(Position::Row(row)), message, row));
-                }
+                Err(e) => return Ok(self.failed_at_row(input, row, e)),
             };
             // Each batch is decoded under a guard: the decoders panic on some damaged pages.
-            while let Some(batch) = match pq::guarded(|| reader.next()) {
-                Ok(next) => next,
-                Err(panic) => {
-                    let message = format!("cannot read row {row} or later: {panic}");
-                    return Ok(self.failed(input, Some(Position::Row(row)), message, row));
-                }
-            } {
-                let batch = match batch {
-                    Ok(b) => b,
-                    Err(e) => {
-                        let message = format!("cannot read row {row} or later: {e}");
-                        return Ok(self.failed(input, Some(Position::Row(row)), message, row));
-                    }
+            loop {
+                let batch = match pq::guarded(|| reader.next().transpose()) {
+                    Ok(Some(batch)) => batch,
+                    Ok(None) => break,
+                    Err(e) => return Ok(self.failed_at_row(input, row, e)),
                 };
                 let rows = RowReader::new(&batch, &dataset.options);
                 let mut records = Vec::with_capacity(batch.num_rows());

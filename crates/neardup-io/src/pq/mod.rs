@@ -15,7 +15,7 @@ use parquet::schema::types::SchemaDescriptor;
 use std::borrow::Cow;
 
 mod pages;
-pub(crate) use pages::{MAX_PAGE_BYTES, check_row_group};
+pub(crate) use pages::check_row_group;
 
 /// Rows per row group in written Parquet, at most.
 pub(crate) const ROW_GROUP_ROWS: usize = 64 * 1024;
@@ -246,7 +246,7 @@ impl StrictFile {
         }
     }
 
-    /// A second handle on the same file (for a walk beside the decoder's reads).
+    /// A second handle on the same file (each row group's reader owns one).
     pub(crate) fn try_clone(&self) -> std::io::Result<Self> {
         Ok(StrictFile {
             file: self.file.try_clone()?,
@@ -321,19 +321,26 @@ pub fn decoding_parquet() -> bool {
     DECODING.with(std::cell::Cell::get)
 }
 
-/// Runs a step of Parquet decoding, turning a panic of the decoder into an error message.
-pub(crate) fn guarded<T>(step: impl FnOnce() -> T) -> Result<T, String> {
+/// Runs a step of Parquet decoding: its error, or a panic of the decoder, becomes an error message.
+pub(crate) fn guarded<T, E: std::fmt::Display>(
+    step: impl FnOnce() -> Result<T, E>,
+) -> Result<T, String> {
     DECODING.with(|d| d.set(true));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(step));
     DECODING.with(|d| d.set(false));
-    result.map_err(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown".to_owned());
-        format!("the Parquet decoder failed on damaged data ({message})")
-    })
+    match result {
+        Ok(done) => done.map_err(|e| e.to_string()),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown".to_owned());
+            Err(format!(
+                "the Parquet decoder failed on damaged data ({message})"
+            ))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,6 @@ pub(crate) fn check_row_group(
     metadata: &ParquetMetaData,
     row_group: usize,
     projection: &ProjectionMask,
-    limit: u64,
 ) -> Result<(), String> {
     let group = metadata.row_group(row_group);
     for (leaf, column) in group.columns().iter().enumerate() {
@@ -48,14 +47,14 @@ pub(crate) fn check_row_group(
         ) else {
             continue;
         };
-        check_chunk(file, start, length, limit)
+        check_chunk(file, start, length)
             .map_err(|e| format!("column {}: {e}", column.column_path()))?;
     }
     Ok(())
 }
 
 /// Walks the pages of the chunk at `start`, `length` bytes long.
-fn check_chunk(file: &StrictFile, start: u64, length: u64, limit: u64) -> Result<(), String> {
+fn check_chunk(file: &StrictFile, start: u64, length: u64) -> Result<(), String> {
     let end = start.saturating_add(length);
     let mut offset = start;
     while offset < end {
@@ -67,12 +66,12 @@ fn check_chunk(file: &StrictFile, start: u64, length: u64, limit: u64) -> Result
         };
         let page = header.page_header().map_err(|e| damaged(&e))?;
         let decoded = matches!(page.kind, DATA_PAGE | DICTIONARY_PAGE | DATA_PAGE_V2);
-        if decoded && page.uncompressed > limit {
+        if decoded && page.uncompressed > MAX_PAGE_BYTES {
             return Err(format!(
                 "the page at offset {offset} claims {} bytes once decompressed, more than the {} MiB this \
                  reader decodes",
                 page.uncompressed,
-                limit >> 20
+                MAX_PAGE_BYTES >> 20
             ));
         }
         let next = offset + header.consumed + page.compressed;

@@ -358,18 +358,7 @@ impl BandIndex {
             self.slot_of.resize(at + 1, NONE);
         }
         self.slot_of[at] = slot;
-        let band_len = self.band_len();
-        // Every band's hash first, its table line asked for, then the tables written.
-        let hashes: Vec<u64> = (0..self.bands)
-            .map(|band| {
-                let hash = self
-                    .hasher
-                    .hash_one(&values[band * band_len..(band + 1) * band_len]);
-                self.heads[band].prefetch(hash);
-                hash
-            })
-            .collect();
-        for (band, hash) in hashes.into_iter().enumerate() {
+        for (band, hash) in self.band_hashes(values, self.bands).into_iter().enumerate() {
             let next = self.heads[band].replace(hash, slot).unwrap_or(NONE);
             *self.link(slot, band) = [NONE, next];
             if next != NONE {
@@ -387,20 +376,27 @@ impl BandIndex {
             .collect()
     }
 
+    /// The hashes of the first `bands` bands of `values`, each band's table line asked for as it is
+    /// hashed: the lookups that follow find their lines on the way, their misses overlapping.
+    fn band_hashes(&self, values: &[u8], bands: usize) -> Vec<u64> {
+        let band_len = self.band_len();
+        (0..bands)
+            .map(|band| {
+                let hash = self
+                    .hasher
+                    .hash_one(&values[band * band_len..(band + 1) * band_len]);
+                self.heads[band].prefetch(hash);
+                hash
+            })
+            .collect()
+    }
+
     /// The ids sharing at least one of the first `bands` bands of `values` exactly, sorted.
     fn query_ids(&self, values: &[u8], bands: usize) -> Vec<u32> {
         let band_len = self.band_len();
         let key = |band: usize| &values[band * band_len..(band + 1) * band_len];
-        // Every band's head first, their cache lines asked for before any is read.
-        let hashes: Vec<u64> = (0..bands)
-            .map(|band| {
-                let hash = self.hasher.hash_one(key(band));
-                self.heads[band].prefetch(hash);
-                hash
-            })
-            .collect();
-        let heads: Vec<u32> = (hashes.iter().enumerate())
-            .map(|(band, &hash)| self.heads[band].get(hash).unwrap_or(NONE))
+        let heads: Vec<u32> = (self.band_hashes(values, bands).into_iter().enumerate())
+            .map(|(band, hash)| self.heads[band].get(hash).unwrap_or(NONE))
             .collect();
         let mut candidates: Vec<(u32, u32)> = Vec::new();
         for (band, &head) in heads.iter().enumerate() {
