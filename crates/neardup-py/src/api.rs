@@ -1,13 +1,13 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{ColumnInput, sketch_rows};
+use crate::batch::{ColumnInput, sketch_input};
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::schemes::{Params, lookup};
 use neardup::{Method, Sketch};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -267,7 +267,7 @@ fn schemes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 
 /// Sketches a column of documents (Arrow buffers, see `batch::Buffers`) on all cores with the GIL released. Returns `(kind, width, values, failures)`:
 /// `kind` is "simhash" (one `uint64` per row) or "minhash" (`width` `uint32` values per row), `values` the
-/// little-endian bytes (a failed row's are zeros), and `failures` `(row, message)` pairs in row order.
+/// little-endian bytes in a `bytearray` (a failed row's are zeros), and `failures` `(row, message)` pairs in row order.
 #[pyfunction]
 #[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -283,13 +283,11 @@ fn sketch_column<'py>(
 ) -> PyResult<(
     &'static str,
     usize,
-    Bound<'py, PyBytes>,
+    Bound<'py, PyByteArray>,
     Vec<(usize, String)>,
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let rows = column.rows(py)?;
-    let column = column.column(&rows)?;
     let (kind, width, row_bytes) = match method {
         Method::SimHash(_) => ("simhash", 1, 8),
         Method::MinHash(scheme) => (
@@ -303,25 +301,29 @@ fn sketch_column<'py>(
             ));
         }
     };
-    let rows = py.detach(|| sketch_rows(&column, method, hint, false));
-    let mut out = Vec::with_capacity(rows.len() * row_bytes);
+    let rows = sketch_input(py, &column, method, hint, false)?;
     let mut failures = Vec::new();
-    for (row, result) in rows.into_iter().enumerate() {
-        match result {
-            Ok(done) => match &done.sketch {
-                Sketch::Fingerprint(f) => out.extend_from_slice(&f.bits().to_le_bytes()),
-                Sketch::Signature(s) => {
-                    for v in s.values() {
-                        out.extend_from_slice(&v.to_le_bytes());
+    // Written in place into the bytearray NumPy then views (no copy of the values on either side).
+    let values = PyByteArray::new_with(py, rows.len() * row_bytes, |out| {
+        for ((row, result), out) in rows
+            .into_iter()
+            .enumerate()
+            .zip(out.chunks_exact_mut(row_bytes))
+        {
+            match result {
+                Ok(done) => match &done.sketch {
+                    Sketch::Fingerprint(f) => out.copy_from_slice(&f.bits().to_le_bytes()),
+                    Sketch::Signature(s) => {
+                        for (v, out) in s.values().iter().zip(out.chunks_exact_mut(4)) {
+                            out.copy_from_slice(&v.to_le_bytes());
+                        }
                     }
-                }
-                Sketch::BottomK(_) => unreachable!("refused above"),
-            },
-            Err(message) => {
-                out.resize(out.len() + row_bytes, 0);
-                failures.push((row, message));
+                    Sketch::BottomK(_) => unreachable!("refused above"),
+                },
+                Err(message) => failures.push((row, message)), // the row stays zero
             }
         }
-    }
-    Ok((kind, width, PyBytes::new(py, &out), failures))
+        Ok(())
+    })?;
+    Ok((kind, width, values, failures))
 }

@@ -2,7 +2,7 @@
 //! Python side turns them into a `pyarrow.Table` with the CLI's columns, taking ids from the caller's array.
 
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, sketch_rows};
+use crate::batch::{ColumnInput, sketch_input};
 use crate::errors::{IntoPy, to_py};
 use neardup::dedup::{
     Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
@@ -145,9 +145,8 @@ fn dedup_column<'py>(
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let rows = column.rows(py)?;
-    let column = column.column(&rows)?;
-    if order.len() != column.len() * 8 {
+    let n = column.len(py);
+    if order.len() != n * 8 {
         return Err(PyValueError::new_err("one id rank (uint64) per row"));
     }
     let order: Vec<u64> = order
@@ -164,7 +163,7 @@ fn dedup_column<'py>(
     };
     let mut dedup = Dedup::new(method, options).py_err()?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
-    let n = column.len();
+    let signed = sketch_input(py, &column, method, hint, keep_profiles)?;
     let (rows, failures, summary) = py
         .detach(|| -> Result<_, neardup::Error> {
             let mut row_of_rank = vec![usize::MAX; n];
@@ -179,10 +178,7 @@ fn dedup_column<'py>(
                 });
             }
             let mut failures = Vec::new();
-            for (r, result) in sketch_rows(&column, method, hint, keep_profiles)
-                .into_iter()
-                .enumerate()
-            {
+            for (r, result) in signed.into_iter().enumerate() {
                 match result {
                     Ok(s) => dedup.push(Document {
                         profile: s.profile,

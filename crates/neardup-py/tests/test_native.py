@@ -147,6 +147,30 @@ def test_lists_read_natively_equal_arrow_columns(records):
         neardup.sketches(["\ud800 lone surrogate"])
 
 
+def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(records):
+    pa = pytest.importorskip("pyarrow")
+    _, recs = records
+    # Over 4,096 rows and over 2 MiB: a list is copied and sketched several pieces at a time.
+    texts = [r["text"] for r in recs] * (9000 // len(recs) + 1)
+    texts = texts[:9000]
+    texts[5000] = None
+    texts[7000] = texts[7001].encode()
+    assert sum(len(t) for t in texts if t) > 2 << 20
+    with pytest.warns(RuntimeWarning, match="row 5000: null value"):
+        values = neardup.sketches(texts, "minhash", errors="zero")
+    assert values.flags.writeable and values.shape == (9000, 128)
+    assert not values[5000].any() and np.array_equal(values[7000], values[7001])
+    column = pa.array([t.decode() if isinstance(t, bytes) else t for t in texts])
+    with pytest.warns(RuntimeWarning):
+        assert np.array_equal(values, neardup.sketches(column, "minhash", errors="zero"))
+    texts[8500] = 3.5
+    with pytest.raises(TypeError, match="row 8500: documents must be str or bytes, not float"):
+        neardup.sketches(texts, "minhash", errors="zero")
+    texts[8500] = "\ud800"
+    with pytest.raises(ValueError, match="row 8500: not valid Unicode"):
+        neardup.sketches(texts, "minhash", errors="zero")
+
+
 def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
     with pytest.raises(ValueError, match="used by two documents"):
         neardup.dedup(["a b c d", "e f g h"], ids=["x", "x"])

@@ -155,9 +155,10 @@ def sketches(
         column, scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
     )
     _report(failures, errors)
+    # ``values`` is a bytearray written by the native code and referenced by nothing else: the array views it.
     if kind == "simhash":
-        return np.frombuffer(values, dtype="<u8").copy()
-    return np.frombuffer(values, dtype="<u4").reshape(n, per_row).copy()
+        return np.frombuffer(values, dtype="<u8")
+    return np.frombuffer(values, dtype="<u4").reshape(n, per_row)
 
 
 def _report(failures, errors: str) -> None:
