@@ -199,6 +199,7 @@ fn starts_with_ci(b: &[u8], prefix: &[u8]) -> bool {
 
 /// The tokenizer; `KEEP_NUMBERS` keeps the tokens without a letter (see [`tokenize_keeping_numbers`]).
 struct Tokenizer<const KEEP_NUMBERS: bool> {
+    props: &'static props::Table,
     nfkc: ComposingNormalizerBorrowed<'static>,
     fold: CaseMapperBorrowed<'static>,
     lower: String,
@@ -208,6 +209,7 @@ struct Tokenizer<const KEEP_NUMBERS: bool> {
 impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     fn new() -> Self {
         Tokenizer {
+            props: props::table(),
             nfkc: ComposingNormalizerBorrowed::new_nfkc(),
             fold: CaseMapperBorrowed::new(),
             lower: String::with_capacity(64 + WINDOW_EXTRA),
@@ -331,7 +333,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
                 if class & A_HIGH != 0 {
                     // Only a non-ASCII White_Space character can end the chunk here.
                     let c = decode_at(text, i);
-                    if props::flags(c) & SPACE != 0 {
+                    if self.props[c as usize] & SPACE != 0 {
                         break;
                     }
                     i += c.len_utf8();
@@ -349,7 +351,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             if seen & A_HIGH == 0 {
                 self.ascii_chunk(text, start, i, seen, emit);
             } else {
-                self.unicode_chunk(text, start, i, emit);
+                self.unicode_chunk(text, start, i, seen, emit);
             }
         }
     }
@@ -420,11 +422,13 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     }
 
     /// A chunk `text[from..to]` with non-ASCII characters.
+    /// `seen` has the ASCII classes of its bytes (as for [`ascii_chunk`](Self::ascii_chunk)).
     fn unicode_chunk(
         &mut self,
         text: &str,
         from: usize,
         to: usize,
+        seen: u8,
         emit: &mut impl FnMut(Token<'_>),
     ) {
         let chunk = &text[from..to];
@@ -433,11 +437,14 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         let all = chunk
             .chars()
             .fold(STABLE | NFKC_SAFE | FOLD_FAST, |acc, c| {
-                acc & props::flags(c)
+                acc & self.props[c as usize]
             });
         if all & STABLE != 0 && (all & NFKC_SAFE != 0 || self.nfkc.is_normalized(chunk)) {
-            if !is_identifier(chunk) {
-                tokens_of_normalized_chunk::<KEEP_NUMBERS>(text, from, to, emit);
+            // Normalization leaves the chunk as it is, so the identifier rules read it as it is: as for ASCII
+            // chunks, only a ':' or '@', or a "www." / "10." opening, can make it one.
+            let maybe_identifier = seen & A_HINT != 0 || may_open_identifier(chunk.as_bytes());
+            if !(maybe_identifier && is_identifier(chunk)) {
+                tokens_of_normalized_chunk::<KEEP_NUMBERS>(self.props, text, from, to, emit);
             }
             return;
         }
@@ -446,14 +453,20 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             let mut folded = std::mem::take(&mut self.scratch);
             folded.clear();
             folded.extend(chunk.chars().map(|c| {
-                if props::flags(c) & SIMPLE_FOLD != 0 {
+                if self.props[c as usize] & SIMPLE_FOLD != 0 {
                     self.fold.simple_fold(c)
                 } else {
                     c
                 }
             }));
             if !is_identifier(&folded) {
-                tokens_of_normalized_chunk::<KEEP_NUMBERS>(&folded, 0, folded.len(), emit);
+                tokens_of_normalized_chunk::<KEEP_NUMBERS>(
+                    self.props,
+                    &folded,
+                    0,
+                    folded.len(),
+                    emit,
+                );
             }
             self.scratch = folded;
             return;
@@ -461,7 +474,11 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         // The slow, general path.
         let mut without_format = std::mem::take(&mut self.scratch);
         without_format.clear();
-        without_format.extend(chunk.chars().filter(|&c| props::flags(c) & FORMAT == 0));
+        without_format.extend(
+            chunk
+                .chars()
+                .filter(|&c| self.props[c as usize] & FORMAT == 0),
+        );
         let normalized = self.nfkc.normalize(&without_format);
         let folded = self.fold.fold_string(&normalized);
         // Normalization may have produced White_Space (U+00A8 → U+0020 U+0308): split again.
@@ -470,9 +487,15 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             .char_indices()
             .chain(std::iter::once((folded.len(), ' ')))
         {
-            if props::flags(c) & SPACE != 0 || pos == folded.len() {
+            if self.props[c as usize] & SPACE != 0 || pos == folded.len() {
                 if pos > piece_start && !is_identifier(&folded[piece_start..pos]) {
-                    tokens_of_normalized_chunk::<KEEP_NUMBERS>(&folded, piece_start, pos, emit);
+                    tokens_of_normalized_chunk::<KEEP_NUMBERS>(
+                        self.props,
+                        &folded,
+                        piece_start,
+                        pos,
+                        emit,
+                    );
                 }
                 piece_start = pos + c.len_utf8();
             }
@@ -500,6 +523,7 @@ fn chunk_around(chunk_starts: u64, space: u64, j: usize) -> (usize, usize) {
 
 /// Step 3 on an already normalized chunk `text[from..to]` without White_Space.
 fn tokens_of_normalized_chunk<const KEEP_NUMBERS: bool>(
+    props: &props::Table,
     text: &str,
     from: usize,
     to: usize,
@@ -519,7 +543,7 @@ fn tokens_of_normalized_chunk<const KEEP_NUMBERS: bool>(
         let f = if c.is_ascii() {
             ascii_flags(c as u8)
         } else {
-            props::flags(c)
+            props[c as usize]
         };
         match state {
             State::Single { .. } if f & MARK != 0 => continue, // marks attach to the single letter
@@ -657,6 +681,7 @@ mod tests {
         for chunk in normalized.split(|c: char| props::flags(c) & SPACE != 0) {
             if !chunk.is_empty() && !is_identifier(chunk) {
                 tokens_of_normalized_chunk::<KEEP_NUMBERS>(
+                    props::table(),
                     chunk,
                     0,
                     chunk.len(),

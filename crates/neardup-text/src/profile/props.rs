@@ -53,7 +53,10 @@ pub const SINGLE_SCRIPTS: [Script; 7] = [
     Script::Myanmar,
 ];
 
-static TABLE: OnceLock<Box<[u16]>> = OnceLock::new();
+/// One entry per code point, U+0000 to U+10FFFF: indexing it with a `char` needs no bounds check.
+pub type Table = [u16; 0x11_0000];
+
+static TABLE: OnceLock<Box<Table>> = OnceLock::new();
 
 /// Whether a code point lies outside the blocks that hold no canonical pair decompositions: CJK ideographs
 /// (U+3400..U+9FFF and planes 2 and up) and Hangul syllables (U+AC00..U+D7AF, composed algorithmically).
@@ -78,9 +81,14 @@ fn composite_second(cp: u32) -> Option<char> {
 /// The property byte of a character.
 #[inline(always)]
 pub fn flags(c: char) -> u16 {
-    let table = TABLE.get_or_init(build);
-    // The table has one entry per code point up to U+10FFFF, so the index is always in bounds.
-    table[c as usize]
+    table()[c as usize]
+}
+
+/// The table [`flags`] reads, built on first use. Loops over many characters take it once and index it
+/// themselves, which saves the check of the lazy initialization on every character.
+#[inline]
+pub fn table() -> &'static Table {
+    TABLE.get_or_init(build)
 }
 
 fn fill(table: &mut [u16], range: std::ops::RangeInclusive<u32>, bit: u16) {
@@ -89,7 +97,7 @@ fn fill(table: &mut [u16], range: std::ops::RangeInclusive<u32>, bit: u16) {
     }
 }
 
-fn build() -> Box<[u16]> {
+fn build() -> Box<Table> {
     // STABLE starts set everywhere and is cleared where a character changes.
     let mut t = vec![STABLE; 0x11_0000].into_boxed_slice();
     let gc = CodePointMapData::<GeneralCategory>::new();
@@ -216,7 +224,7 @@ fn build() -> Box<[u16]> {
             *b |= FOLD_FAST;
         }
     }
-    t
+    t.try_into().expect("one entry per code point")
 }
 
 #[cfg(test)]
