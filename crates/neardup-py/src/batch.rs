@@ -116,18 +116,19 @@ impl OwnedRows {
     /// `TypeError` naming the row.
     pub fn from_list(list: &Bound<'_, PyList>) -> PyResult<Self> {
         let mut rows = OwnedRows::default();
-        rows.fill_from(list, 0, usize::MAX)?;
+        rows.fill_from(list, 0, usize::MAX, usize::MAX)?;
         Ok(rows)
     }
 
-    /// Replaces these rows by the list's rows from `first` on, until at least `bytes` bytes or
-    /// [`PIECE_ROWS`] rows are held (or the list ends), keeping the buffers; returns the row after the last
+    /// Replaces these rows by the list's rows from `first` on, until at least `max_bytes` bytes or
+    /// `max_rows` rows are held (or the list ends), keeping the buffers; returns the row after the last
     /// one copied. Errors name the row by its place in the whole list.
     fn fill_from(
         &mut self,
         list: &Bound<'_, PyList>,
         first: usize,
-        bytes: usize,
+        max_bytes: usize,
+        max_rows: usize,
     ) -> PyResult<usize> {
         self.offsets.clear();
         self.offsets.push(0);
@@ -136,7 +137,7 @@ impl OwnedRows {
         let mut binary = Vec::new();
         let end = list.len();
         let mut row = first;
-        while row < end && self.data.len() < bytes && row - first < PIECE_ROWS {
+        while row < end && self.data.len() < max_bytes && row - first < max_rows {
             let item = list.get_item(row)?;
             if let Ok(s) = item.cast::<PyString>() {
                 let text = s.to_cow().map_err(|e| {
@@ -227,12 +228,7 @@ const PIECE_BYTES: usize = 2 << 20;
 /// ...or this many rows, whichever comes first.
 const PIECE_ROWS: usize = 4096;
 
-/// [`sketch_rows`] over a column as Python handed it over, on all cores with the GIL released while it
-/// waits. Arrow buffers are read in place. A list's rows must be copied under the GIL, one thread's work
-/// (Python's UTF-8 encoding of each `str`, about 0.17 s for 100 MB); so they are copied a piece at a time
-/// while the pieces already copied are sketched on the other cores, and the copy costs no wall time when
-/// the sketching is slower. The buffers of sketched pieces are reused. The results, in row order, are the
-/// same as for the whole list at once.
+/// [`analyze_input`] with a sketch of each row by `method` (and its exact profile with `keep_profiles`).
 pub fn sketch_input(
     py: Python<'_>,
     input: &ColumnInput<'_>,
@@ -240,22 +236,45 @@ pub fn sketch_input(
     hint: MediaHint<'_>,
     keep_profiles: bool,
 ) -> PyResult<Vec<Result<Signed, String>>> {
+    analyze_input(py, input, hint, true, |text| {
+        let (sketch, length, profile) = method.analyze_text(text, keep_profiles)?;
+        Ok(Signed {
+            sketch,
+            profile,
+            length,
+        })
+    })
+}
+
+/// [`analyze_rows`] over a column as Python handed it over, with the GIL released while it waits. Arrow
+/// buffers are read in place. A list's rows must be copied under the GIL, one thread's work (Python's UTF-8
+/// encoding of each `str`, about 0.17 s for 100 MB); so they are copied a piece at a time while the pieces
+/// already copied are analyzed (by one helper thread, on all cores when `parallel`), and the copy costs no
+/// wall time when the analysis is slower. The buffers of analyzed pieces are reused. The results, in row
+/// order, are the same as for the whole list at once.
+pub fn analyze_input(
+    py: Python<'_>,
+    input: &ColumnInput<'_>,
+    hint: MediaHint<'_>,
+    parallel: bool,
+    analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
+) -> PyResult<Vec<Result<Signed, String>>> {
     let list = match input {
         ColumnInput::Arrow(buffers) => {
             let column = Column::new(*buffers)?;
-            return Ok(py.detach(|| sketch_rows(&column, method, hint, keep_profiles)));
+            return Ok(py.detach(|| analyze_rows(&column, hint, parallel, &analyze)));
         }
         ColumnInput::Items(list) => list.bind(py),
     };
     let n = list.len();
-    // Two pieces in flight at most: one being sketched, one copied and waiting.
-    let (to_sketch, pieces) = std::sync::mpsc::sync_channel::<OwnedRows>(1);
+    // Two pieces in flight at most: one being analyzed, one copied and waiting.
+    let (to_analyze, pieces) = std::sync::mpsc::sync_channel::<OwnedRows>(1);
     let (to_reuse, spare) = std::sync::mpsc::channel::<OwnedRows>();
     std::thread::scope(|scope| {
-        let sketcher = scope.spawn(move || {
+        let analyzer = scope.spawn(|| {
             let mut results = Vec::with_capacity(n);
             for rows in pieces {
-                results.extend(sketch_rows(&rows.column(), method, hint, keep_profiles));
+                results.extend(analyze_rows(&rows.column(), hint, parallel, &analyze));
                 // The copier may have finished; then the buffers are simply dropped.
                 let _ = to_reuse.send(rows);
             }
@@ -265,16 +284,16 @@ pub fn sketch_input(
             let mut next = 0;
             while next < n {
                 let mut rows = spare.try_recv().unwrap_or_default();
-                next = rows.fill_from(list, next, PIECE_BYTES)?;
-                if to_sketch.send(rows).is_err() {
-                    break; // the sketcher panicked: its join below says so
+                next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS)?;
+                if to_analyze.send(rows).is_err() {
+                    break; // the analyzer panicked: its join below says so
                 }
             }
             Ok(())
         })();
-        drop(to_sketch);
+        drop(to_analyze);
         let results = py
-            .detach(|| sketcher.join())
+            .detach(|| analyzer.join())
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         copied.map(|()| results)
     })
@@ -374,28 +393,12 @@ impl<'a> Column<'a> {
     }
 }
 
-/// Sketches every row in parallel, each a [`Signed`] (sketch, exact profile when asked for, length); a row
-/// that cannot be sketched (a null, no tokens, a broken document) gives its message. Text rows are sketched as they are unless `hint` forces a medium other than text (as
-/// the CLI reads the text field of records); bytes rows are documents in any medium, detected unless forced.
-pub fn sketch_rows(
-    column: &Column<'_>,
-    method: Method,
-    hint: MediaHint<'_>,
-    keep_profiles: bool,
-) -> Vec<Result<Signed, String>> {
-    analyze_rows(column, hint, true, |text| {
-        let (sketch, length, profile) = method.analyze_text(text, keep_profiles)?;
-        Ok(Signed {
-            sketch,
-            profile,
-            length,
-        })
-    })
-}
-
-/// [`sketch_rows`] with any analysis of a row's text, on all
-/// cores or (`parallel` false: a Spark task, one of many on the machine) on the calling thread.
-pub fn analyze_rows(
+/// Analyzes every row, each a [`Signed`] (sketch, exact profile when asked for, length), on all cores or
+/// (`parallel` false: a Spark task, one of many on the machine) one at a time on this thread; a row that cannot be
+/// analyzed (a null, no tokens, a broken document) gives its message. Text rows are taken as they are
+/// unless `hint` forces a medium other than text (as the CLI reads the text field of records); bytes rows
+/// are documents in any medium, detected unless forced.
+fn analyze_rows(
     column: &Column<'_>,
     hint: MediaHint<'_>,
     parallel: bool,

@@ -1,9 +1,9 @@
 //! `neardup._native.Stages`: the engine's distributed stages (`neardup::dedup::distributed`) over Arrow
 //! columns, for `neardup.spark` (and any other runner). Each method takes a batch of rows and gives one result
-//! per row, in row order, on the calling thread unless asked: a Spark task is one of many on its machine.
+//! per row, in row order, one row at a time unless asked (`parallel`): a Spark task is one of many on its machine.
 
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, analyze_rows};
+use crate::batch::{ColumnInput, analyze_input};
 use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
 use crate::errors::IntoPy;
 use neardup::dedup::distributed::Stages;
@@ -195,12 +195,12 @@ impl PyStages {
         Bound<'py, PyBytes>,
         Vec<(usize, String)>,
     )> {
-        let rows = column.rows(py)?;
-        let column = column.column(&rows)?;
         let width = self.sketch_width();
-        let n = column.len();
+        let results = analyze_input(py, &column, self.hint, parallel, |text| {
+            self.stages.sign(text)
+        })?;
+        let n = results.len();
         let (sketches, offsets, data, lengths, failures) = py.detach(|| {
-            let results = analyze_rows(&column, self.hint, parallel, |text| self.stages.sign(text));
             let mut sketches = Vec::with_capacity(n * width);
             let mut offsets: Vec<[u8; 4]> = Vec::with_capacity(n + 1);
             let mut data = Vec::new();

@@ -193,6 +193,12 @@ fn may_open_identifier(b: &[u8]) -> bool {
     starts_with_ci(b, b"www.") || b.starts_with(b"10.")
 }
 
+/// Whether a chunk as it is (not changed by normalization), whose bytes' ASCII classes are `seen`, can be an
+/// identifier: only one with ':' or '@', or that opens like "www." / "10.", can match [`is_identifier`].
+fn may_be_identifier(seen: u8, b: &[u8]) -> bool {
+    seen & A_HINT != 0 || may_open_identifier(b)
+}
+
 fn starts_with_ci(b: &[u8], prefix: &[u8]) -> bool {
     b.len() >= prefix.len() && b[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
@@ -387,9 +393,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     ) {
         let all = text.as_bytes();
         let b = &all[from..to];
-        // Identifier rules: only chunks with ':' or '@', or that start like "www." / "10.", can match.
-        let maybe_identifier = seen & A_HINT != 0 || may_open_identifier(b);
-        if maybe_identifier && is_identifier(&text[from..to]) {
+        if may_be_identifier(seen, b) && is_identifier(&text[from..to]) {
             return;
         }
         if !KEEP_NUMBERS && seen & A_LETTER == 0 {
@@ -440,10 +444,8 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
                 acc & self.props[c as usize]
             });
         if all & STABLE != 0 && (all & NFKC_SAFE != 0 || self.nfkc.is_normalized(chunk)) {
-            // Normalization leaves the chunk as it is, so the identifier rules read it as it is: as for ASCII
-            // chunks, only a ':' or '@', or a "www." / "10." opening, can make it one.
-            let maybe_identifier = seen & A_HINT != 0 || may_open_identifier(chunk.as_bytes());
-            if !(maybe_identifier && is_identifier(chunk)) {
+            // Normalization leaves the chunk as it is, so the identifier rules read it as it is.
+            if !(may_be_identifier(seen, chunk.as_bytes()) && is_identifier(chunk)) {
                 tokens_of_normalized_chunk::<KEEP_NUMBERS>(self.props, text, from, to, emit);
             }
             return;
