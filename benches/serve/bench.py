@@ -9,8 +9,8 @@ datasketch (pip install datasketch==2.0.0 in any Python 3). Everything runs on 1
 What it measures, each with wrk (2 threads, 64 connections) for --duration seconds, medians of --runs runs:
   1. load: N fingerprints in NDJSON batches of 100,000 (durable inserts/s, batched);
   2. fingerprint queries against the N stored (POST /query?fingerprint=; throughput, p50, p99);
-  3. document queries (a 10 KB HTML page, POST /query with the page), beside `neardup bench` on the same
-     page for the single-thread sketching rate;
+  3. document queries (a 10 KB HTML page, POST /query with the page), beside `neardup bench --media html`
+     on the same page (extraction and sketching on one thread, no HTTP);
   4. single durable inserts (one NDJSON line a request);
   5. a 90/10 mix of fingerprint queries and single inserts;
   6. a soak: the mix for --soak seconds, the server's RSS sampled every 10 s, errors counted;
@@ -168,12 +168,15 @@ def main():
         (work / "page.html").write_text(page)
         env_doc = {**env, "NEARDUP_BODY": str(work / "page.html")}
         results["document_queries"] = median_of(args.runs, lambda: wrk(f"{base}/v1/indexes/bench/query", "document.lua", args.duration, env_doc))
-        # `neardup bench`: single-thread sketching of the page's text, 2,000 copies, no HTTP.
-        text = page[page.index("<p>") + 3:]
-        (work / "page.jsonl").write_text((json.dumps({"text": text}) + "\n") * 2000)
-        bench = json.loads(subprocess.run([args.binary, "bench", "--json", str(work / "page.jsonl")],
+        # `neardup bench --media html`: the same page, extracted and sketched on one thread, no HTTP.
+        (work / "page.jsonl").write_text((json.dumps({"text": page}) + "\n") * 2000)
+        bench = json.loads(subprocess.run([args.binary, "bench", "--json", "--media", "html", str(work / "page.jsonl")],
                                           capture_output=True, text=True, check=True).stdout)
+        bench["documents_per_s"] = bench["documents"] / bench["median_s"]
         results["neardup_bench_same_page"] = bench
+        results["document_queries_vs_bench"] = results["document_queries"]["rps"] / bench["documents_per_s"]
+        results["document_queries_per_server_cpu_vs_bench"] = (results["document_queries"]["per_server_cpu_s"]
+                                                               / bench["documents_per_s"])
         print("document queries", results["document_queries"], "bench", bench, flush=True)
 
         # 4. Single durable inserts; 5. the 90/10 mix.

@@ -1,5 +1,6 @@
 //! `neardup bench`: end-to-end sketching throughput on one thread, text in, fingerprint or signature out.
 
+use crate::inputs::MediaChoice;
 use crate::inputs::MethodArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -12,12 +13,14 @@ use std::time::Instant;
 const AFTER_HELP: &str = "\
 Loads the documents into memory first, then fingerprints all of them --repeat times on one thread
 and prints the time of each pass, the median and the throughput in MB/s (10^6 bytes of UTF-8 text
-per second). Reading and JSON parsing are not timed.
+per second). Reading and JSON parsing are not timed. With --media, each \"text\" is a document of that
+medium (an HTML page, say): its extraction is timed too, as `neardup hash` and the service do it.
 
 Examples (the corpus of the evaluation data is JSONL compressed with zstd):
     zstd -dc ../shared/eval/corpus/corpus-00.jsonl.zst | neardup bench --mb 100 -
     neardup bench --repeat 9 docs.jsonl
-    neardup bench --scheme minhash --num-perm 128 docs.jsonl";
+    neardup bench --scheme minhash --num-perm 128 docs.jsonl
+    neardup bench --media html pages.jsonl      # \"text\" holds whole HTML pages";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -33,6 +36,10 @@ pub struct BenchArgs {
     repeat: usize,
     #[command(flatten)]
     method: MethodArgs,
+    /// Each "text" is a whole document of this medium (auto, html, xml, text, ...), extracted in the
+    /// timed passes as `neardup hash` would; without it, the text is sketched as it is.
+    #[arg(long, value_name = "MEDIA", value_parser = crate::inputs::parse_media)]
+    media: Option<MediaChoice>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -76,7 +83,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         let start = Instant::now();
         let mut sum = 0u64;
         for t in &texts {
-            match method.sketch_text(t) {
+            let sketch = match args.media {
+                None => method.sketch_text(t),
+                Some(media) => method
+                    .analyze(t.as_bytes(), media.hint(None))
+                    .map(|a| a.sketch),
+            };
+            match sketch {
                 Ok(Sketch::Fingerprint(fp)) => sum = sum.wrapping_add(fp.bits()),
                 Ok(Sketch::Signature(sig)) => {
                     sum = sig
@@ -105,7 +118,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let mbps = bytes as f64 / 1e6 / median;
     if args.json {
         let report = serde_json::json!({
-            "scheme": method.name(), "documents": texts.len(), "bytes": bytes,
+            "scheme": method.name(), "media": args.media.map(|m| m.to_string()), "documents": texts.len(), "bytes": bytes,
             "non_ascii_fraction": non_ascii as f64 / bytes as f64, "passes_s": passes,
             "median_s": median, "mb_per_s": mbps, "checksum": format!("{checksum:016x}"),
         });
@@ -113,11 +126,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     } else {
         writeln!(
             out,
-            "{} documents, {:.1} MB ({:.1} % non-ASCII bytes), scheme {}",
+            "{} documents, {:.1} MB ({:.1} % non-ASCII bytes), scheme {}{}",
             texts.len(),
             bytes as f64 / 1e6,
             100.0 * non_ascii as f64 / bytes as f64,
-            method
+            method,
+            args.media
+                .map(|m| format!(", extracted as {m} documents"))
+                .unwrap_or_default()
         )?;
         let shown: Vec<String> = passes.iter().map(|p| format!("{p:.3}")).collect();
         writeln!(out, "passes (s): {}", shown.join(" "))?;

@@ -741,6 +741,15 @@ pub fn parse_media(s: &str) -> Result<MediaChoice, String> {
     })
 }
 
+impl std::fmt::Display for MediaChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MediaChoice::Auto => f.write_str("auto"),
+            MediaChoice::Forced(m) => write!(f, "{m}"),
+        }
+    }
+}
+
 impl MediaChoice {
     pub fn hint(self, name: Option<&str>) -> MediaHint<'_> {
         match (self, name) {

@@ -207,6 +207,21 @@ fn every_endpoint_answers_and_every_error_is_named() {
     let from_text = json_of(server.post("/v1/fingerprint?media=text", PAGE));
     assert_eq!(from_html["fingerprint"], from_text["fingerprint"]);
     assert_eq!(from_text["tokens"], 16);
+    // A page with few tags is sketched on the request's task, one with many on the blocking pool: the same.
+    let many_tags = format!(
+        "<html><body>{}<p>{PAGE}</p></body></html>",
+        "<span></span>".repeat(100)
+    );
+    let from_pool = json_of(
+        server
+            .client
+            .post(server.url("/v1/fingerprint"))
+            .header("Content-Type", "text/html")
+            .body(many_tags)
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(from_pool["fingerprint"], from_text["fingerprint"]);
     let minhash = json_of(server.post("/v1/fingerprint?scheme=minhash&num_perm=64", PAGE));
     assert!(
         minhash["fingerprint"]

@@ -14,8 +14,10 @@
 //!   writes. Each is opened once, as a [`Shared`](neardup::index::Shared) index: queries read its memory
 //!   under a read lock that no durable write holds; writes go to its writer thread, which groups every
 //!   write waiting into one durable commit (group commit) and answers each only once it is durable.
-//! - **CPU work** (extracting and sketching a document) runs on tokio's blocking pool, at most
-//!   [`Limits::workers`] at a time, so that lookups by fingerprint never queue behind a large PDF.
+//! - **CPU work** (extracting and sketching a document), at most [`Limits::workers`] documents at a time,
+//!   runs on tokio's blocking pool, so that lookups by fingerprint never queue behind a large PDF; only
+//!   small plain text and HTML with few tags ([`routes::INLINE_MAX_BYTES`], [`routes::INLINE_MAX_TAGS`])
+//!   are sketched on the request's own task, where they cost less than the hand-off to the pool.
 //! - **Shutdown** (SIGTERM, SIGINT): requests in flight finish, every queued write is committed, and the
 //!   process exits 0. `kill -9` loses no acknowledged write: acknowledged means committed.
 //!
