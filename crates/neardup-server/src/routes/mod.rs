@@ -181,8 +181,9 @@ pub(crate) fn media_hint(
 }
 
 /// Documents up to this many bytes whose extraction cannot be costly (plain text, or HTML with at most
-/// [`INLINE_MAX_TAGS`] tags) are sketched on the request's own task: that work (about 50 µs for 10 KB of HTML, at most about a millisecond) costs less than
-/// the blocking pool's two thread hand-offs did (a third of the service's CPU per 10 KB page).
+/// [`INLINE_MAX_TAGS`] tags) are sketched on the request's own task: that work (about 50 µs for 10 KB of
+/// HTML, at most about a millisecond) costs less than the blocking pool's two thread hand-offs did (a third of
+/// the service's CPU per 10 KB page).
 pub const INLINE_MAX_BYTES: usize = 32 << 10;
 
 /// HTML with at most this many `<` is sketched on the request's task: the HTML5 tree builder's quadratic
