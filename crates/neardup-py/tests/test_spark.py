@@ -182,6 +182,16 @@ def test_the_same_clusters_for_any_partitions_and_order(spark):
     assert rows_of(got_components) == expected_components
 
 
+def test_partitions_grow_with_the_input():
+    from neardup.spark import ROWS_PER_PARTITION, _partitions_for
+
+    assert _partitions_for(0, 1) == 2
+    assert _partitions_for(1_500, 2) == 4  # twice the cores for small inputs
+    assert _partitions_for(ROWS_PER_PARTITION * 4, 2) == 4
+    assert _partitions_for(ROWS_PER_PARTITION * 4 + 1, 2) == 5
+    assert _partitions_for(10_000_000, 2) == 200  # 4 partitions ran out of a 12 GB heap
+
+
 def test_refusals_name_the_problem(spark):
     import neardup.spark as ns
 

@@ -112,8 +112,9 @@ def dedup(
     document in a cluster of two or more (documents alone are not listed). Documents that cannot be sketched
     are kept alone with a warning (``errors="raise"`` raises). Clusters larger than ``large_cluster`` are named
     in a warning. ``partitions`` sets the job's shuffle partitions (default: the session's
-    ``spark.sql.shuffle.partitions`` when it was set, else twice the default parallelism: Spark's default of 200
-    makes small jobs several times slower).
+    ``spark.sql.shuffle.partitions`` when it was set, else twice the default parallelism, or one per 50,000
+    documents when that is more: Spark's default of 200 makes small jobs several times slower, and too few
+    partitions make large ones run out of memory).
     ``progress`` is called with a line as each stage finishes (``print`` will do).
     """
     if errors not in ("keep", "raise"):
@@ -126,9 +127,8 @@ def dedup(
     )
     settings = {key: value for key, value in settings.items() if value is not None}
     spark = df.sparkSession
-    conf = spark.sparkContext.getConf()
-    if partitions is None and not conf.contains("spark.sql.shuffle.partitions"):
-        partitions = max(2, 2 * spark.sparkContext.defaultParallelism)
+    # The shuffle partitions: given, else the session's when it set them, else sized by _dedup to the input.
+    chosen = spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions")
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     if partitions is not None:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
@@ -136,12 +136,29 @@ def dedup(
         with warnings.catch_warnings():
             # pyspark warns about pandas versions when Arrow functions run; neardup does not use pandas.
             warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-            return _dedup(df, text_col, id_col, settings, errors, max_rounds, progress)
+            return _dedup(
+                df, text_col, id_col, settings, errors, max_rounds, progress,
+                size_partitions=partitions is None and not chosen,
+            )
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)
 
 
-def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_rounds: int, progress):
+# Documents per partition when the job chooses: a partition of signed rows (a 512-byte signature, and the
+# profile: 8 bytes per distinct shingle) stays within tens of megabytes for short documents and a few hundred
+# for long ones. Larger ones fail: a persisted block read back from disk is one heap buffer (10^7 short
+# documents in 5 partitions ran out of a 12 GB heap), and a shuffle partition is one task's memory.
+ROWS_PER_PARTITION = 50_000
+
+
+def _partitions_for(rows: int, parallelism: int) -> int:
+    """The partitions for ``rows`` documents: twice the cores (Spark's default of 200 made a 1,500-document job
+    five times slower on 2 cores), or more to keep each partition at most ``ROWS_PER_PARTITION`` rows."""
+    return max(2, 2 * parallelism, -(-rows // ROWS_PER_PARTITION))
+
+
+def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_rounds: int, progress,
+           size_partitions: bool):
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
     from pyspark.sql import Window
@@ -161,11 +178,16 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
             raise ValueError(f"the DataFrame has no column {name!r} (columns: {', '.join(df.columns)})")
 
     docs = df.select(F.col(id_col).cast("string").alias("id"), F.col(text_col).alias("text"))
-    # A small input (one Parquet file under a split's size) is one partition: spread it over the cores, or
-    # signing runs as one task.
-    parallelism = df.sparkSession.sparkContext.defaultParallelism
-    if docs.rdd.getNumPartitions() < parallelism:
-        docs = docs.repartition(parallelism)
+    # Spread the input over the cores (one Parquet file under a split's size is one partition, and signing
+    # would run as one task) and over enough partitions that each signed partition stays small.
+    spark = df.sparkSession
+    parallelism = spark.sparkContext.defaultParallelism
+    rows = docs.count()
+    if size_partitions:
+        spark.conf.set("spark.sql.shuffle.partitions", str(_partitions_for(rows, parallelism)))
+    signing = max(parallelism, -(-rows // ROWS_PER_PARTITION))
+    if docs.rdd.getNumPartitions() < signing:
+        docs = docs.repartition(signing)
     _check_ids(docs)
     stage("ids checked: present and unique")
     keep = StorageLevel.MEMORY_AND_DISK

@@ -73,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--char-shingle", type=int, metavar="N", help="MinHash: character n-grams instead")
     d.add_argument("--media", help="read every text as this medium (text, html, xml, pdf, epub) [default: text for strings, detected for binary]")
     d.add_argument("--warn-cluster-size", type=int, default=1000, metavar="N", help="name clusters larger than this [default: 1000]")
-    d.add_argument("--partitions", type=int, metavar="N", help="partitions of the clustering stage [default: the session's]")
+    d.add_argument("--partitions", type=int, metavar="N", help="shuffle partitions [default: the session's if set, else twice the cores or one per 50,000 documents, whichever is more]")
     d.add_argument("--max-rounds", type=int, default=64, metavar="N", help="give up connected components after N rounds [default: 64]")
     d.add_argument("--master", help="Spark master when not run by spark-submit [default: local[*]]")
     d.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
