@@ -36,8 +36,9 @@ pub struct BenchArgs {
     repeat: usize,
     #[command(flatten)]
     method: MethodArgs,
-    /// Each "text" is a whole document of this medium (auto, html, xml, text, ...), extracted in the
-    /// timed passes as `neardup hash` would; without it, the text is sketched as it is.
+    /// Each "text" is a whole document of this medium (html, xml, ...), extracted in the timed passes as
+    /// `neardup hash --jsonl --media MEDIA` does; without it (or with text or auto), the text is sketched as
+    /// it is.
     #[arg(long, value_name = "MEDIA", value_parser = crate::inputs::parse_media)]
     media: Option<MediaChoice>,
     /// Print one JSON object instead of text.
@@ -85,9 +86,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         for t in &texts {
             let sketch = match args.media {
                 None => method.sketch_text(t),
-                Some(media) => method
-                    .analyze(t.as_bytes(), media.hint(None))
-                    .map(|a| a.sketch),
+                Some(media) => crate::inputs::sketch_record_text(media, method, t, false, None)
+                    .map(|(sketch, _, _)| sketch),
             };
             match sketch {
                 Ok(Sketch::Fingerprint(fp)) => sum = sum.wrapping_add(fp.bits()),
@@ -131,9 +131,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             bytes as f64 / 1e6,
             100.0 * non_ascii as f64 / bytes as f64,
             method,
-            args.media
-                .map(|m| format!(", extracted as {m} documents"))
-                .unwrap_or_default()
+            match args.media {
+                Some(MediaChoice::Forced(m)) if m != neardup::media::Media::Text =>
+                    format!(", extracted as {m} documents"),
+                _ => String::new(),
+            }
         )?;
         let shown: Vec<String> = passes.iter().map(|p| format!("{p:.3}")).collect();
         writeln!(out, "passes (s): {}", shown.join(" "))?;

@@ -408,25 +408,14 @@ impl DocArgs {
         text: &str,
         keep_profile: bool,
     ) -> Result<(Sketch, Option<Profile>, u64), Problem> {
-        let result = match media.unwrap_or(self.media) {
-            MediaChoice::Forced(media) if media != Media::Text => method
-                .analyze_documents_checked(
-                    text.as_bytes(),
-                    MediaHint::Force(media),
-                    keep_profile,
-                    self.simhash_check,
-                )
-                .into_iter()
-                .next()
-                .map(|d| d.result.map(|(a, p)| (a.sketch, p, a.tokens)))
-                .unwrap_or(Err(neardup::Error::NoTokens {
-                    scheme: "any scheme",
-                })),
-            _ => method
-                .analyze_text_checked(text, keep_profile, self.simhash_check)
-                .map(|(sketch, tokens, profile)| (sketch, profile, tokens)),
-        };
-        result.map_err(|e| Problem::of(&e, e.to_string()))
+        sketch_record_text(
+            media.unwrap_or(self.media),
+            method,
+            text,
+            keep_profile,
+            self.simhash_check,
+        )
+        .map_err(|e| Problem::of(&e, e.to_string()))
     }
 
     /// Reads a document and extracts its text.
@@ -722,6 +711,36 @@ impl Threads {
                 .build_global()?;
         }
         Ok(())
+    }
+}
+
+/// A record's text sketched: taken as extracted text, or, with a medium other than text, extracted as that
+/// medium first (`neardup bench --media` times the same path). Its sketch, profile (with `keep_profile`) and
+/// token count.
+pub fn sketch_record_text(
+    media: MediaChoice,
+    method: Method,
+    text: &str,
+    keep_profile: bool,
+    check: Option<neardup::dedup::SimHashCheck>,
+) -> Result<(Sketch, Option<Profile>, u64), neardup::Error> {
+    match media {
+        MediaChoice::Forced(media) if media != Media::Text => method
+            .analyze_documents_checked(
+                text.as_bytes(),
+                MediaHint::Force(media),
+                keep_profile,
+                check,
+            )
+            .into_iter()
+            .next()
+            .map(|d| d.result.map(|(a, p)| (a.sketch, p, a.tokens)))
+            .unwrap_or(Err(neardup::Error::NoTokens {
+                scheme: "any scheme",
+            })),
+        _ => method
+            .analyze_text_checked(text, keep_profile, check)
+            .map(|(sketch, tokens, profile)| (sketch, profile, tokens)),
     }
 }
 

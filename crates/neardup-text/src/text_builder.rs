@@ -57,7 +57,7 @@ impl TextBuilder {
         while i < bytes.len() {
             let b = bytes[i];
             if b.is_ascii() {
-                if !b.is_ascii_whitespace() && b != 0x0B {
+                if !is_ascii_white_space(b) {
                     i += 1;
                     continue;
                 }
@@ -109,11 +109,17 @@ impl TextBuilder {
     }
 }
 
+/// `char::is_whitespace` for an ASCII byte (`u8::is_ascii_whitespace` leaves out U+000B).
+#[inline]
+fn is_ascii_white_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == 0x0B
+}
+
 /// Whether `rest` (whose first byte is `first`) opens with a `White_Space` character.
 #[inline]
 fn starts_white_space(rest: &str, first: u8) -> bool {
     if first.is_ascii() {
-        first.is_ascii_whitespace() || first == 0x0B
+        is_ascii_white_space(first)
     } else {
         rest.chars().next().is_some_and(char::is_whitespace)
     }

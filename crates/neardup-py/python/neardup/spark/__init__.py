@@ -151,10 +151,16 @@ def dedup(
 ROWS_PER_PARTITION = 50_000
 
 
+def _partitions_needed(rows: int) -> int:
+    """The fewest partitions that hold ``rows`` documents at most ``ROWS_PER_PARTITION`` each."""
+    return -(-rows // ROWS_PER_PARTITION)
+
+
 def _partitions_for(rows: int, parallelism: int) -> int:
-    """The partitions for ``rows`` documents: twice the cores (Spark's default of 200 made a 1,500-document job
-    five times slower on 2 cores), or more to keep each partition at most ``ROWS_PER_PARTITION`` rows."""
-    return max(2, 2 * parallelism, -(-rows // ROWS_PER_PARTITION))
+    """The shuffle partitions for ``rows`` documents: twice the cores (Spark's default of 200 made a
+    1,500-document job five times slower on 2 cores), or more to keep each partition at most
+    ``ROWS_PER_PARTITION`` rows."""
+    return max(2, 2 * parallelism, _partitions_needed(rows))
 
 
 def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_rounds: int, progress,
@@ -185,7 +191,7 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     rows = docs.count()
     if size_partitions:
         spark.conf.set("spark.sql.shuffle.partitions", str(_partitions_for(rows, parallelism)))
-    signing = max(parallelism, -(-rows // ROWS_PER_PARTITION))
+    signing = max(parallelism, _partitions_needed(rows))
     if docs.rdd.getNumPartitions() < signing:
         docs = docs.repartition(signing)
     _check_ids(docs)
