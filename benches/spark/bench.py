@@ -18,8 +18,8 @@ copies. For each dataset and each core count C, timed as whole processes:
 1. **CLI**: `neardup dedup DATA.parquet --output kept.parquet --table table.parquet -j C`;
 2. **Spark job**: `python -m neardup.spark dedup --input DATA --output kept --table table --master local[C]`
    (the JVM's start included), whose table must equal the CLI's;
-3. **Spark signing and banding**: stages 1 and 3 alone (sketch, profile, band keys, on the executors), counted,
-   on a session already started.
+3. **Spark signing and banding**: stages 1 and 3 alone (sketch, profile, node key, band keys, on the
+   executors), counted, on a session already started.
 
 Figures are documents per second per core (documents / seconds / C) and each Spark row's ratio to the CLI at
 the same C. --driver-memory (default 12g) is the local session's heap: local mode runs executors in the driver.
@@ -134,7 +134,7 @@ df = spark.read.parquet(data)
 settings = {"scheme": scheme}
 started = time.monotonic()
 signed = df.select("id", "text").mapInArrow(_stages.sign(settings), _stages.SIGNED)
-nodes = signed.select(signed["id"].alias("node"), "sketch")
+nodes = signed.select("node", "sketch")
 n = nodes.mapInArrow(_stages.buckets(settings), _stages.BUCKETS).count()
 print(time.monotonic() - started, n)
 """
@@ -171,10 +171,12 @@ def main() -> None:
             out.mkdir(parents=True)
             cli = timed([args.neardup_bin, "dedup", str(data), "--scheme", args.scheme, "-j", str(cores),
                          "--output", str(out / "cli-kept.parquet"), "--table", str(out / "cli-table.parquet")])
+            print(f"  CLI: {cli:.1f} s", flush=True)
             job = timed([sys.executable, "-m", "neardup.spark", "dedup", "--input", str(data), "--scheme",
                          args.scheme, "--master", f"local[{cores}]", "--quiet", "--output", str(out / "kept"),
                          "--table", str(out / "table"), "--conf", f"spark.driver.memory={args.driver_memory}"],
                         env=env)
+            print(f"  Spark job: {job:.1f} s", flush=True)
             same = table_rows(out / "cli-table.parquet") == table_rows(out / "table")
             sign = subprocess.run([sys.executable, "-c", SIGN_AND_BAND, str(data), str(cores), args.scheme,
                                    args.driver_memory], capture_output=True, text=True, env=env)

@@ -6,7 +6,7 @@ use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_input};
 use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
 use crate::errors::IntoPy;
-use neardup::dedup::distributed::Stages;
+use neardup::dedup::distributed::{Bucket, NodeKey, Stages, pairs_in_buckets};
 use neardup::dedup::{Document, Options, Representative, Score, SimHashCheck, Verification};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
@@ -52,6 +52,15 @@ fn simhash_check(measure: Option<&str>, ngram: Option<u32>) -> PyResult<SimHashC
 }
 
 /// Little-endian bytes of fixed-width values, as Python reads them with NumPy.
+/// A value of `N` bytes from a binary column, as stage 3 makes bucket and node keys.
+fn fixed_width<const N: usize>(value: Option<&[u8]>, row: usize, what: &str) -> PyResult<[u8; N]> {
+    value.and_then(|v| v.try_into().ok()).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "row {row}: the {what} is not {N} bytes, as the stages make it"
+        ))
+    })
+}
+
 fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, values.as_flattened())
 }
@@ -177,10 +186,11 @@ impl PyStages {
         }
     }
 
-    /// Stage 1 over a column of documents: `(sketches, profile_offsets, profile_data, lengths, failures)`,
-    /// the sketches `sketch_width` bytes each (zeros for a failed row), the profiles as Arrow `binary`
-    /// offsets (`int32`) and data (empty profiles where none is kept), the lengths as `int64`, and the
-    /// failed rows with their messages.
+    /// Stages 1 and 2 over a column of documents: `(sketches, profile_offsets, profile_data, lengths,
+    /// nodes, failures)`, the sketches `sketch_width` bytes each (zeros for a failed row), the profiles as
+    /// Arrow `binary` offsets (`int32`) and data (empty profiles where none is kept), the lengths as `int64`,
+    /// each row's node key (16 bytes: equal for identical sketches and profiles; zeros for a failed row), and
+    /// the failed rows with their messages.
     #[pyo3(signature = (column, parallel=false))]
     #[allow(clippy::type_complexity)]
     fn sign<'py>(
@@ -193,6 +203,7 @@ impl PyStages {
         Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
         Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
         Vec<(usize, String)>,
     )> {
         let width = self.sketch_width();
@@ -200,8 +211,9 @@ impl PyStages {
             self.stages.sign(text)
         })?;
         let n = results.len();
-        let (sketches, offsets, data, lengths, failures) = py.detach(|| {
+        let (sketches, offsets, data, lengths, nodes, failures) = py.detach(|| {
             let mut sketches = Vec::with_capacity(n * width);
+            let mut nodes: Vec<NodeKey> = Vec::with_capacity(n);
             let mut offsets: Vec<[u8; 4]> = Vec::with_capacity(n + 1);
             let mut data = Vec::new();
             let mut lengths: Vec<[u8; 8]> = Vec::with_capacity(n);
@@ -210,6 +222,7 @@ impl PyStages {
             for (row, result) in results.into_iter().enumerate() {
                 match result {
                     Ok(s) => {
+                        nodes.push(Stages::node_key(&s));
                         sketches.extend_from_slice(&Stages::sketch_bytes(&s.sketch));
                         if let Some(p) = &s.profile {
                             data.extend_from_slice(&p.to_bytes());
@@ -218,6 +231,7 @@ impl PyStages {
                     }
                     Err(message) => {
                         sketches.resize(sketches.len() + width, 0);
+                        nodes.push([0; 16]);
                         lengths.push(0i64.to_le_bytes());
                         failures.push((row, message));
                     }
@@ -229,13 +243,14 @@ impl PyStages {
                 })?;
                 offsets.push(end.to_le_bytes());
             }
-            Ok::<_, PyErr>((sketches, offsets, data, lengths, failures))
+            Ok::<_, PyErr>((sketches, offsets, data, lengths, nodes, failures))
         })?;
         Ok((
             PyBytes::new(py, &sketches),
             le_bytes(py, &offsets),
             PyBytes::new(py, &data),
             le_bytes(py, &lengths),
+            le_bytes(py, &nodes),
             failures,
         ))
     }
@@ -259,6 +274,35 @@ impl PyStages {
             Ok::<_, PyErr>(out)
         })?;
         Ok(PyBytes::new(py, &out))
+    }
+
+    /// Stage 4's grouping over every `(bucket, node)` row of some whole buckets: the distinct pairs of nodes
+    /// sharing a bucket, as `(a, b)`, 16 bytes per node, concatenated, `a < b`, sorted.
+    fn pairs<'py>(
+        &self,
+        py: Python<'py>,
+        buckets: ColumnInput<'_>,
+        nodes: ColumnInput<'_>,
+    ) -> PyResult<[Bound<'py, PyBytes>; 2]> {
+        let owned = [buckets.rows(py)?, nodes.rows(py)?];
+        let (buckets, nodes) = (buckets.column(&owned[0])?, nodes.column(&owned[1])?);
+        if buckets.len() != nodes.len() {
+            return Err(PyValueError::new_err("the two columns differ in length"));
+        }
+        let (a, b) = py.detach(|| {
+            let mut rows: Vec<(Bucket, NodeKey)> = Vec::with_capacity(buckets.len());
+            for row in 0..buckets.len() {
+                rows.push((
+                    fixed_width(buckets.get(row), row, "bucket")?,
+                    fixed_width(nodes.get(row), row, "node")?,
+                ));
+            }
+            let pairs = pairs_in_buckets(&mut rows);
+            let a: Vec<NodeKey> = pairs.iter().map(|p| p.0).collect();
+            let b: Vec<NodeKey> = pairs.iter().map(|p| p.1).collect();
+            Ok::<_, PyErr>((a, b))
+        })?;
+        Ok([le_bytes(py, &a), le_bytes(py, &b)])
     }
 
     /// Stage 4 over candidate pairs (row i: a's sketch and profile, b's sketch and profile): each pair's score

@@ -3,9 +3,9 @@
 //!
 //! ```text
 //! 1 sign      map       document → sketch, exact profile (when verifying exactly), length      Stages::sign
-//! 2 group     by key    identical (sketch, profile) → one node, led by its best-ranked document
+//! 2 group     by key    identical (sketch, profile) → one node, named by its digest          Stages::node_key
 //! 3 buckets   map       node → bucket keys: LSH band keys, or the Hamming tables' key prefixes  Stages::buckets
-//! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            Stages::judge
+//! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            pairs_in_buckets, Stages::judge
 //! 5 components          connected components of the judged pairs (the runner's, to convergence)
 //! 6 clusters  by key    each component (with its identical copies) → Dedup on its documents    Stages::clusters
 //! 7 number    sort      clusters numbered in the order of their representatives
@@ -59,6 +59,9 @@ use neardup_sketch::signature::MinHashSignature;
 /// (big-endian `u64`). Nodes sharing one are candidates.
 pub type Bucket = [u8; 10];
 
+/// A node's name: the first 16 bytes of the SHA-256 of its sketch and profile ([`Stages::node_key`]).
+pub type NodeKey = [u8; 16];
+
 /// A signed document: what stage 1 gives and stage 6 takes.
 #[derive(Clone, Debug)]
 pub struct Signed {
@@ -80,6 +83,31 @@ impl Signed {
             length: self.length,
         }
     }
+}
+
+/// Stage 4's grouping, for a runner that gathers every row of a bucket in one task: the distinct pairs
+/// `(a, b)` with `a < b` of different nodes that share a bucket, among `(bucket, node)` rows (in any order,
+/// repeats allowed), sorted. A bucket of n distinct nodes gives its n(n−1)/2 pairs, as on one machine.
+pub fn pairs_in_buckets(rows: &mut [(Bucket, NodeKey)]) -> Vec<(NodeKey, NodeKey)> {
+    rows.sort_unstable();
+    let mut pairs = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let bucket = rows[start].0;
+        let mut end = start + 1;
+        while end < rows.len() && rows[end].0 == bucket {
+            end += 1;
+        }
+        let mut nodes: Vec<NodeKey> = rows[start..end].iter().map(|r| r.1).collect();
+        nodes.dedup(); // sorted with the rows
+        for (i, &a) in nodes.iter().enumerate() {
+            pairs.extend(nodes[i + 1..].iter().map(|&b| (a, b)));
+        }
+        start = end;
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
 /// The stages of one distributed run: its method and options, checked once, and what the stages share (the
@@ -164,6 +192,28 @@ impl Stages {
             profile,
             length,
         })
+    }
+
+    /// Stage 2: the name of a signed document's node. Documents with identical sketches and profiles (one
+    /// machine's identical copies) share it, and documents that differ in either do not, except by a collision
+    /// of 128 bits of SHA-256 (about 2^-128 for a pair; finding one on purpose takes about 2^64 hashes). A
+    /// runner groups and shuffles these 16 bytes instead of the sketches and profiles themselves (hundreds of
+    /// bytes a document), which then travel only with the few documents that are candidates.
+    pub fn node_key(signed: &Signed) -> NodeKey {
+        use sha2::{Digest, Sha256};
+        let sketch = Self::sketch_bytes(&signed.sketch);
+        let mut hasher = Sha256::new();
+        hasher.update((sketch.len() as u64).to_le_bytes());
+        hasher.update(&sketch);
+        match &signed.profile {
+            Some(profile) => {
+                hasher.update([1]);
+                hasher.update(profile.to_bytes());
+            }
+            None => hasher.update([0]),
+        }
+        let digest = hasher.finalize();
+        digest[..16].try_into().expect("32 bytes")
     }
 
     /// Stage 3: a node's bucket keys, [`Stages::buckets_per_node`] of them.
@@ -326,6 +376,46 @@ mod tests {
             out.push((format!("f{f}-copy"), base.to_string()));
         }
         out
+    }
+
+    #[test]
+    fn node_keys_name_identical_sketches_and_profiles() {
+        let stages = Stages::new(method("minhash"), Options::default(), 3).unwrap();
+        let docs = texts();
+        let signed: Vec<Signed> = docs.iter().map(|(_, t)| stages.sign(t).unwrap()).collect();
+        let keys: Vec<NodeKey> = signed.iter().map(Stages::node_key).collect();
+        for a in 0..docs.len() {
+            for b in 0..docs.len() {
+                let same = docs[a].1 == docs[b].1;
+                assert_eq!(keys[a] == keys[b], same, "{} and {}", docs[a].0, docs[b].0);
+            }
+        }
+        // The profile is part of the name: the same sketch with another profile is another node.
+        let mut other = signed[0].clone();
+        other.profile = None;
+        assert_ne!(Stages::node_key(&other), keys[0]);
+    }
+
+    #[test]
+    fn pairs_in_buckets_are_the_distinct_pairs_of_shared_buckets() {
+        let bucket = |b: u8| [b; 10];
+        let node = |n: u8| [n; 16];
+        let mut rows = vec![
+            (bucket(1), node(3)),
+            (bucket(1), node(1)),
+            (bucket(2), node(9)),
+            (bucket(1), node(2)),
+            (bucket(1), node(3)), // a copy: the same node again
+            (bucket(3), node(2)),
+            (bucket(3), node(1)), // (1, 2) again, from another bucket
+            (bucket(4), node(5)),
+            (bucket(4), node(5)), // one node alone: no pair
+        ];
+        assert_eq!(
+            pairs_in_buckets(&mut rows),
+            [(node(1), node(2)), (node(1), node(3)), (node(2), node(3))]
+        );
+        assert!(pairs_in_buckets(&mut []).is_empty());
     }
 
     /// The stages composed by hand (every pair of nodes tried as a candidate when it shares a bucket, one

@@ -12,16 +12,19 @@ and scores equal ``neardup dedup``'s and ``neardup.dedup``'s, for any number of 
 any input order. The job runs the engine's distributed stages (``neardup::dedup::distributed``):
 
 1. **sign** (``mapInArrow``, the wheel on the executors): each document's sketch, its exact profile (the
-   shingle hashes, when candidates are verified exactly) and its length;
-2. **group**: documents with identical sketches (and profiles) become one node, led by its best-ranked id;
+   shingle hashes, when candidates are verified exactly) and its length; the signed rows stay where they were
+   signed (persisted) and are never shuffled whole;
+2. **nodes**: documents with identical sketches and profiles are one node, named by a 16-byte key (a SHA-256
+   digest of both, made when signing); only the keys are shuffled, to count each node's copies;
 3. **buckets**: each node's LSH band keys (the same 64-bit keys as one machine's), or for SimHash its key
    prefix in each table of Manku's block-permuted design: one shuffle groups every table and band;
-4. **pairs**: nodes sharing a bucket are candidates; each candidate, with both nodes' sketches and profiles
-   (joined to it: the profiles' bytes are the cost of exact verification), is judged by the engine;
+4. **pairs**: nodes sharing a bucket are candidates; the candidates' sketches and profiles (the profiles' bytes
+   are the cost of exact verification) are picked out of the signed rows, once per node, joined to the
+   candidates and judged by the engine;
 5. **components** of the pairs: large-star / small-star with minimum labels, iterated until the edges are
    its fixed point (checked after every round), each round checkpointed;
-6. **clusters**: each component's documents together in one task, clustered by the engine itself (safe
-   centres by default: every member within the threshold of its representative);
+6. **clusters**: each component's documents (and each node's copies) together in one task, clustered by the
+   engine itself (safe centres by default: every member within the threshold of its representative);
 7. **numbers**: clusters numbered in the order of their representatives, as on one machine.
 
 Executors need the ``neardup`` wheel installed (with ``pyarrow`` and ``numpy``), as any Python UDF needs its
@@ -163,11 +166,23 @@ def _partitions_for(rows: int, parallelism: int) -> int:
     return max(2, 2 * parallelism, _partitions_needed(rows))
 
 
+# A side of a join up to this many rows is sent whole to every task (broadcast): the signed rows it filters
+# are then read where they are, not shuffled. Larger ones are joined by a shuffle of both sides.
+BROADCAST_ROWS = 2_000_000
+
+
+def _small(df):
+    """``df`` marked for a broadcast join when it has at most ``BROADCAST_ROWS`` rows (it is counted: persist
+    it first when it is costly to compute)."""
+    from pyspark.sql import functions as F
+
+    return F.broadcast(df) if df.count() <= BROADCAST_ROWS else df
+
+
 def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_rounds: int, progress,
            size_partitions: bool):
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
-    from pyspark.sql import Window
 
     from . import _stages
     from ._components import components
@@ -197,44 +212,46 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     _check_ids(docs)
     stage("ids checked: present and unique")
     keep = StorageLevel.MEMORY_AND_DISK
+    # The signed rows stay where they were signed, persisted; only node keys, bucket keys and the few
+    # candidates' sketches are shuffled (each signed row is hundreds of bytes: a 512-byte signature, the
+    # profile).
     signed = docs.mapInArrow(_stages.sign(settings), _stages.SIGNED).persist(keep)
     failed = _report_failures(signed, errors)
     stage(f"signed ({failed} could not be sketched)")
+    ok = signed.where(F.col("error").isNull()).drop("error")
 
-    # 2. Nodes: identical sketches (and profiles), led by the best-ranked id (smallest; or longest first).
-    rank = F.struct((-F.col("length")) if probe.keeps_longest else F.lit(0), F.col("id"))
-    same = Window.partitionBy("sketch", "profile")
-    grouped = (
-        signed.where(F.col("error").isNull())
-        .drop("error")
-        .withColumn("leader", F.min(rank).over(same).getField("id"))
-        .withColumn("copies", F.count(F.lit(1)).over(same))
-        .persist(keep)
-    )
-    signed.unpersist()
-    nodes = grouped.where(F.col("id") == F.col("leader")).select(
-        F.col("id").alias("node"), "sketch", "profile"
-    )
+    # 2. Nodes: identical sketches and profiles share a node key; the nodes with copies.
+    copies = ok.groupBy("node").agg(F.count(F.lit(1)).alias("copies")).persist(keep)
     if not probe.bands:  # SimHash: the tables suit the number of distinct fingerprints
-        settings = dict(settings, distinct=max(nodes.count(), 1))
+        settings = dict(settings, distinct=max(copies.count(), 1))
         stage(f"{settings['distinct']} distinct fingerprints")
 
-    # 3–4. Buckets, candidates (distinct pairs of nodes sharing a bucket), judged.
-    keys = nodes.select("node", "sketch").mapInArrow(_stages.buckets(settings), _stages.BUCKETS)
-    # One shuffle gathers each bucket's nodes; most buckets hold one node and give no pair.
-    every_pair = (
-        "flatten(transform(nodes, (x, i) -> transform(slice(nodes, i + 2, size(nodes) - i - 1), "
-        "y -> named_struct('a', x, 'b', y))))"
-    )
+    # 3–4. Buckets, candidates (distinct pairs of nodes sharing a bucket), judged. Copies have their node's
+    # buckets, and a bucket's nodes are a set.
+    keys = ok.select("node", "sketch").mapInArrow(_stages.buckets(settings), _stages.BUCKETS)
+    # One shuffle gathers each bucket's rows in one task, where the engine pairs its nodes; most buckets
+    # hold one node and give no pair. (A `groupBy` with `collect_set` costs several times more: its partial
+    # aggregation keeps a set for each of the millions of buckets.)
     candidates = (
-        keys.groupBy("bucket")
-        .agg(F.array_sort(F.collect_list("node")).alias("nodes"))
-        .where(F.size("nodes") > 1)
-        .select(F.explode(F.expr(every_pair)).alias("pair"))
-        .select("pair.a", "pair.b")
+        keys.repartition("bucket")
+        .mapInArrow(_stages.pairs(settings), _stages.PAIRS)
         .distinct()
+        .persist(keep)
     )
-    side = lambda s: nodes.select(  # noqa: E731
+    # The candidates' sketches and profiles, once per node: the signed rows are filtered where they are.
+    wanted = (
+        candidates.select(F.col("a").alias("node"))
+        .union(candidates.select(F.col("b").alias("node")))
+        .distinct()
+        .persist(keep)
+    )
+    sketches = (
+        ok.select("node", "sketch", "profile")
+        .join(_small(wanted), "node", "left_semi")
+        .dropDuplicates(["node"])
+        .persist(keep)
+    )
+    side = lambda s: sketches.select(  # noqa: E731
         F.col("node").alias(s), F.col("sketch").alias(f"{s}_sketch"), F.col("profile").alias(f"{s}_profile")
     )
     edges = (
@@ -248,28 +265,25 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     labels, rounds = components(edges.select("a", "b"), max_rounds=max_rounds)
     stage(f"pairs judged; their connected components converged in {rounds} rounds")
 
-    # 6. Every document of every node in a component (or with copies), its component's rows in one task.
+    # 6. Every document of every node in a component, or with copies (a component of its own), with its
+    # sketch and profile; each component's rows in one task.
+    alone = (
+        copies.where(F.col("copies") > 1)
+        .select("node")
+        .join(labels, "node", "left_anti")
+        .select("node", F.col("node").alias("label"))
+    )
+    labelled = labels.unionByName(alone).persist(keep)
     members = (
-        grouped.join(labels, grouped["leader"] == labels["node"], "left")
-        .where(F.col("label").isNotNull() | (F.col("copies") > 1))
-        .select(
-            F.coalesce("label", "leader").alias("label"),
-            "id",
-            "leader",
-            # Only a node's leader carries the sketch and profile; its copies follow it.
-            F.when(F.col("id") == F.col("leader"), F.col("sketch")).alias("sketch"),
-            F.when(F.col("id") == F.col("leader"), F.col("profile")).alias("profile"),
-            "length",
-        )
+        ok.join(_small(labelled), "node")
+        .select("label", "id", "sketch", "profile", "length")
+        .repartition("label")
+        .sortWithinPartitions("label", "id")
     )
-    members = members.repartition("label")
-    clustered = (
-        members.sortWithinPartitions("label", "leader", F.col("id") != F.col("leader"), "id")
-        .mapInArrow(_stages.cluster(settings), _stages.CLUSTERED)
-        .persist(keep)
-    )
+    clustered = members.mapInArrow(_stages.cluster(settings), _stages.CLUSTERED).persist(keep)
 
-    # 7. Cluster numbers in the representatives' order: the same order as the ranks above.
+    # 7. Cluster numbers in the representatives' order (longest first when the longest is kept, then by id),
+    # as one machine numbers them.
     reps = clustered.where(F.col("duplicate_of").isNull()).select(
         F.col("id").alias("representative"), "rep_length"
     )
@@ -303,7 +317,8 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     # One job: it also computes (and caches) the result.
     for message in _large_clusters(_sizes(result), settings["large_cluster"]):
         warnings.warn(message, RuntimeWarning, stacklevel=3)  # the caller of dedup
-    grouped.unpersist()
+    for df_ in (signed, copies, candidates, wanted, sketches, labelled):
+        df_.unpersist()
     return result
 
 
@@ -313,7 +328,8 @@ def filter(df, clusters, id_col: str = "id"):  # noqa: A001 (the name the issue 
     from pyspark.sql import functions as F
 
     removed = clusters.where(F.col("duplicate_of").isNotNull()).select(F.col("id").alias("__neardup_removed"))
-    return df.join(removed, F.col(id_col).cast("string") == F.col("__neardup_removed"), "left_anti")
+    # Few removed ids are sent to every task, and the records are filtered where they are read.
+    return df.join(_small(removed), F.col(id_col).cast("string") == F.col("__neardup_removed"), "left_anti")
 
 
 def cluster_report(clusters, large_cluster: int = 1000) -> dict[str, Any]:

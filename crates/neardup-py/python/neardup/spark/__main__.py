@@ -157,7 +157,7 @@ def main(argv=None) -> int:
             removed = clusters.where(F.col("duplicate_of").isNotNull()).select(
                 F.col("id").alias("__neardup_id"), "duplicate_of", "score"
             )
-            df.join(removed, F.col(args.id_field).cast("string") == F.col("__neardup_id")).drop(
+            df.join(ns._small(removed), F.col(args.id_field).cast("string") == F.col("__neardup_id")).drop(
                 "__neardup_id"
             ).write.mode(mode).parquet(args.removed)
         report = ns.cluster_report(clusters, args.warn_cluster_size)

@@ -13,9 +13,10 @@ import pyarrow.compute as pc
 from .. import _native
 from .. import _buffers, _string_column
 
-SIGNED = "id string, sketch binary, profile binary, length long, error string"
-BUCKETS = "bucket binary, node string"
-EDGES = "a string, b string, score double"
+SIGNED = "id string, node binary, sketch binary, profile binary, length long, error string"
+BUCKETS = "bucket binary, node binary"
+PAIRS = "a binary, b binary"
+EDGES = "a binary, b binary, score double"
 CLUSTERED = "id string, representative string, duplicate_of string, score double, rep_length long"
 
 
@@ -43,28 +44,30 @@ def _per_batch(settings: dict, each):
 
 def _sign(stages, batch) -> pa.RecordBatch:
     n = batch.num_rows
-    sketches, offsets, data, lengths, failures = stages.sign(_column(batch, "text"))
+    sketches, offsets, data, lengths, nodes, failures = stages.sign(_column(batch, "text"))
     ok = np.ones(n, dtype=bool)
     messages = [None] * n
     for row, message in failures:
         ok[row] = False
         messages[row] = message
-    sketch = pc.if_else(
-        pa.array(ok), _fixed_width(sketches, n, stages.sketch_width), pa.scalar(None, pa.large_binary())
-    )
+    valid = pa.array(ok)
+    null = pa.scalar(None, pa.large_binary())
+    sketch = pc.if_else(valid, _fixed_width(sketches, n, stages.sketch_width), null)
+    node = pc.if_else(valid, _fixed_width(nodes, n, 16), null)
     if stages.keeps_profiles:
         profile = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     else:
         profile = pa.nulls(n, pa.binary())
     return pa.RecordBatch.from_arrays(
-        [batch.column("id"), sketch, profile, pa.array(np.frombuffer(lengths, dtype="<i8")),
+        [batch.column("id"), node, sketch, profile, pa.array(np.frombuffer(lengths, dtype="<i8")),
          pa.array(messages, pa.string())],
-        names=["id", "sketch", "profile", "length", "error"],
+        names=["id", "node", "sketch", "profile", "length", "error"],
     )
 
 
 def sign(settings: dict):
-    """Stage 1: ``id, text`` → ``id, sketch, profile, length, error`` (a failed row keeps its id and message)."""
+    """Stages 1 and 2: ``id, text`` → ``id, node, sketch, profile, length, error``: ``node`` is 16 bytes, the
+    same for identical sketches and profiles (a failed row keeps its id and message, and has no node)."""
     return _per_batch(settings, _sign)
 
 
@@ -78,6 +81,24 @@ def _buckets(stages, batch) -> pa.RecordBatch:
 def buckets(settings: dict):
     """Stage 3: ``node, sketch`` → one ``bucket, node`` row per bucket key of the node."""
     return _per_batch(settings, _buckets)
+
+
+def pairs(settings: dict):
+    """Stage 4's grouping: a partition's ``bucket, node`` rows (whole buckets: the rows are partitioned by
+    bucket) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket. The partition's rows are
+    gathered first, since a bucket's rows may span Arrow batches; they are 26 bytes each."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        stages = _native.Stages(**settings)
+        gathered = [batch for batch in batches if batch.num_rows]
+        if not gathered:
+            return
+        table = pa.Table.from_batches(gathered)
+        a, b = stages.pairs(_column(table, "bucket"), _column(table, "node"))
+        n = len(a) // 16
+        yield pa.RecordBatch.from_arrays([_fixed_width(a, n, 16), _fixed_width(b, n, 16)], names=["a", "b"])
+
+    return run
 
 
 def _judge(stages, batch) -> pa.RecordBatch:
@@ -125,8 +146,9 @@ def _cluster_table(stages, table: pa.Table) -> pa.RecordBatch:
 
 
 def cluster(settings: dict):
-    """Stage 6: rows sorted by ``label`` (a component's rows in one partition) → clustered rows. A component
-    may straddle Arrow batches: the rows of the last label in a batch wait for the next batch."""
+    """Stage 6: rows sorted by ``label`` (a component's rows in one partition, each with its sketch and
+    profile) → clustered rows. A component may straddle Arrow batches: the rows of the last label in a batch
+    wait for the next batch."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stages = _native.Stages(**settings)
