@@ -117,7 +117,7 @@ def dedup(
     in a warning. ``partitions`` sets the job's shuffle partitions (default: the session's
     ``spark.sql.shuffle.partitions`` when it was set, else twice the default parallelism, or one per 50,000
     documents when that is more: Spark's default of 200 makes small jobs several times slower, and too few
-    partitions make large ones run out of memory).
+    partitions make large ones run out of memory; after the candidates, the same rule on the rows left).
     ``progress`` is called with a line as each stage finishes (``print`` will do).
     """
     if errors not in ("keep", "raise"):
@@ -207,10 +207,11 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     if size_partitions:
         spark.conf.set("spark.sql.shuffle.partitions", str(_partitions_for(rows, parallelism)))
     signing = max(parallelism, _partitions_needed(rows))
+    # The ids alone are read for the check (the text is not), before the input is spread.
+    _check_ids(docs.select("id"))
+    stage("ids checked: present and unique")
     if docs.rdd.getNumPartitions() < signing:
         docs = docs.repartition(signing)
-    _check_ids(docs)
-    stage("ids checked: present and unique")
     keep = StorageLevel.MEMORY_AND_DISK
     # The signed rows stay where they were signed, persisted; only node keys, bucket keys and the few
     # candidates' sketches are shuffled (each signed row is hundreds of bytes: a 512-byte signature, the
@@ -238,19 +239,22 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
         .distinct()
         .persist(keep)
     )
-    # The candidates' sketches and profiles, once per node: the signed rows are filtered where they are.
+    # One pass over the signed rows picks out the few that the rest of the job needs: the candidates' (their
+    # sketches and profiles are judged) and the copies' (their nodes are clustered, as components of their
+    # own). Every document of a component is among them.
+    repeated = copies.where(F.col("copies") > 1).select("node")
     wanted = (
         candidates.select(F.col("a").alias("node"))
         .union(candidates.select(F.col("b").alias("node")))
+        .union(repeated)
         .distinct()
         .persist(keep)
     )
-    sketches = (
-        ok.select("node", "sketch", "profile")
-        .join(_small(wanted), "node", "left_semi")
-        .dropDuplicates(["node"])
-        .persist(keep)
-    )
+    picked = ok.join(_small(wanted), "node", "left_semi").persist(keep)
+    if size_partitions:
+        # What is left is small: shuffles of a few rows in many partitions cost a task each.
+        spark.conf.set("spark.sql.shuffle.partitions", str(_partitions_for(picked.count(), parallelism)))
+    sketches = picked.select("node", "sketch", "profile").dropDuplicates(["node"]).persist(keep)
     side = lambda s: sketches.select(  # noqa: E731
         F.col("node").alias(s), F.col("sketch").alias(f"{s}_sketch"), F.col("profile").alias(f"{s}_profile")
     )
@@ -267,15 +271,10 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
 
     # 6. Every document of every node in a component, or with copies (a component of its own), with its
     # sketch and profile; each component's rows in one task.
-    alone = (
-        copies.where(F.col("copies") > 1)
-        .select("node")
-        .join(labels, "node", "left_anti")
-        .select("node", F.col("node").alias("label"))
-    )
+    alone = repeated.join(labels, "node", "left_anti").select("node", F.col("node").alias("label"))
     labelled = labels.unionByName(alone).persist(keep)
     members = (
-        ok.join(_small(labelled), "node")
+        picked.join(_small(labelled), "node")
         .select("label", "id", "sketch", "profile", "length")
         .repartition("label")
         .sortWithinPartitions("label", "id")
@@ -317,7 +316,7 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     # One job: it also computes (and caches) the result.
     for message in _large_clusters(_sizes(result), settings["large_cluster"]):
         warnings.warn(message, RuntimeWarning, stacklevel=3)  # the caller of dedup
-    for df_ in (signed, copies, candidates, wanted, sketches, labelled):
+    for df_ in (signed, copies, candidates, wanted, picked, sketches, labelled):
         df_.unpersist()
     return result
 
