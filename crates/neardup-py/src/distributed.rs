@@ -297,7 +297,7 @@ impl PyStages {
                     fixed_width(nodes.get(row), row, "node")?,
                 ));
             }
-            let pairs = pairs_in_buckets(&mut rows);
+            let pairs = pairs_in_buckets(rows);
             let a: Vec<NodeKey> = pairs.iter().map(|p| p.0).collect();
             let b: Vec<NodeKey> = pairs.iter().map(|p| p.1).collect();
             Ok::<_, PyErr>((a, b))
