@@ -131,10 +131,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             bytes as f64 / 1e6,
             100.0 * non_ascii as f64 / bytes as f64,
             method,
-            match args.media {
-                Some(MediaChoice::Forced(m)) if m != neardup::media::Media::Text =>
-                    format!(", extracted as {m} documents"),
-                _ => String::new(),
+            match args.media.and_then(MediaChoice::extracted) {
+                Some(m) => format!(", extracted as {m} documents"),
+                None => String::new(),
             }
         )?;
         let shown: Vec<String> = passes.iter().map(|p| format!("{p:.3}")).collect();

@@ -724,8 +724,8 @@ pub fn sketch_record_text(
     keep_profile: bool,
     check: Option<neardup::dedup::SimHashCheck>,
 ) -> Result<(Sketch, Option<Profile>, u64), neardup::Error> {
-    match media {
-        MediaChoice::Forced(media) if media != Media::Text => method
+    match media.extracted() {
+        Some(media) => method
             .analyze_documents_checked(
                 text.as_bytes(),
                 MediaHint::Force(media),
@@ -738,7 +738,7 @@ pub fn sketch_record_text(
             .unwrap_or(Err(neardup::Error::NoTokens {
                 scheme: "any scheme",
             })),
-        _ => method
+        None => method
             .analyze_text_checked(text, keep_profile, check)
             .map(|(sketch, tokens, profile)| (sketch, profile, tokens)),
     }
@@ -770,6 +770,15 @@ impl std::fmt::Display for MediaChoice {
 }
 
 impl MediaChoice {
+    /// The medium a record's text is extracted as: one forced other than text (auto and text take the text
+    /// as it is).
+    pub fn extracted(self) -> Option<Media> {
+        match self {
+            MediaChoice::Forced(media) if media != Media::Text => Some(media),
+            _ => None,
+        }
+    }
+
     pub fn hint(self, name: Option<&str>) -> MediaHint<'_> {
         match (self, name) {
             (MediaChoice::Forced(m), _) => MediaHint::Force(m),

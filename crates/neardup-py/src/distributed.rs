@@ -51,8 +51,7 @@ fn simhash_check(measure: Option<&str>, ngram: Option<u32>) -> PyResult<SimHashC
     }
 }
 
-/// Little-endian bytes of fixed-width values, as Python reads them with NumPy.
-/// A value of `N` bytes from a binary column, as stage 3 makes bucket and node keys.
+/// A value of `N` bytes from a binary column, as the stages make bucket and node keys.
 fn fixed_width<const N: usize>(value: Option<&[u8]>, row: usize, what: &str) -> PyResult<[u8; N]> {
     value.and_then(|v| v.try_into().ok()).ok_or_else(|| {
         PyValueError::new_err(format!(
@@ -61,6 +60,7 @@ fn fixed_width<const N: usize>(value: Option<&[u8]>, row: usize, what: &str) -> 
     })
 }
 
+/// Little-endian bytes of fixed-width values, as Python reads them with NumPy.
 fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, values.as_flattened())
 }
@@ -222,10 +222,12 @@ impl PyStages {
             for (row, result) in results.into_iter().enumerate() {
                 match result {
                     Ok(s) => {
-                        nodes.push(Stages::node_key(&s));
-                        sketches.extend_from_slice(&Stages::sketch_bytes(&s.sketch));
-                        if let Some(p) = &s.profile {
-                            data.extend_from_slice(&p.to_bytes());
+                        let sketch = Stages::sketch_bytes(&s.sketch);
+                        let profile = s.profile.as_ref().map(Profile::to_bytes);
+                        nodes.push(Stages::node_key_of(&sketch, profile.as_deref()));
+                        sketches.extend_from_slice(&sketch);
+                        if let Some(p) = &profile {
+                            data.extend_from_slice(p);
                         }
                         lengths.push((s.length as i64).to_le_bytes());
                     }
@@ -344,8 +346,8 @@ impl PyStages {
     }
 
     /// Stage 6 over whole components, their rows together (sorted by label): `labels` names each row's
-    /// component, `ids` its document; a row whose sketch is null is an identical copy of the row before it
-    /// (its group's leader, which carries the sketch and profile). Returns each row's representative and
+    /// component, `ids` its document, and each row carries its own sketch and profile (identical copies
+    /// included: the engine groups them as one machine does). Returns each row's representative and
     /// `duplicate_of` as row numbers (`int64`, -1: none; a row in no cluster of two or more has no
     /// representative) and its score (`float64`, NaN: none).
     fn clusters<'py>(
@@ -384,19 +386,9 @@ impl PyStages {
                 }
                 let mut pushed = Vec::with_capacity(end - start);
                 let mut by_id: Vec<(&str, usize)> = Vec::with_capacity(end - start);
-                let mut current: Option<(Sketch, Option<Profile>)> = None;
                 for row in start..end {
-                    if sketches.get(row).is_some() {
-                        current = Some((
-                            self.sketch_at(&sketches, row)?,
-                            self.profile_at(&profiles, row)?,
-                        ));
-                    }
-                    let (sketch, profile) = current.clone().ok_or_else(|| {
-                        PyValueError::new_err(format!(
-                            "row {row}: a copy with no leader before it in its component"
-                        ))
-                    })?;
+                    let sketch = self.sketch_at(&sketches, row)?;
+                    let profile = self.profile_at(&profiles, row)?;
                     let length = i64::from_le_bytes(
                         lengths[row * 8..row * 8 + 8].try_into().expect("8 bytes"),
                     );

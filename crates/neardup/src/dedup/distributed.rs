@@ -209,15 +209,21 @@ impl Stages {
     /// runner groups and shuffles these 16 bytes instead of the sketches and profiles themselves (hundreds of
     /// bytes a document), which then travel only with the few documents that are candidates.
     pub fn node_key(signed: &Signed) -> NodeKey {
+        let profile = signed.profile.as_ref().map(Profile::to_bytes);
+        Self::node_key_of(&Self::sketch_bytes(&signed.sketch), profile.as_deref())
+    }
+
+    /// [`Stages::node_key`] from the bytes a runner moves already: the sketch's ([`Stages::sketch_bytes`]) and
+    /// the profile's ([`Profile::to_bytes`]), if any.
+    pub fn node_key_of(sketch: &[u8], profile: Option<&[u8]>) -> NodeKey {
         use sha2::{Digest, Sha256};
-        let sketch = Self::sketch_bytes(&signed.sketch);
         let mut hasher = Sha256::new();
         hasher.update((sketch.len() as u64).to_le_bytes());
-        hasher.update(&sketch);
-        match &signed.profile {
+        hasher.update(sketch);
+        match profile {
             Some(profile) => {
                 hasher.update([1]);
-                hasher.update(profile.to_bytes());
+                hasher.update(profile);
             }
             None => hasher.update([0]),
         }
