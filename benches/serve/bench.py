@@ -8,7 +8,8 @@ datasketch (pip install datasketch==2.0.0 in any Python 3). Everything runs on 1
 
 What it measures, each with wrk (2 threads, 64 connections) for --duration seconds, medians of --runs runs:
   1. load: N fingerprints in NDJSON batches of 100,000 (durable inserts/s, batched);
-  2. fingerprint queries against the N stored (POST /query?fingerprint=; throughput, p50, p99);
+  2. fingerprint queries against the N stored (POST /query?fingerprint=; throughput, p50, p99), first as
+     the load left the index (a few segments), then after POST /merge wrote them into one;
   3. document queries (a 10 KB HTML page, POST /query with the page), beside `neardup bench --media html`
      on the same page (extraction and sketching on one thread, no HTTP);
   4. single durable inserts (one NDJSON line a request);
@@ -105,6 +106,10 @@ def median_of(runs, f):
     return {k: statistics.median(r[k] for r in results) for k in results[0]}
 
 
+def describe(base, auth):
+    return json.loads(request("GET", f"{base}/v1/indexes/bench", b"", auth)[1])
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -156,9 +161,21 @@ def main():
         (work / "queries.txt").write_text("\n".join(queries) + "\n")
         env = {"NEARDUP_QUERIES": str(work / "queries.txt"), "NEARDUP_TOKEN": TOKEN}
 
-        # 2. Fingerprint queries.
-        results["fingerprint_queries"] = median_of(args.runs, lambda: wrk(f"{base}/v1/indexes/bench/query", "query.lua", args.duration, env))
-        print("fingerprint queries", results["fingerprint_queries"], flush=True)
+        # 2. Fingerprint queries: the index as the load left it (a few segments from the tiered merges),
+        # then after POST /merge has written them into one, as an operator does after a bulk load.
+        query = lambda: wrk(f"{base}/v1/indexes/bench/query", "query.lua", args.duration, env)
+        results["segments_after_load"] = describe(base, auth)["segments"]
+        results["fingerprint_queries_as_loaded"] = median_of(args.runs, query)
+        print("fingerprint queries,", results["segments_after_load"], "segments",
+              results["fingerprint_queries_as_loaded"], flush=True)
+        started = time.perf_counter()
+        request("POST", f"{base}/v1/indexes/bench/merge", b"", auth)
+        while describe(base, auth)["merging"]:
+            time.sleep(0.2)
+        results["merge_s"] = time.perf_counter() - started
+        results["fingerprint_queries"] = median_of(args.runs, query)
+        print(f"merged in {results['merge_s']:.1f} s; fingerprint queries, 1 segment",
+              results["fingerprint_queries"], flush=True)
 
         # 3. Document queries: a 10 KB HTML page.
         words = (ROOT / "README.md").read_text().split()

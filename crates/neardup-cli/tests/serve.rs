@@ -186,6 +186,7 @@ fn every_endpoint_answers_and_every_error_is_named() {
         "/v1/indexes/{name}",
         "/v1/indexes/{name}/documents",
         "/v1/indexes/{name}/fingerprints",
+        "/v1/indexes/{name}/merge",
         "/v1/indexes/{name}/query",
         "/v1/indexes/{name}/query-batch",
     ] {
@@ -648,6 +649,122 @@ fn readers_go_on_during_writes() {
         .as_u64()
         .unwrap();
     assert_eq!(entries, (writers * per_writer * batch + 1) as u64);
+}
+
+/// NDJSON lines of `n` fingerprints, ids `{prefix}{i}`, bits spread by a multiplicative hash.
+fn fingerprint_lines(prefix: &str, range: std::ops::Range<u64>) -> String {
+    range
+        .map(|i| {
+            let bits = (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let fp = neardup::Fingerprint::new(neardup::Scheme::SimhashDocV1, bits).to_string();
+            format!(
+                "{}\n",
+                json!({"id": format!("{prefix}{i}"), "fingerprint": fp})
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn merge_writes_the_segments_into_one_while_writes_and_queries_go_on() {
+    let data = fresh("merge");
+    let server = Server::start(&data, &[]);
+    server.put_index("m", json!({"scheme": "simhash", "k": 3}));
+    // A batch of 100,000 flushes into one segment; 20,000 more into a second, too small for the tiered
+    // policy to merge with the first.
+    for range in [0..100_000, 100_000..120_000] {
+        let r = server.post(
+            "/v1/indexes/m/fingerprints",
+            fingerprint_lines("doc-", range),
+        );
+        assert_eq!(r.status(), 200);
+    }
+    let before = json_of(server.get("/v1/indexes/m"));
+    assert_eq!(before["segments"], 2, "{before}");
+    assert_eq!(before["merging"], false);
+    let probes: Vec<String> = [7u64, 99_999, 100_000, 119_999]
+        .iter()
+        .map(|&i| {
+            neardup::Fingerprint::new(
+                neardup::Scheme::SimhashDocV1,
+                (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0b101,
+            )
+            .to_string()
+        })
+        .collect();
+    let query = |fp: &str| {
+        json_of(
+            server
+                .client
+                .post(server.url("/v1/indexes/m/query"))
+                .query(&[("fingerprint", fp)])
+                .send()
+                .unwrap(),
+        )["matches"]
+            .clone()
+    };
+    let answers: Vec<Value> = probes.iter().map(|p| query(p)).collect();
+    for (answer, id) in answers
+        .iter()
+        .zip(["doc-7", "doc-99999", "doc-100000", "doc-119999"])
+    {
+        assert!(ids(answer).contains(&id), "{answer}");
+    }
+
+    let started = server.post("/v1/indexes/m/merge", "");
+    assert_eq!(started.status(), 202);
+    assert_eq!(json_of(started)["merging"], true);
+    // Writes and queries go on while it runs.
+    let r = server.post(
+        "/v1/indexes/m/fingerprints",
+        fingerprint_lines("during-", 1_000_000..1_000_001),
+    );
+    assert_eq!(r.status(), 200);
+    assert_eq!(query(&probes[0]), answers[0]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let after = loop {
+        let now = json_of(server.get("/v1/indexes/m"));
+        if now["merging"] == false {
+            break now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the merge did not end: {now}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(after["segments"], 1, "{after}");
+    assert_eq!(after["entries"], 120_001);
+    // The same answers from the one segment (taken by the idle writer, with no write after the merge).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for (probe, answer) in probes.iter().zip(&answers) {
+        assert_eq!(&query(probe), answer);
+    }
+    let during = neardup::Fingerprint::new(
+        neardup::Scheme::SimhashDocV1,
+        1_000_001u64.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    assert_eq!(ids(&query(&during.to_string())), ["during-1000000"]);
+    // The merged segments' files are gone; nothing is left to merge.
+    let segment_files = std::fs::read_dir(data.join("m"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".nds")
+        })
+        .count();
+    assert_eq!(segment_files, 1);
+    let again = server.post("/v1/indexes/m/merge", "");
+    assert_eq!(again.status(), 200);
+    assert_eq!(json_of(again)["segments"], 1);
+    assert_error(
+        server.post("/v1/indexes/nope/merge", ""),
+        StatusCode::NOT_FOUND,
+        "no_such_index",
+    );
 }
 
 #[test]

@@ -410,8 +410,9 @@ impl<S: Store> PersistentIndex<S> {
         Ok(true)
     }
 
-    /// Whether the store has merged since the index took its segments.
-    fn segments_changed(&self) -> bool {
+    /// Whether the store has merged since the index took its segments (a [`refresh`](Self::refresh) takes
+    /// the new ones).
+    pub fn segments_changed(&self) -> bool {
         match (&self.mapped, self.store.segments()) {
             (Some(mapped), Some(now)) => now.generation != mapped.set.generation,
             _ => false,
@@ -960,6 +961,62 @@ mod tests {
                 std::fs::remove_dir_all(&dir).unwrap();
             }
         }
+    }
+
+    /// A merge of every segment, started in the background: writes go on, queries answer the same before
+    /// and after, and the index takes the one new segment when asked (or at its next write).
+    #[test]
+    fn a_background_merge_of_every_segment_changes_no_answer() {
+        let dir = temp("merge-all");
+        let store = DiskStore::create(&dir, &meta().to_settings(), Backend::Segments).unwrap();
+        let segments = store.as_segments().unwrap().clone();
+        // Batches of falling size: the tiered policy (ratio 1) leaves each in its own segment.
+        segments.set_merge_policy(MergePolicy {
+            flush_changes: 10,
+            ratio: 1,
+            max_segments: 100,
+        });
+        let mut index = PersistentIndex::open(store).unwrap();
+        let fp = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // Segments and memory both.
+        let near = |index: &PersistentIndex<DiskStore>, probe: u64| -> Vec<String> {
+            let found = index.query_fingerprint(probe, 3).unwrap();
+            found.into_iter().map(|m| m.id).collect()
+        };
+        let mut next = 0;
+        for size in [40, 20, 10] {
+            let batch: Vec<Edit> = (next..next + size)
+                .map(|i| Edit::Put(format!("id-{i}"), fp(i)))
+                .collect();
+            index.apply(&batch).unwrap();
+            next += size;
+        }
+        index.apply(&[Edit::Delete("id-3".into())]).unwrap();
+        assert_eq!(segments.segments().unwrap().segments.len(), 3);
+        let probes: Vec<u64> = (0..next).map(|i| fp(i) ^ 0b11).collect();
+        let before: Vec<Vec<String>> = probes.iter().map(|&p| near(&index, p)).collect();
+        assert!(!before[3].contains(&"id-3".to_owned()));
+        assert!(before[4].contains(&"id-4".to_owned()));
+
+        assert!(segments.merge_in_background().unwrap());
+        index.apply(&[Edit::Put("late".into(), fp(1000))]).unwrap();
+        segments.wait_for_merges();
+        assert!(!segments.merging());
+        if index.segments_changed() {
+            index.refresh().unwrap();
+        }
+        assert!(!index.segments_changed());
+        assert_eq!(index.segments().unwrap().segments.len(), 1);
+        let after: Vec<Vec<String>> = probes.iter().map(|&p| near(&index, p)).collect();
+        assert_eq!(after, before);
+        assert_eq!(near(&index, fp(1000)), ["late"]);
+        assert_eq!(index.len(), 70);
+        // One segment: nothing to merge. A reader cannot merge.
+        assert!(!segments.merge_in_background().unwrap());
+        let reader = DiskStore::open_reader(&dir).unwrap();
+        assert!(reader.as_segments().unwrap().merge_in_background().is_err());
+        drop((index, segments, reader));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Over segments, an LSH index answers as the in-memory one does, through flushes, background merges,

@@ -240,13 +240,17 @@ impl AppState {
 
 /// An index's description, as `GET /v1/indexes/{name}` answers.
 pub fn describe(name: &str, index: &SharedIndex) -> Value {
-    let entries = index.read(|i| i.len());
+    let (entries, segments) = index.read(|i| (i.len(), i.segments()));
     let mut out = json!({
         "name": name,
         "scheme": index.method().name(),
         "entries": entries,
         "status": "ready",
     });
+    if let Some(now) = segments {
+        out["segments"] = json!(now.segments);
+        out["merging"] = json!(now.merging);
+    }
     match index.kind() {
         Kind::Hamming(design) => {
             out["kind"] = json!("hamming");

@@ -61,3 +61,34 @@ pub async fn delete(
         .map_err(|e| ApiError::internal(format!("deleting the index failed: {e}")))??;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// `POST /v1/indexes/{name}/merge`: starts writing every segment of the index into one, in the background,
+/// and answers at once: 202 with the description (`segments`, `merging`), or 200 when there is one segment
+/// or none. Writes and queries go on meanwhile; queries take the merged segment when it is in place. After a
+/// bulk load this makes a query probe one segment's tables instead of several. 409 for an index not kept in
+/// segments (a redb file, Redis).
+pub async fn merge(
+    State(state): State<Arc<AppState>>,
+    IndexName(name): IndexName,
+) -> Result<Response, ApiError> {
+    let index = state.index(&name)?;
+    if index.read(|i| i.segments()).is_none() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_segmented",
+            format!("index '{name}' is not kept in segments: there is nothing to merge"),
+        ));
+    }
+    let started = {
+        let index = Arc::clone(&index);
+        tokio::task::spawn_blocking(move || index.read(|i| i.merge_in_background()))
+            .await
+            .map_err(|e| ApiError::internal(format!("starting the merge failed: {e}")))??
+    };
+    let status = if started {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, axum::Json(describe(&name, &index))).into_response())
+}

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `GET /healthz`, `GET /openapi.json`, `GET /metrics` | [`meta`] |
 //! | `POST /v1/fingerprint` | [`fingerprint`] |
-//! | `PUT`, `GET`, `DELETE /v1/indexes/{name}`, `GET /v1/indexes` | [`indexes`] |
+//! | `PUT`, `GET`, `DELETE /v1/indexes/{name}`, `GET /v1/indexes`, `POST /v1/indexes/{name}/merge` | [`indexes`] |
 //! | `/v1/indexes/{name}/documents`, `/fingerprints`, `/query`, `/query-batch` | [`documents`] |
 
 pub mod documents;
@@ -53,6 +53,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/indexes/{name}/fingerprints",
             post(documents::add_fingerprints),
         )
+        .route("/v1/indexes/{name}/merge", post(indexes::merge))
         .route("/v1/indexes/{name}/query", post(documents::query))
         .route(
             "/v1/indexes/{name}/query-batch",

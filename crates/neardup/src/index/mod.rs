@@ -149,6 +149,15 @@ pub struct Stats {
     pub id_bytes: u64,
 }
 
+/// An index's segments at one moment ([`Index::segments`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentsNow {
+    /// Segment files the store's manifest names.
+    pub segments: usize,
+    /// Whether a background merge runs or is asked for.
+    pub merging: bool,
+}
+
 /// A persistent index of one method's sketches, over a [`Store`] (on disk by default, in mapped segments or a
 /// redb file; in Redis for an index that many processes share; [`MemoryStore`] for an index that lives only
 /// in memory).
@@ -235,6 +244,36 @@ impl Index<IndexStore> {
         };
         store.merge().map_err(|e| failed(e.to_string()))?;
         self.refresh().map(drop)
+    }
+
+    /// Starts writing every segment into one in the background and returns at once (see
+    /// [`SegmentStore::merge_in_background`](neardup_index::store::SegmentStore::merge_in_background)):
+    /// writes go on meanwhile, and queries read the old segments until the index takes the new one
+    /// ([`refresh`](Self::refresh), or the next write). Returns whether there was more than one segment.
+    pub fn merge_in_background(&self) -> Result<bool, Error> {
+        let failed = |reason: String| Error::Index {
+            location: self.location.clone(),
+            reason,
+        };
+        let Some(store) = self.store().as_disk().and_then(DiskStore::as_segments) else {
+            return Err(failed(format!(
+                "an index in {} has no segments to merge",
+                self.store_kind().name()
+            )));
+        };
+        store
+            .merge_in_background()
+            .map_err(|e| failed(e.to_string()))
+    }
+
+    /// The segments on disk now and whether a background merge runs: `None` for an index that is not kept
+    /// in segments.
+    pub fn segments(&self) -> Option<SegmentsNow> {
+        let store = self.store().as_disk().and_then(DiskStore::as_segments)?;
+        Some(SegmentsNow {
+            segments: store.segments().map_or(0, |set| set.segments.len()),
+            merging: store.merging(),
+        })
     }
 
     /// Checks the index whole: every file of an index in segments against its checksums (a redb file is
@@ -601,6 +640,13 @@ impl<S: Store> Index<S> {
     /// The sequence number of the last batch this index has applied.
     pub fn sequence(&self) -> u64 {
         self.inner.sequence()
+    }
+
+    /// Whether the store's segments changed (a merge) since this index took them: until a
+    /// [`refresh`](Self::refresh), queries read the old ones (the same entries; their files' space is
+    /// freed only once no index maps them).
+    pub fn segments_changed(&self) -> bool {
+        self.inner.segments_changed()
     }
 
     /// Catches up with what other writers of the same store committed since this index was opened (or last

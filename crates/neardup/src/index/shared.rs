@@ -36,7 +36,7 @@ use crate::error::Error;
 use crate::sketch::{Method, Sketch};
 use neardup_index::store::Kind;
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread::JoinHandle;
 
@@ -250,7 +250,15 @@ fn write_groups<S: Store>(
     queue: &Receiver<Job>,
     max_changes: usize,
 ) {
-    while let Ok(first) = queue.recv() {
+    loop {
+        let first = match queue.recv_timeout(IDLE_CHECK) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => {
+                take_merged_segments(index);
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         let mut size = first.write.size();
         let mut group = vec![first];
         while size < max_changes {
@@ -263,6 +271,19 @@ fn write_groups<S: Store>(
             }
         }
         commit_group(index, &mut store, group);
+    }
+}
+
+/// How long the writer waits for a write before it looks for a finished background merge.
+const IDLE_CHECK: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// With no write coming, a merge that finished in the background would stay unused (queries reading the
+/// old segments, whose files keep their disk space while mapped) until the next write: the idle writer
+/// takes the new segments itself. The check is a read; only a change takes the write lock.
+fn take_merged_segments<S: Store>(index: &RwLock<Index<S>>) {
+    if read(index).segments_changed() {
+        // A failed reload leaves the old segments in use; the next write tries again and reports it.
+        let _ = write(index).refresh();
     }
 }
 

@@ -189,6 +189,11 @@ struct Inner {
     next_file: u64,
     /// The background merge, while one runs.
     merger: Option<std::thread::JoinHandle<()>>,
+    /// A merge of every segment into one was asked for ([`SegmentStore::merge_in_background`]) and has not
+    /// started yet.
+    merge_all: bool,
+    /// Whether the merger thread is at work (cleared by the thread, under the lock, as it decides to stop).
+    merge_running: bool,
     /// Set when the store is closed: the running merge is finished and installed, and no other starts.
     closing: bool,
 }
@@ -296,10 +301,9 @@ fn write_merged(
 /// Starts the background merger if the policy calls for a merge and none runs. The merger merges, installs,
 /// and goes on with the next merge the policy calls for, until there is none (or the store is closed).
 fn spawn_merge(shared: &Arc<Mutex<Inner>>, inner: &mut Inner) {
-    if inner.writer.is_none()
-        || inner.closing
-        || inner.merger.as_ref().is_some_and(|h| !h.is_finished())
-    {
+    // `merge_running` is cleared under the lock when the merger decides to stop, so a merge asked for
+    // before that is taken by the running merger, and one asked for after it starts a new one.
+    if inner.writer.is_none() || inner.closing || inner.merge_running {
         return;
     }
     if let Some(done) = inner.merger.take() {
@@ -326,17 +330,24 @@ fn spawn_merge(shared: &Arc<Mutex<Inner>>, inner: &mut Inner) {
                 if let Err(e) = installed {
                     let _ = std::fs::remove_file(&job.tmp);
                     inner.merge_error = Some(e.to_string());
+                    inner.merge_running = false;
                     return;
                 }
                 // One merge may make the next one due.
                 match inner.merge_job() {
                     Some(next) if !inner.closing => job = next,
-                    _ => return,
+                    _ => {
+                        inner.merge_running = false;
+                        return;
+                    }
                 }
             }
         });
     match spawned {
-        Ok(handle) => inner.merger = Some(handle),
+        Ok(handle) => {
+            inner.merger = Some(handle);
+            inner.merge_running = true;
+        }
         Err(e) => inner.merge_error = Some(format!("cannot start a merge thread: {e}")),
     }
 }
@@ -460,6 +471,8 @@ fn load(
         merge_error: None,
         next_file: 0,
         merger: None,
+        merge_all: false,
+        merge_running: false,
         closing: false,
     };
     inner.next_file = inner
@@ -679,9 +692,12 @@ impl Inner {
     }
 
     /// The newest segments a background merge should write into one (see [`MergePolicy`]), if any.
-    fn merge_plan(&self) -> Option<std::ops::Range<usize>> {
+    fn merge_plan(&mut self) -> Option<std::ops::Range<usize>> {
         let segments = &self.set.segments;
         let n = segments.len();
+        if std::mem::take(&mut self.merge_all) && n >= 2 {
+            return Some(0..n);
+        }
         let mut gathered = segments.last()?.rows() + segments.last()?.deletions();
         let mut k = 1;
         for older in segments[..n - 1].iter().rev() {
@@ -1055,6 +1071,33 @@ impl SegmentStore {
     pub fn merge(&self) -> Result<(), StoreError> {
         self.wait_for_merges();
         self.lock().flush(true)
+    }
+
+    /// Starts writing every segment into one on the merge thread, and returns at once: the writer goes on
+    /// committing and flushing meanwhile (its new segments stay beside the merged one), readers keep reading
+    /// the old segments until the new manifest is in place. After a bulk load this makes each query probe
+    /// one segment's tables instead of several. A merge already running finishes first; this one follows.
+    /// Returns whether there is anything to merge (two segments or more). Only the writer merges.
+    pub fn merge_in_background(&self) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        if inner.writer.is_none() {
+            return Err(StoreError::Refused {
+                path: self.dir.clone(),
+                reason: "this handle is a reader: only the writer merges".into(),
+            });
+        }
+        if inner.set.segments.len() < 2 {
+            return Ok(false);
+        }
+        inner.merge_all = true;
+        spawn_merge(&self.shared, &mut inner);
+        Ok(true)
+    }
+
+    /// Whether a background merge is running or asked for.
+    pub fn merging(&self) -> bool {
+        let inner = self.lock();
+        inner.merge_all || inner.merge_running
     }
 
     /// Waits until no background merge runs (one merge may start the next: this waits for them all).
