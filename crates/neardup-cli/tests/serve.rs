@@ -721,18 +721,22 @@ fn merge_writes_the_segments_into_one_while_writes_and_queries_go_on() {
     );
     assert_eq!(r.status(), 200);
     assert_eq!(query(&probes[0]), answers[0]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let after = loop {
-        let now = json_of(server.get("/v1/indexes/m"));
-        if now["merging"] == false {
-            break now;
+    let merged = || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let now = json_of(server.get("/v1/indexes/m"));
+            if now["merging"] == false {
+                break now;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the merge did not end: {now}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the merge did not end: {now}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
     };
+    let after = merged();
+    // The write made during the merge stays in the log (the merge took the log's changes before it).
     assert_eq!(after["segments"], 1, "{after}");
     assert_eq!(after["entries"], 120_001);
     // The same answers from the one segment (taken by the idle writer, with no write after the merge).
@@ -745,7 +749,12 @@ fn merge_writes_the_segments_into_one_while_writes_and_queries_go_on() {
         1_000_001u64.wrapping_mul(0x9E37_79B9_7F4A_7C15),
     );
     assert_eq!(ids(&query(&during.to_string())), ["during-1000000"]);
-    // The merged segments' files are gone; nothing is left to merge.
+    // Merging again writes that write in too; then the merged segments' files are gone and nothing is left
+    // to merge.
+    assert_eq!(server.post("/v1/indexes/m/merge", "").status(), 202);
+    assert_eq!(merged()["segments"], 1);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(ids(&query(&during.to_string())), ["during-1000000"]);
     let segment_files = std::fs::read_dir(data.join("m"))
         .unwrap()
         .filter(|e| {

@@ -1011,8 +1011,14 @@ mod tests {
         assert_eq!(after, before);
         assert_eq!(near(&index, fp(1000)), ["late"]);
         assert_eq!(index.len(), 70);
-        // One segment: nothing to merge. A reader cannot merge.
+        // The late entry is in the log alone: merging again writes it into the one segment; then there is
+        // nothing to merge. A reader cannot merge.
+        assert!(segments.merge_in_background().unwrap());
+        segments.wait_for_merges();
+        assert_eq!(segments.segments().unwrap().segments.len(), 1);
         assert!(!segments.merge_in_background().unwrap());
+        index.refresh().unwrap();
+        assert_eq!(near(&index, fp(1000)), ["late"]);
         let reader = DiskStore::open_reader(&dir).unwrap();
         assert!(reader.as_segments().unwrap().merge_in_background().is_err());
         drop((index, segments, reader));

@@ -1073,11 +1073,12 @@ impl SegmentStore {
         self.lock().flush(true)
     }
 
-    /// Starts writing every segment into one on the merge thread, and returns at once: the writer goes on
-    /// committing and flushing meanwhile (its new segments stay beside the merged one), readers keep reading
-    /// the old segments until the new manifest is in place. After a bulk load this makes each query probe
-    /// one segment's tables instead of several. A merge already running finishes first; this one follows.
-    /// Returns whether there is anything to merge (two segments or more). Only the writer merges.
+    /// Writes the recent changes into a segment, then starts writing every segment into one on the merge
+    /// thread, and returns: the writer goes on committing and flushing meanwhile (its new segments stay
+    /// beside the merged one), readers keep reading the old segments until the new manifest is in place.
+    /// After a bulk load this makes each query probe one segment's tables instead of several. A merge
+    /// already running finishes first; this one follows. Returns whether there is anything to merge (two
+    /// segments or more). Only the writer merges.
     pub fn merge_in_background(&self) -> Result<bool, StoreError> {
         let mut inner = self.lock();
         if inner.writer.is_none() {
@@ -1085,6 +1086,11 @@ impl SegmentStore {
                 path: self.dir.clone(),
                 reason: "this handle is a reader: only the writer merges".into(),
             });
+        }
+        // The recent changes first (a small segment, written now): the merge then holds every entry, and
+        // queries after it probe one segment and an empty memory.
+        if !inner.delta.is_empty() {
+            inner.flush(false)?;
         }
         if inner.set.segments.len() < 2 {
             return Ok(false);
