@@ -140,7 +140,8 @@ enum IndexCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write every entry of an index in segments into one new segment now, emptying the write-ahead log.
+    /// Write every entry of an index in segments into one new segment now, emptying the write-ahead log
+    /// (an index that `neardup serve` holds: POST /v1/indexes/NAME/merge to the service instead).
     Merge {
         /// The index: a directory, or a Redis URL (redis://HOST:PORT/NAME, redis+cluster://…).
         #[arg(value_name = "INDEX")]

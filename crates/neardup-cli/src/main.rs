@@ -9,7 +9,8 @@
 /// mimalloc instead of glibc's allocator: the service allocates and frees small buffers on whichever tokio
 /// worker runs a request, where glibc's arenas and `malloc_consolidate` cost about 15 % of its fingerprint
 /// query throughput (docs/performance.md, the service); batch commands use less CPU and the same peak memory
-/// at 10^6 documents and more.
+/// at 10^6 documents and more. (Not in the Python module: Spark's forked Python workers were not tested with
+/// it long enough.)
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -24,6 +24,7 @@ writes) over HTTP: JSON, NDJSON for batches. GET /openapi.json describes every e
     POST   /v1/indexes/NAME/fingerprints           NDJSON {\"id\", \"fingerprint\"} lines (durable)
     POST   /v1/indexes/NAME/query[?fingerprint=F]  matches of a document or fingerprint
     POST   /v1/indexes/NAME/query-batch            NDJSON {\"fingerprint\"} in, match lists out
+    POST   /v1/indexes/NAME/merge                  write its segments into one (after a bulk load)
 
 --index NAME=LOCATION serves an index kept elsewhere under NAME: a Redis URL (see `neardup index
 --help`) lets several services, on one machine or many, share one index: a document written

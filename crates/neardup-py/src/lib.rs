@@ -19,12 +19,6 @@
 //! never copied: a column of text is not duplicated), rather than through the buffer protocol,
 //! which the stable ABI has only from Python 3.11: one abi3 wheel serves CPython 3.9 and later.
 
-/// mimalloc for the module's own (Rust) allocations, as in the `neardup` binary; Python's objects keep
-/// Python's allocator. Nothing allocated here is freed by Python or the other way round: buffers handed to
-/// Python are copied into Python's objects or written into buffers Python made.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod api;
 mod batch;
 mod datasketch;
