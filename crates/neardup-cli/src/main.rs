@@ -109,6 +109,8 @@ fn main() -> ExitCode {
         neardup::text::isolate_pdf_in_worker(neardup::text::PdfWorker {
             program,
             args: vec!["pdf-worker".into()],
+            // mimalloc reserves 1 GiB of address space at a time, the worker's whole ceiling: a smaller step.
+            env: vec![("MIMALLOC_ARENA_RESERVE".into(), "64MiB".into())],
         });
     }
     let result = match cli.command {

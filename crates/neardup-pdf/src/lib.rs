@@ -81,6 +81,9 @@ pub struct Worker {
     pub program: std::path::PathBuf,
     /// Its arguments.
     pub args: Vec<std::ffi::OsString>,
+    /// Variables set in its environment besides the caller's (an allocator's settings, say: the worker's
+    /// address space is capped at [`WORKER_MEMORY`], and what the program reserves counts against it).
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
@@ -151,6 +154,7 @@ fn extract_in_worker(
     use std::process::{Command, Stdio};
     let spawned = Command::new(&worker.program)
         .args(&worker.args)
+        .envs(worker.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

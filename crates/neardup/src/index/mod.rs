@@ -36,7 +36,7 @@ pub use neardup_index::lsh::{Banding, Preset};
 pub use neardup_index::persistent::{Edit as Change, Refreshed};
 use neardup_index::persistent::{Memory, PersistentIndex};
 pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, RedbStore, Store};
-use neardup_index::store::{Meta, StoreError};
+use neardup_index::store::{Meta, SegmentStore, StoreError};
 use std::path::Path;
 
 mod location;
@@ -232,18 +232,30 @@ impl Index<IndexStore> {
     /// Writes every entry into a new segment now (an index in segments; the writer also does it by itself
     /// when the entries changed since the last merge reach an eighth of the index).
     pub fn merge(&mut self) -> Result<(), Error> {
-        let failed = |reason: String| Error::Index {
+        self.segment_store()?
+            .merge()
+            .map_err(|e| self.index_error(e.to_string()))?;
+        self.refresh().map(drop)
+    }
+
+    /// The segment store under the index, or the error that says a merge needs one.
+    fn segment_store(&self) -> Result<&SegmentStore, Error> {
+        self.store()
+            .as_disk()
+            .and_then(DiskStore::as_segments)
+            .ok_or_else(|| {
+                self.index_error(format!(
+                    "an index in {} has no segments to merge",
+                    self.store_kind().name()
+                ))
+            })
+    }
+
+    fn index_error(&self, reason: String) -> Error {
+        Error::Index {
             location: self.location.clone(),
             reason,
-        };
-        let Some(store) = self.store().as_disk().and_then(DiskStore::as_segments) else {
-            return Err(failed(format!(
-                "an index in {} has no segments to merge",
-                self.store_kind().name()
-            )));
-        };
-        store.merge().map_err(|e| failed(e.to_string()))?;
-        self.refresh().map(drop)
+        }
     }
 
     /// Starts writing every segment into one in the background and returns at once (see
@@ -251,19 +263,9 @@ impl Index<IndexStore> {
     /// writes go on meanwhile, and queries read the old segments until the index takes the new one
     /// ([`refresh`](Self::refresh), or the next write). Returns whether there was more than one segment.
     pub fn merge_in_background(&self) -> Result<bool, Error> {
-        let failed = |reason: String| Error::Index {
-            location: self.location.clone(),
-            reason,
-        };
-        let Some(store) = self.store().as_disk().and_then(DiskStore::as_segments) else {
-            return Err(failed(format!(
-                "an index in {} has no segments to merge",
-                self.store_kind().name()
-            )));
-        };
-        store
+        self.segment_store()?
             .merge_in_background()
-            .map_err(|e| failed(e.to_string()))
+            .map_err(|e| self.index_error(e.to_string()))
     }
 
     /// The segments on disk now and whether a background merge runs: `None` for an index that is not kept
