@@ -232,23 +232,25 @@ impl Index<IndexStore> {
     /// Writes every entry into a new segment now (an index in segments; the writer also does it by itself
     /// when the entries changed since the last merge reach an eighth of the index).
     pub fn merge(&mut self) -> Result<(), Error> {
-        self.segment_store()?
+        self.segments_to_merge()?
             .merge()
             .map_err(|e| self.index_error(e.to_string()))?;
         self.refresh().map(drop)
     }
 
+    /// The segment store under the index, if it is kept in segments.
+    fn as_segments(&self) -> Option<&SegmentStore> {
+        self.store().as_disk().and_then(DiskStore::as_segments)
+    }
+
     /// The segment store under the index, or the error that says a merge needs one.
-    fn segment_store(&self) -> Result<&SegmentStore, Error> {
-        self.store()
-            .as_disk()
-            .and_then(DiskStore::as_segments)
-            .ok_or_else(|| {
-                self.index_error(format!(
-                    "an index in {} has no segments to merge",
-                    self.store_kind().name()
-                ))
-            })
+    fn segments_to_merge(&self) -> Result<&SegmentStore, Error> {
+        self.as_segments().ok_or_else(|| {
+            self.index_error(format!(
+                "an index in {} has no segments to merge",
+                self.store_kind().name()
+            ))
+        })
     }
 
     fn index_error(&self, reason: String) -> Error {
@@ -263,7 +265,7 @@ impl Index<IndexStore> {
     /// writes go on meanwhile, and queries read the old segments until the index takes the new one
     /// ([`refresh`](Self::refresh), or the next write). Returns whether there was more than one segment.
     pub fn merge_in_background(&self) -> Result<bool, Error> {
-        self.segment_store()?
+        self.segments_to_merge()?
             .merge_in_background()
             .map_err(|e| self.index_error(e.to_string()))
     }
@@ -271,7 +273,7 @@ impl Index<IndexStore> {
     /// The segments on disk now and whether a background merge runs: `None` for an index that is not kept
     /// in segments.
     pub fn segments(&self) -> Option<SegmentsNow> {
-        let store = self.store().as_disk().and_then(DiskStore::as_segments)?;
+        let store = self.as_segments()?;
         Some(SegmentsNow {
             segments: store.segments().map_or(0, |set| set.segments.len()),
             merging: store.merging(),
