@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::path::Path;
 
 /// The id-hash of the lookup tables (xxh3-64 of the id's bytes, the hash pinned for the shingles).
-fn id_hash(id: &str) -> u64 {
+pub(super) fn id_hash(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())
 }
 
@@ -124,13 +124,22 @@ impl IdColumns {
         std::str::from_utf8(self.id_bytes(data, i)?).ok()
     }
 
-    fn find(&self, data: &[u8], id: &str) -> Option<usize> {
+    /// Reads the first tag a lookup of `hash` reads, and nothing else: [`super::warmed`] does it for a group
+    /// of lookups at once, so that their random reads of memory overlap instead of following one another.
+    fn warm(&self, data: &[u8], hash: u64) {
+        let tags = &data[self.tags.clone()];
+        if !tags.is_empty() {
+            std::hint::black_box(tags[hash as usize & (tags.len() - 1)]);
+        }
+    }
+
+    /// The row of an id whose [`id_hash`] is `hash`.
+    fn find(&self, data: &[u8], id: &str, hash: u64) -> Option<usize> {
         let (table, tags) = (&data[self.hash.clone()], &data[self.tags.clone()]);
         let buckets = tags.len();
         if buckets == 0 {
             return None;
         }
-        let hash = id_hash(id);
         let wanted = tag(hash);
         let mut at = hash as usize & (buckets - 1);
         // At most one pass over the table, even in a damaged file.
@@ -312,14 +321,33 @@ impl Segment {
 
     /// The row of an id.
     pub fn find(&self, id: &str) -> Option<usize> {
-        self.ids.find(self.file.data(), id)
+        self.find_hashed(id, id_hash(id))
     }
 
     /// Whether the segment deletes an id (from older segments).
     pub fn deletes(&self, id: &str) -> bool {
+        self.deletes_hashed(id, id_hash(id))
+    }
+
+    /// [`find`](Self::find) for an id whose [`id_hash`] is known.
+    pub(super) fn find_hashed(&self, id: &str, hash: u64) -> Option<usize> {
+        self.ids.find(self.file.data(), id, hash)
+    }
+
+    /// [`deletes`](Self::deletes) for an id whose [`id_hash`] is known.
+    pub(super) fn deletes_hashed(&self, id: &str, hash: u64) -> bool {
         self.deleted
             .as_ref()
-            .is_some_and(|d| d.find(self.file.data(), id).is_some())
+            .is_some_and(|d| d.find(self.file.data(), id, hash).is_some())
+    }
+
+    /// Reads the memory that looking up an id of this hash starts with (see [`super::warmed`]).
+    pub(super) fn warm(&self, hash: u64) {
+        let data = self.file.data();
+        self.ids.warm(data, hash);
+        if let Some(deleted) = &self.deleted {
+            deleted.warm(data, hash);
+        }
     }
 
     /// The ids this segment deletes.
