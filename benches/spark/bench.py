@@ -134,7 +134,7 @@ df = spark.read.parquet(data)
 settings = {"scheme": scheme}
 started = time.monotonic()
 signed = df.select("id", "text").mapInArrow(_stages.sign(settings), _stages.SIGNED)
-nodes = signed.select("node", "sketch")
+nodes = signed.where("error is null").select("node", "sketch")
 n = nodes.mapInArrow(_stages.buckets(settings), _stages.BUCKETS).count()
 print(time.monotonic() - started, n)
 """

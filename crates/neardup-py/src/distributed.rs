@@ -6,7 +6,7 @@ use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_input};
 use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
 use crate::errors::IntoPy;
-use neardup::dedup::distributed::{Bucket, NodeKey, Stages, pairs_in_buckets};
+use neardup::dedup::distributed::{Bucket, NodeKey, Stages, copy_bucket, pairs_in_buckets};
 use neardup::dedup::{Document, Options, Representative, Score, SimHashCheck, Verification};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
@@ -257,21 +257,28 @@ impl PyStages {
         ))
     }
 
-    /// Stage 3 over a column of sketches: `buckets_per_node` 10-byte keys per row, concatenated.
+    /// Stage 3 over a column of sketches and their nodes' keys: `buckets_per_node` 10-byte bucket keys per
+    /// document, then its node's copy bucket (stage 2 in the same shuffle:
+    /// `neardup::dedup::distributed::copy_bucket`), concatenated.
     fn buckets<'py>(
         &self,
         py: Python<'py>,
         sketches: ColumnInput<'_>,
+        nodes: ColumnInput<'_>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let rows = sketches.rows(py)?;
-        let sketches = sketches.column(&rows)?;
+        let owned = [sketches.rows(py)?, nodes.rows(py)?];
+        let (sketches, nodes) = (sketches.column(&owned[0])?, nodes.column(&owned[1])?);
+        if sketches.len() != nodes.len() {
+            return Err(PyValueError::new_err("the two columns differ in length"));
+        }
         let out = py.detach(|| {
-            let mut out = Vec::with_capacity(sketches.len() * self.buckets_per_node() * 10);
+            let mut out = Vec::with_capacity(sketches.len() * (self.buckets_per_node() + 1) * 10);
             for row in 0..sketches.len() {
                 let sketch = self.sketch_at(&sketches, row)?;
                 for key in self.stages.buckets(&sketch).py_err()? {
                     out.extend_from_slice(&key);
                 }
+                out.extend_from_slice(&copy_bucket(&fixed_width(nodes.get(row), row, "node")?));
             }
             Ok::<_, PyErr>(out)
         })?;
@@ -279,7 +286,8 @@ impl PyStages {
     }
 
     /// Stage 4's grouping over every `(bucket, node)` row of some whole buckets: the distinct pairs of nodes
-    /// sharing a bucket, as `(a, b)`, 16 bytes per node, concatenated, `a < b`, sorted.
+    /// sharing a bucket, `a < b`, and `(n, n)` for each node with two or more rows in its copy bucket; as
+    /// `(a, b)`, 16 bytes per node, concatenated, sorted.
     fn pairs<'py>(
         &self,
         py: Python<'py>,

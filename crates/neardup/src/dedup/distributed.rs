@@ -6,6 +6,7 @@
 //! 2 group     by key    identical (sketch, profile) → one node, named by its digest          Stages::node_key
 //! 3 buckets   map       node → bucket keys: LSH band keys, or the Hamming tables' key prefixes  Stages::buckets
 //! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            pairs_in_buckets, Stages::judge
+//!                       (stage 2's nodes with copies can come out of the same shuffle: copy_bucket)
 //! 5 components          connected components of the judged pairs (the runner's, to convergence)
 //! 6 clusters  by key    each component (with its identical copies) → Dedup on its documents    Stages::clusters
 //! 7 number    sort      clusters numbered in the order of their representatives
@@ -85,9 +86,24 @@ impl Signed {
     }
 }
 
+/// The band number of copy buckets ([`copy_bucket`]): no band or table has it.
+const COPY_BAND: u16 = u16::MAX;
+
+/// A node's copy bucket: stage 2 folded into stage 4's shuffle. A runner adds one `(copy_bucket(node), node)`
+/// row per document to the bucket rows; every document of a node has the same copy bucket, so the task that
+/// gathers it sees all the node's documents, and [`pairs_in_buckets`] gives `(node, node)` when there are two
+/// or more (identical copies). Nodes that merely share a copy bucket (their first 8 bytes) are no candidates.
+pub fn copy_bucket(node: &NodeKey) -> Bucket {
+    let mut out = [0u8; 10];
+    out[..2].copy_from_slice(&COPY_BAND.to_be_bytes());
+    out[2..].copy_from_slice(&node[..8]);
+    out
+}
+
 /// Stage 4's grouping, for a runner that gathers every row of a bucket in one task: the distinct pairs
 /// `(a, b)` with `a < b` of different nodes that share a bucket, among `(bucket, node)` rows (in any order,
-/// repeats allowed), sorted. A bucket of n distinct nodes gives its n(n−1)/2 pairs, as on one machine.
+/// repeats allowed), and `(n, n)` for each node `n` with two or more rows in its [`copy_bucket`]; sorted. A
+/// bucket of n distinct nodes gives its n(n−1)/2 pairs, as on one machine.
 pub fn pairs_in_buckets(
     rows: impl IntoIterator<Item = (Bucket, NodeKey)>,
 ) -> Vec<(NodeKey, NodeKey)> {
@@ -98,14 +114,22 @@ pub fn pairs_in_buckets(
         wide[6..].copy_from_slice(&bucket);
         u128::from_be_bytes(wide)
     };
+    let is_copy_bucket = |wide: u128| (wide >> 64) as u16 == COPY_BAND;
     let mut rows: Vec<(u128, u128)> = rows
         .into_iter()
         .map(|(bucket, node)| (widen(bucket), u128::from_be_bytes(node)))
         .collect();
     rows.sort_unstable();
+    let mut pairs: Vec<(u128, u128)> = rows
+        .chunk_by(|x, y| x == y)
+        .filter(|same| same.len() > 1 && is_copy_bucket(same[0].0))
+        .map(|same| (same[0].1, same[0].1))
+        .collect();
     rows.dedup();
-    let mut pairs: Vec<(u128, u128)> = Vec::new();
     for bucket in rows.chunk_by(|x, y| x.0 == y.0) {
+        if is_copy_bucket(bucket[0].0) {
+            continue;
+        }
         // The bucket's distinct nodes, in order: each with every later one.
         for (i, a) in bucket.iter().enumerate() {
             pairs.extend(bucket[i + 1..].iter().map(|b| (a.1, b.1)));
@@ -150,7 +174,18 @@ impl Stages {
             run.options.banding = Some(banding);
             run.options.threshold = Some(threshold);
         }
-        Ok(Stages { run, tables })
+        let stages = Stages { run, tables };
+        // A bucket names its band or table in 16 bits, and the last number is the copy buckets'.
+        if stages.buckets_per_node() >= usize::from(COPY_BAND) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{} bands or tables: the distributed stages number them in 16 bits (at most {})",
+                    stages.buckets_per_node(),
+                    COPY_BAND - 1
+                ),
+            });
+        }
+        Ok(stages)
     }
 
     /// The method.
@@ -432,6 +467,22 @@ mod tests {
             [(node(1), node(2)), (node(1), node(3)), (node(2), node(3))]
         );
         assert!(pairs_in_buckets([]).is_empty());
+        // Copy buckets: a node with two or more documents pairs with itself; nodes that only share a copy
+        // bucket (their first 8 bytes) are not candidates.
+        let mut twin = node(4);
+        twin[15] = 0;
+        assert_eq!(copy_bucket(&node(4)), copy_bucket(&twin));
+        assert_eq!(
+            pairs_in_buckets([
+                (copy_bucket(&node(4)), node(4)),
+                (copy_bucket(&twin), twin),
+                (copy_bucket(&node(6)), node(6)),
+                (copy_bucket(&node(4)), node(4)),
+                (bucket(1), node(6)),
+                (bucket(1), node(4)),
+            ]),
+            [(node(4), node(4)), (node(4), node(6))]
+        );
         // Byte order, not integer order of the first byte alone: keys differing only in their last byte.
         let mut late = [7u8; 16];
         late[15] = 1;

@@ -15,7 +15,8 @@ any input order. The job runs the engine's distributed stages (``neardup::dedup:
    shingle hashes, when candidates are verified exactly) and its length; the signed rows stay where they were
    signed (persisted) and are never shuffled whole;
 2. **nodes**: documents with identical sketches and profiles are one node, named by a 16-byte key (a SHA-256
-   digest of both, made when signing); only the keys are shuffled, to count each node's copies;
+   digest of both, made when signing); only the keys are shuffled, to count each node's copies (in the
+   buckets' shuffle: each document has a row in its node's copy bucket);
 3. **buckets**: each node's LSH band keys (the same 64-bit keys as one machine's), or for SimHash its key
    prefix in each table of Manku's block-permuted design: one shuffle groups every table and band;
 4. **pairs**: nodes sharing a bucket are candidates; the candidates' sketches and profiles (the profiles' bytes
@@ -221,35 +222,35 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     stage(f"signed ({failed} could not be sketched)")
     ok = signed.where(F.col("error").isNull()).drop("error")
 
-    # 2. Nodes: identical sketches and profiles share a node key; the nodes with copies.
-    copies = ok.groupBy("node").agg(F.count(F.lit(1)).alias("copies")).persist(keep)
+    # 2–4. Identical sketches and profiles share a node key. Buckets, and candidates: the distinct pairs of
+    # nodes sharing a bucket (copies have their node's buckets, and a bucket's nodes are a set), judged.
     if not probe.bands:  # SimHash: the tables suit the number of distinct fingerprints
-        settings = dict(settings, distinct=max(copies.count(), 1))
+        settings = dict(settings, distinct=max(ok.select("node").distinct().count(), 1))
         stage(f"{settings['distinct']} distinct fingerprints")
-
-    # 3–4. Buckets, candidates (distinct pairs of nodes sharing a bucket), judged. Copies have their node's
-    # buckets, and a bucket's nodes are a set.
     keys = ok.select("node", "sketch").mapInArrow(_stages.buckets(settings), _stages.BUCKETS)
     # One shuffle gathers each bucket's rows in one task, where the engine pairs its nodes; most buckets
     # hold one node and give no pair. (A `groupBy` with `collect_set` costs several times more: its partial
-    # aggregation keeps a set for each of the millions of buckets.)
-    candidates = (
+    # aggregation keeps a set for each of the millions of buckets.) Each document also has a row in its
+    # node's copy bucket, so the same shuffle finds the nodes with copies, as pairs (n, n): counting them
+    # with a `groupBy` of their own read every signed row again.
+    found = (
         keys.repartition("bucket")
         .mapInArrow(_stages.pairs(settings), _stages.PAIRS)
         .distinct()
         .persist(keep)
     )
+    # The pairs are few next to the input's rows, but sit in as many partitions: read in that many tasks,
+    # each writing a file for every shuffle partition, they cost more than their rows (44 s of a 490 s run
+    # at 10^7 documents on one core). Counted, they are read in partitions sized to their number.
+    found_rows = found.count()
+    stage(f"{found_rows} candidate pairs and nodes with copies")
+    pairs = found.coalesce(_partitions_for(found_rows, parallelism))
+    candidates = pairs.where(F.col("a") != F.col("b"))
+    repeated = pairs.where(F.col("a") == F.col("b")).select(F.col("a").alias("node"))
     # One pass over the signed rows picks out the few that the rest of the job needs: the candidates' (their
     # sketches and profiles are judged) and the copies' (their nodes are clustered, as components of their
-    # own). Every document of a component is among them.
-    repeated = copies.where(F.col("copies") > 1).select("node")
-    wanted = (
-        candidates.select(F.col("a").alias("node"))
-        .union(candidates.select(F.col("b").alias("node")))
-        .union(repeated)
-        .distinct()
-        .persist(keep)
-    )
+    # own, and pair with themselves). Every document of a component is among them.
+    wanted = pairs.select(F.explode(F.array("a", "b")).alias("node")).distinct().persist(keep)
     picked = ok.join(_small(wanted), "node", "left_semi").persist(keep)
     if size_partitions:
         # What is left is small: shuffles of a few rows in many partitions cost a task each.
@@ -316,7 +317,7 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     # One job: it also computes (and caches) the result.
     for message in _large_clusters(_sizes(result), settings["large_cluster"]):
         warnings.warn(message, RuntimeWarning, stacklevel=3)  # the caller of dedup
-    for df_ in (signed, copies, candidates, wanted, picked, sketches, labelled):
+    for df_ in (signed, found, wanted, picked, sketches, labelled):
         df_.unpersist()
     return result
 

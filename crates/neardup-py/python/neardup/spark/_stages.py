@@ -72,21 +72,23 @@ def sign(settings: dict):
 
 
 def _buckets(stages, batch) -> pa.RecordBatch:
-    n, per_node = batch.num_rows, stages.buckets_per_node
-    keys = stages.buckets(_column(batch, "sketch"))
+    n, per_node = batch.num_rows, stages.buckets_per_node + 1
+    keys = stages.buckets(_column(batch, "sketch"), _column(batch, "node"))
     nodes = batch.column("node").take(pa.array(np.repeat(np.arange(n, dtype=np.int64), per_node)))
     return pa.RecordBatch.from_arrays([_fixed_width(keys, n * per_node, 10), nodes], names=["bucket", "node"])
 
 
 def buckets(settings: dict):
-    """Stage 3: ``node, sketch`` → one ``bucket, node`` row per bucket key of the node."""
+    """Stages 3 and 2: ``node, sketch`` → one ``bucket, node`` row per bucket key of the node, and one in its
+    node's copy bucket, where the node's documents meet to be counted."""
     return _per_batch(settings, _buckets)
 
 
 def pairs(settings: dict):
-    """Stage 4's grouping: a partition's ``bucket, node`` rows (whole buckets: the rows are partitioned by
-    bucket) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket. The partition's rows are
-    gathered first, since a bucket's rows may span Arrow batches; they are 26 bytes each."""
+    """Stage 4's grouping (and stage 2's count): a partition's ``bucket, node`` rows (whole buckets: the rows
+    are partitioned by bucket) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket, and
+    ``(n, n)`` for each node ``n`` with two or more documents. The partition's rows are gathered first, since a
+    bucket's rows may span Arrow batches; they are 26 bytes each."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stages = _native.Stages(**settings)
