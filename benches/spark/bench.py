@@ -135,7 +135,7 @@ settings = {"scheme": scheme}
 started = time.monotonic()
 signed = df.select("id", "text").mapInArrow(_stages.sign(settings), _stages.SIGNED)
 nodes = signed.where("error is null").select("node", "sketch")
-n = nodes.mapInArrow(_stages.buckets(settings), _stages.BUCKETS).count()
+n = nodes.mapInArrow(_stages.buckets(settings, 8 * 2 * cores), _stages.BUCKETS).count()
 print(time.monotonic() - started, n)
 """
 

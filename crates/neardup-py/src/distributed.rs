@@ -65,6 +65,22 @@ fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'
     PyBytes::new(py, values.as_flattened())
 }
 
+/// A packed bucket record: the bucket's 10 bytes, then the node's 16.
+const RECORD: usize = 26;
+
+/// The part of `parts` a bucket's records go to: any function of the bucket alone would do (a bucket's records
+/// must meet); this one spreads them evenly even where the keys are not (SimHash's table prefixes of skewed
+/// fingerprints), by splitmix64's finalizer over the band and key.
+fn part_of(bucket: &Bucket, parts: u32) -> u32 {
+    let band = u64::from(u16::from_be_bytes([bucket[0], bucket[1]]));
+    let key = u64::from_be_bytes(bucket[2..].try_into().expect("8 bytes"));
+    let mut z = key ^ band.rotate_left(48) ^ 0x9e37_79b9_7f4a_7c15;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    ((u128::from(z) * u128::from(parts)) >> 64) as u32
+}
+
 impl PyStages {
     fn sketch_at(&self, column: &crate::batch::Column<'_>, row: usize) -> PyResult<Sketch> {
         let bytes = column
@@ -257,55 +273,92 @@ impl PyStages {
         ))
     }
 
-    /// Stage 3 over a column of sketches and their nodes' keys: `buckets_per_node` 10-byte bucket keys per
-    /// document, then its node's copy bucket (stage 2 in the same shuffle:
-    /// `neardup::dedup::distributed::copy_bucket`), concatenated.
+    /// Stage 3 over a column of sketches and their nodes' keys, packed for a shuffle of few rows:
+    /// `(parts, record_offsets, records)`. Each document has `buckets_per_node` buckets, then its node's copy
+    /// bucket (stage 2 in the same shuffle: `neardup::dedup::distributed::copy_bucket`); each bucket row is a
+    /// 26-byte record (the bucket's 10 bytes, the node's 16), and the records are grouped by the bucket's
+    /// part (one of `parts`, a function of the bucket alone): one output row per part present, its number
+    /// (`int32`) and its records (an Arrow `binary` value: offsets `int32`, then the data). Shuffled by part,
+    /// every record of a bucket meets in one task, and Spark moves a few hundred rows per task instead of
+    /// 17 per document (its cost per row was most of the job).
     fn buckets<'py>(
         &self,
         py: Python<'py>,
         sketches: ColumnInput<'_>,
         nodes: ColumnInput<'_>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+        parts: u32,
+    ) -> PyResult<[Bound<'py, PyBytes>; 3]> {
         let owned = [sketches.rows(py)?, nodes.rows(py)?];
         let (sketches, nodes) = (sketches.column(&owned[0])?, nodes.column(&owned[1])?);
         if sketches.len() != nodes.len() {
             return Err(PyValueError::new_err("the two columns differ in length"));
         }
-        let out = py.detach(|| {
-            let mut out = Vec::with_capacity(sketches.len() * (self.buckets_per_node() + 1) * 10);
+        let parts = parts.max(1);
+        let (numbers, offsets, data) = py.detach(|| {
+            let mut by_part: Vec<Vec<u8>> = vec![Vec::new(); parts as usize];
+            let mut put = |bucket: &Bucket, node: &NodeKey| {
+                let part = &mut by_part[part_of(bucket, parts) as usize];
+                part.extend_from_slice(bucket);
+                part.extend_from_slice(node);
+            };
             for row in 0..sketches.len() {
                 let sketch = self.sketch_at(&sketches, row)?;
-                for key in self.stages.buckets(&sketch).py_err()? {
-                    out.extend_from_slice(&key);
+                let node: NodeKey = fixed_width(nodes.get(row), row, "node")?;
+                for bucket in self.stages.buckets(&sketch).py_err()? {
+                    put(&bucket, &node);
                 }
-                out.extend_from_slice(&copy_bucket(&fixed_width(nodes.get(row), row, "node")?));
+                put(&copy_bucket(&node), &node);
             }
-            Ok::<_, PyErr>(out)
+            let (mut numbers, mut offsets, mut data) = (Vec::new(), vec![0i32.to_le_bytes()], Vec::new());
+            for (number, records) in by_part.iter().enumerate() {
+                if records.is_empty() {
+                    continue;
+                }
+                data.extend_from_slice(records);
+                let end = i32::try_from(data.len()).map_err(|_| {
+                    PyValueError::new_err(
+                        "a batch's bucket records pass 2 GiB: use smaller batches (spark.sql.execution.arrow.maxRecordsPerBatch)",
+                    )
+                })?;
+                numbers.push((number as i32).to_le_bytes());
+                offsets.push(end.to_le_bytes());
+            }
+            Ok::<_, PyErr>((numbers, offsets, data))
         })?;
-        Ok(PyBytes::new(py, &out))
+        Ok([
+            le_bytes(py, &numbers),
+            le_bytes(py, &offsets),
+            PyBytes::new(py, &data),
+        ])
     }
 
-    /// Stage 4's grouping over every `(bucket, node)` row of some whole buckets: the distinct pairs of nodes
-    /// sharing a bucket, `a < b`, and `(n, n)` for each node with two or more rows in its copy bucket; as
-    /// `(a, b)`, 16 bytes per node, concatenated, sorted.
+    /// Stage 4's grouping over a column of packed bucket records ([`Self::buckets`]) that holds every record
+    /// of its buckets: the distinct pairs of nodes sharing a bucket, `a < b`, and `(n, n)` for each node with
+    /// two or more records in its copy bucket; as `(a, b)`, 16 bytes per node, concatenated, sorted.
     fn pairs<'py>(
         &self,
         py: Python<'py>,
-        buckets: ColumnInput<'_>,
-        nodes: ColumnInput<'_>,
+        records: ColumnInput<'_>,
     ) -> PyResult<[Bound<'py, PyBytes>; 2]> {
-        let owned = [buckets.rows(py)?, nodes.rows(py)?];
-        let (buckets, nodes) = (buckets.column(&owned[0])?, nodes.column(&owned[1])?);
-        if buckets.len() != nodes.len() {
-            return Err(PyValueError::new_err("the two columns differ in length"));
-        }
+        let owned = records.rows(py)?;
+        let records = records.column(&owned)?;
         let (a, b) = py.detach(|| {
-            let mut rows: Vec<(Bucket, NodeKey)> = Vec::with_capacity(buckets.len());
-            for row in 0..buckets.len() {
-                rows.push((
-                    fixed_width(buckets.get(row), row, "bucket")?,
-                    fixed_width(nodes.get(row), row, "node")?,
-                ));
+            let mut rows: Vec<(Bucket, NodeKey)> = Vec::new();
+            for row in 0..records.len() {
+                let packed = records.get(row).unwrap_or_default();
+                if packed.len() % RECORD != 0 {
+                    return Err(PyValueError::new_err(format!(
+                        "row {row}: {} bytes of bucket records are not whole {RECORD}-byte records",
+                        packed.len()
+                    )));
+                }
+                rows.extend(packed.chunks_exact(RECORD).map(|record| {
+                    let (bucket, node) = record.split_at(10);
+                    (
+                        bucket.try_into().expect("10 bytes"),
+                        node.try_into().expect("16 bytes"),
+                    )
+                }));
             }
             let pairs = pairs_in_buckets(rows);
             let a: Vec<NodeKey> = pairs.iter().map(|p| p.0).collect();

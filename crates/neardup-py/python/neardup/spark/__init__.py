@@ -227,14 +227,17 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     if not probe.bands:  # SimHash: the tables suit the number of distinct fingerprints
         settings = dict(settings, distinct=max(ok.select("node").distinct().count(), 1))
         stage(f"{settings['distinct']} distinct fingerprints")
-    keys = ok.select("node", "sketch").mapInArrow(_stages.buckets(settings), _stages.BUCKETS)
-    # One shuffle gathers each bucket's rows in one task, where the engine pairs its nodes; most buckets
-    # hold one node and give no pair. (A `groupBy` with `collect_set` costs several times more: its partial
-    # aggregation keeps a set for each of the millions of buckets.) Each document also has a row in its
-    # node's copy bucket, so the same shuffle finds the nodes with copies, as pairs (n, n): counting them
-    # with a `groupBy` of their own read every signed row again.
+    # One shuffle gathers each bucket's records in one task, where the engine pairs its nodes; most buckets
+    # hold one node and give no pair. The records travel packed, a row per part (8 parts per shuffle
+    # partition, so that partitions get even shares): a row per bucket and node cost Spark more than all
+    # the rest of the job. (A `groupBy` with `collect_set` cost more still: its partial aggregation kept a
+    # set for each of the millions of buckets.) Each document also has a record in its node's copy bucket,
+    # so the same shuffle finds the nodes with copies, as pairs (n, n): counting them with a `groupBy` of
+    # their own read every signed row again.
+    parts = 8 * int(spark.conf.get("spark.sql.shuffle.partitions"))
+    keys = ok.select("node", "sketch").mapInArrow(_stages.buckets(settings, parts), _stages.BUCKETS)
     found = (
-        keys.repartition("bucket")
+        keys.repartition("part")
         .mapInArrow(_stages.pairs(settings), _stages.PAIRS)
         .distinct()
         .persist(keep)

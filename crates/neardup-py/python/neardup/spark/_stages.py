@@ -14,7 +14,7 @@ from .. import _native
 from .. import _buffers, _string_column
 
 SIGNED = "id string, node binary, sketch binary, profile binary, length long, error string"
-BUCKETS = "bucket binary, node binary"
+BUCKETS = "part int, records binary"
 PAIRS = "a binary, b binary"
 EDGES = "a binary, b binary, score double"
 CLUSTERED = "id string, representative string, duplicate_of string, score double, rep_length long"
@@ -71,24 +71,29 @@ def sign(settings: dict):
     return _per_batch(settings, _sign)
 
 
-def _buckets(stages, batch) -> pa.RecordBatch:
-    n, per_node = batch.num_rows, stages.buckets_per_node + 1
-    keys = stages.buckets(_column(batch, "sketch"), _column(batch, "node"))
-    nodes = batch.column("node").take(pa.array(np.repeat(np.arange(n, dtype=np.int64), per_node)))
-    return pa.RecordBatch.from_arrays([_fixed_width(keys, n * per_node, 10), nodes], names=["bucket", "node"])
+def buckets(settings: dict, parts: int):
+    """Stages 3 and 2: ``node, sketch`` → ``part, records``: each bucket of each node (its bands, or its
+    SimHash tables' key prefixes, and its node's copy bucket, where the node's documents meet to be counted)
+    is a 26-byte record (bucket, node), and a batch's records are packed by part (one of ``parts``, a function
+    of the bucket): a row per part. Shuffled by part, Spark moves a few rows per task instead of 17 per
+    document."""
 
+    def each(stages, batch) -> pa.RecordBatch:
+        numbers, offsets, data = stages.buckets(_column(batch, "sketch"), _column(batch, "node"), parts)
+        n = len(numbers) // 4
+        records = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return pa.RecordBatch.from_arrays(
+            [pa.array(np.frombuffer(numbers, dtype="<i4")), records], names=["part", "records"]
+        )
 
-def buckets(settings: dict):
-    """Stages 3 and 2: ``node, sketch`` → one ``bucket, node`` row per bucket key of the node, and one in its
-    node's copy bucket, where the node's documents meet to be counted."""
-    return _per_batch(settings, _buckets)
+    return _per_batch(settings, each)
 
 
 def pairs(settings: dict):
-    """Stage 4's grouping (and stage 2's count): a partition's ``bucket, node`` rows (whole buckets: the rows
-    are partitioned by bucket) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket, and
-    ``(n, n)`` for each node ``n`` with two or more documents. The partition's rows are gathered first, since a
-    bucket's rows may span Arrow batches; they are 26 bytes each."""
+    """Stage 4's grouping (and stage 2's count): a partition's ``part, records`` rows (whole parts: the rows
+    are partitioned by part) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket, and ``(n,
+    n)`` for each node ``n`` with two or more documents. The partition's rows are gathered first, since a
+    bucket's records may span Arrow batches."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stages = _native.Stages(**settings)
@@ -96,7 +101,7 @@ def pairs(settings: dict):
         if not gathered:
             return
         table = pa.Table.from_batches(gathered)
-        a, b = stages.pairs(_column(table, "bucket"), _column(table, "node"))
+        a, b = stages.pairs(_column(table, "records"))
         n = len(a) // 16
         yield pa.RecordBatch.from_arrays([_fixed_width(a, n, 16), _fixed_width(b, n, 16)], names=["a", "b"])
 
