@@ -192,6 +192,41 @@ def test_partitions_grow_with_the_input():
     assert _partitions_for(10_000_000, 2) == 200  # 4 partitions ran out of a 12 GB heap
 
 
+def test_packed_bucket_records_give_the_same_pairs_for_any_number_of_parts():
+    """Stages 3 and 4 without Spark: however the records are split into parts and parts into tasks, the
+    pairs are those of the buckets, and a node with copies pairs with itself (and only it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from neardup import _native
+    from neardup.spark import _stages
+
+    base = "the quick brown fox jumps over the lazy dog near the river bank today "
+    texts = [base * 3, base * 3, base * 3 + "again", "something else entirely, with other words in it " * 3]
+    documents = pa.RecordBatch.from_pydict({"id": [str(i) for i in range(len(texts))], "text": texts})
+    batch = next(_stages.sign({"scheme": "minhash"})(iter([documents])))
+    nodes = batch.column("node").to_pylist()
+    assert nodes[0] == nodes[1] != nodes[2]  # identical texts are one node
+
+    def pairs_with(parts: int, tasks: int) -> set:
+        rows = next(_stages.buckets({"scheme": "minhash"}, parts)(iter([batch.select(["node", "sketch"])])))
+        assert rows.num_rows <= parts
+        found = set()
+        for task in range(tasks):  # the parts a task gets: any split of the parts will do
+            mine = rows.filter(pc.equal(pc.bit_wise_and(rows.column("part"), tasks - 1), task))
+            for out in _stages.pairs({"scheme": "minhash"})(iter([mine])):
+                found |= set(zip(out.column("a").to_pylist(), out.column("b").to_pylist()))
+        return found
+
+    expected = pairs_with(1, 1)
+    assert (nodes[0], nodes[0]) in expected  # the copies
+    assert tuple(sorted((nodes[0], nodes[2]))) in expected  # the near-duplicate
+    assert not any(nodes[3] in pair for pair in expected)
+    for parts, tasks in ((2, 2), (16, 4), (1000, 8)):
+        assert pairs_with(parts, tasks) == expected
+    assert _native.Stages("minhash").buckets_per_node == 16
+
+
 def test_refusals_name_the_problem(spark):
     import neardup.spark as ns
 
