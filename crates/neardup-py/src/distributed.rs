@@ -6,7 +6,9 @@ use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_input};
 use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
 use crate::errors::IntoPy;
-use neardup::dedup::distributed::{Bucket, NodeKey, Stages, copy_bucket, pairs_in_buckets};
+use neardup::dedup::distributed::{
+    Bucket, NodeKey, Stages, copy_bucket, pairs_in_buckets, pairs_within_in_buckets,
+};
 use neardup::dedup::{Document, Options, Representative, Score, SimHashCheck, Verification};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
@@ -65,7 +67,8 @@ fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'
     PyBytes::new(py, values.as_flattened())
 }
 
-/// A packed bucket record: the bucket's 10 bytes, then the node's 16.
+/// A packed bucket record: the bucket's 10 bytes, then the node's 16, then for SimHash the fingerprint's
+/// 8 (little-endian), by which the pairing keeps only the pairs within k bits.
 const RECORD: usize = 26;
 
 /// The part of `parts` a bucket's records go to: any function of the bucket alone would do (a bucket's records
@@ -276,7 +279,7 @@ impl PyStages {
     /// Stage 3 over a column of sketches and their nodes' keys, packed for a shuffle of few rows:
     /// `(parts, record_offsets, records)`. Each document has `buckets_per_node` buckets, then its node's copy
     /// bucket (stage 2 in the same shuffle: `neardup::dedup::distributed::copy_bucket`); each bucket row is a
-    /// 26-byte record (the bucket's 10 bytes, the node's 16), and the records are grouped by the bucket's
+    /// record (the bucket's 10 bytes, the node's 16, SimHash's fingerprint's 8), grouped by the bucket's
     /// part (one of `parts`, a function of the bucket alone): one output row per part present, its number
     /// (`int32`) and its records (an Arrow `binary` value: offsets `int32`, then the data). Shuffled by part,
     /// every record of a bucket meets in one task, and Spark moves a few hundred rows per task instead of
@@ -296,18 +299,25 @@ impl PyStages {
         let parts = parts.max(1);
         let (numbers, offsets, data) = py.detach(|| {
             let mut by_part: Vec<Vec<u8>> = vec![Vec::new(); parts as usize];
-            let mut put = |bucket: &Bucket, node: &NodeKey| {
-                let part = &mut by_part[part_of(bucket, parts) as usize];
-                part.extend_from_slice(bucket);
-                part.extend_from_slice(node);
-            };
             for row in 0..sketches.len() {
                 let sketch = self.sketch_at(&sketches, row)?;
                 let node: NodeKey = fixed_width(nodes.get(row), row, "node")?;
+                let bits = match &sketch {
+                    Sketch::Fingerprint(fp) => Some(fp.bits().to_le_bytes()),
+                    _ => None,
+                };
+                let mut put = |bucket: &Bucket| {
+                    let part = &mut by_part[part_of(bucket, parts) as usize];
+                    part.extend_from_slice(bucket);
+                    part.extend_from_slice(&node);
+                    if let Some(bits) = &bits {
+                        part.extend_from_slice(bits);
+                    }
+                };
                 for bucket in self.stages.buckets(&sketch).py_err()? {
-                    put(&bucket, &node);
+                    put(&bucket);
                 }
-                put(&copy_bucket(&node), &node);
+                put(&copy_bucket(&node));
             }
             let (mut numbers, mut offsets, mut data) = (Vec::new(), vec![0i32.to_le_bytes()], Vec::new());
             for (number, records) in by_part.iter().enumerate() {
@@ -333,8 +343,9 @@ impl PyStages {
     }
 
     /// Stage 4's grouping over a column of packed bucket records ([`Self::buckets`]) that holds every record
-    /// of its buckets: the distinct pairs of nodes sharing a bucket, `a < b`, and `(n, n)` for each node with
-    /// two or more records in its copy bucket; as `(a, b)`, 16 bytes per node, concatenated, sorted.
+    /// of its buckets: the distinct pairs of nodes sharing a bucket (SimHash: within k bits), `a < b`, and
+    /// `(n, n)` for each node with two or more records in its copy bucket; as `(a, b)`, 16 bytes per node,
+    /// concatenated, sorted.
     fn pairs<'py>(
         &self,
         py: Python<'py>,
@@ -342,25 +353,36 @@ impl PyStages {
     ) -> PyResult<[Bound<'py, PyBytes>; 2]> {
         let owned = records.rows(py)?;
         let records = records.column(&owned)?;
+        // SimHash records carry the fingerprint, and only pairs within k bits are kept.
+        let within =
+            matches!(self.stages.method(), Method::SimHash(_)).then(|| self.stages.options().k);
+        let width = RECORD + if within.is_some() { 8 } else { 0 };
         let (a, b) = py.detach(|| {
-            let mut rows: Vec<(Bucket, NodeKey)> = Vec::new();
+            let mut rows: Vec<(Bucket, NodeKey, u64)> = Vec::new();
             for row in 0..records.len() {
                 let packed = records.get(row).unwrap_or_default();
-                if packed.len() % RECORD != 0 {
+                if packed.len() % width != 0 {
                     return Err(PyValueError::new_err(format!(
-                        "row {row}: {} bytes of bucket records are not whole {RECORD}-byte records",
+                        "row {row}: {} bytes of bucket records are not whole {width}-byte records",
                         packed.len()
                     )));
                 }
-                rows.extend(packed.chunks_exact(RECORD).map(|record| {
-                    let (bucket, node) = record.split_at(10);
+                rows.extend(packed.chunks_exact(width).map(|record| {
+                    let bits = record
+                        .get(RECORD..)
+                        .and_then(|b| b.try_into().ok())
+                        .map_or(0, u64::from_le_bytes);
                     (
-                        bucket.try_into().expect("10 bytes"),
-                        node.try_into().expect("16 bytes"),
+                        record[..10].try_into().expect("10 bytes"),
+                        record[10..RECORD].try_into().expect("16 bytes"),
+                        bits,
                     )
                 }));
             }
-            let pairs = pairs_in_buckets(rows);
+            let pairs = match within {
+                Some(k) => pairs_within_in_buckets(rows, k),
+                None => pairs_in_buckets(rows.into_iter().map(|(bucket, node, _)| (bucket, node))),
+            };
             let a: Vec<NodeKey> = pairs.iter().map(|p| p.0).collect();
             let b: Vec<NodeKey> = pairs.iter().map(|p| p.1).collect();
             Ok::<_, PyErr>((a, b))

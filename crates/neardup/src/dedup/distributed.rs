@@ -5,7 +5,8 @@
 //! 1 sign      map       document → sketch, exact profile (when verifying exactly), length      Stages::sign
 //! 2 group     by key    identical (sketch, profile) → one node, named by its digest          Stages::node_key
 //! 3 buckets   map       node → bucket keys: LSH band keys, or the Hamming tables' key prefixes  Stages::buckets
-//! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            pairs_in_buckets, Stages::judge
+//! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            pairs_in_buckets (SimHash:
+//!                       pairs_within_in_buckets), Stages::judge
 //!                       (stage 2's nodes with copies can come out of the same shuffle: copy_bucket)
 //! 5 components          connected components of the judged pairs (the runner's, to convergence)
 //! 6 clusters  by key    each component (with its identical copies) → Dedup on its documents    Stages::clusters
@@ -107,6 +108,27 @@ pub fn copy_bucket(node: &NodeKey) -> Bucket {
 pub fn pairs_in_buckets(
     rows: impl IntoIterator<Item = (Bucket, NodeKey)>,
 ) -> Vec<(NodeKey, NodeKey)> {
+    pairs_of(
+        rows.into_iter().map(|(bucket, node)| (bucket, node, 0)),
+        None,
+    )
+}
+
+/// [`pairs_in_buckets`] for SimHash, as Manku's batch method pairs a table's groups: each row carries its
+/// node's fingerprint, and only the pairs within `k` bits are given ([`Stages::judge`] drops the others
+/// anyway). Fingerprints of similar short documents crowd into a few table prefixes, and a bucket of
+/// thousands of nodes gives millions of pairs, nearly all far apart: kept, they filled a worker's memory.
+pub fn pairs_within_in_buckets(
+    rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
+    k: u32,
+) -> Vec<(NodeKey, NodeKey)> {
+    pairs_of(rows, Some(k))
+}
+
+fn pairs_of(
+    rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
+    within: Option<u32>,
+) -> Vec<(NodeKey, NodeKey)> {
     // As big-endian integers the keys sort in their byte order, and compare in an instruction or two
     // instead of a call to memcmp.
     let widen = |bucket: Bucket| {
@@ -115,9 +137,10 @@ pub fn pairs_in_buckets(
         u128::from_be_bytes(wide)
     };
     let is_copy_bucket = |wide: u128| (wide >> 64) as u16 == COPY_BAND;
-    let mut rows: Vec<(u128, u128)> = rows
+    let near = |a: u64, b: u64| within.is_none_or(|k| (a ^ b).count_ones() <= k);
+    let mut rows: Vec<(u128, u128, u64)> = rows
         .into_iter()
-        .map(|(bucket, node)| (widen(bucket), u128::from_be_bytes(node)))
+        .map(|(bucket, node, bits)| (widen(bucket), u128::from_be_bytes(node), bits))
         .collect();
     rows.sort_unstable();
     let mut pairs: Vec<(u128, u128)> = rows
@@ -132,7 +155,12 @@ pub fn pairs_in_buckets(
         }
         // The bucket's distinct nodes, in order: each with every later one.
         for (i, a) in bucket.iter().enumerate() {
-            pairs.extend(bucket[i + 1..].iter().map(|b| (a.1, b.1)));
+            pairs.extend(
+                bucket[i + 1..]
+                    .iter()
+                    .filter(|b| near(a.2, b.2))
+                    .map(|b| (a.1, b.1)),
+            );
         }
     }
     pairs.sort_unstable();
@@ -482,6 +510,20 @@ mod tests {
                 (bucket(1), node(4)),
             ]),
             [(node(4), node(4)), (node(4), node(6))]
+        );
+        // SimHash: only the pairs within k bits of a bucket; copies still pair with themselves.
+        assert_eq!(
+            pairs_within_in_buckets(
+                [
+                    (bucket(1), node(1), 0b0000),
+                    (bucket(1), node(2), 0b0111),
+                    (bucket(1), node(3), 0b1111),
+                    (copy_bucket(&node(3)), node(3), 0b1111),
+                    (copy_bucket(&node(3)), node(3), 0b1111),
+                ],
+                3
+            ),
+            [(node(1), node(2)), (node(2), node(3)), (node(3), node(3))]
         );
         // Byte order, not integer order of the first byte alone: keys differing only in their last byte.
         let mut late = [7u8; 16];

@@ -74,7 +74,7 @@ def sign(settings: dict):
 def buckets(settings: dict, parts: int):
     """Stages 3 and 2: ``node, sketch`` → ``part, records``: each bucket of each node (its bands, or its
     SimHash tables' key prefixes, and its node's copy bucket, where the node's documents meet to be counted)
-    is a 26-byte record (bucket, node), and a batch's records are packed by part (one of ``parts``, a function
+    is a record (bucket, node, and SimHash's fingerprint), and a batch's records are packed by part (one of ``parts``, a function
     of the bucket): a row per part. Shuffled by part, Spark moves a few rows per task instead of 17 per
     document."""
 
@@ -91,7 +91,8 @@ def buckets(settings: dict, parts: int):
 
 def pairs(settings: dict):
     """Stage 4's grouping (and stage 2's count): a partition's ``part, records`` rows (whole parts: the rows
-    are partitioned by part) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket, and ``(n,
+    are partitioned by part) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket (SimHash:
+    within k bits, as Manku's batch method pairs a table's groups), and ``(n,
     n)`` for each node ``n`` with two or more documents. The partition's rows are gathered first, since a
     bucket's records may span Arrow batches."""
 
