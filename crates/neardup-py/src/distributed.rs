@@ -6,9 +6,7 @@ use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_input};
 use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
 use crate::errors::IntoPy;
-use neardup::dedup::distributed::{
-    Bucket, NodeKey, Stages, copy_bucket, pairs_in_buckets, pairs_within_in_buckets,
-};
+use neardup::dedup::distributed::{Bucket, NodeKey, Stages, bucket_part, copy_bucket};
 use neardup::dedup::{Document, Options, Representative, Score, SimHashCheck, Verification};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
@@ -70,19 +68,6 @@ fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'
 /// A packed bucket record: the bucket's 10 bytes, then the node's 16, then for SimHash the fingerprint's
 /// 8 (little-endian), by which the pairing keeps only the pairs within k bits.
 const RECORD: usize = 26;
-
-/// The part of `parts` a bucket's records go to: any function of the bucket alone would do (a bucket's records
-/// must meet); this one spreads them evenly even where the keys are not (SimHash's table prefixes of skewed
-/// fingerprints), by splitmix64's finalizer over the band and key.
-fn part_of(bucket: &Bucket, parts: u32) -> u32 {
-    let band = u64::from(u16::from_be_bytes([bucket[0], bucket[1]]));
-    let key = u64::from_be_bytes(bucket[2..].try_into().expect("8 bytes"));
-    let mut z = key ^ band.rotate_left(48) ^ 0x9e37_79b9_7f4a_7c15;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    ((u128::from(z) * u128::from(parts)) >> 64) as u32
-}
 
 impl PyStages {
     fn sketch_at(&self, column: &crate::batch::Column<'_>, row: usize) -> PyResult<Sketch> {
@@ -302,12 +287,9 @@ impl PyStages {
             for row in 0..sketches.len() {
                 let sketch = self.sketch_at(&sketches, row)?;
                 let node: NodeKey = fixed_width(nodes.get(row), row, "node")?;
-                let bits = match &sketch {
-                    Sketch::Fingerprint(fp) => Some(fp.bits().to_le_bytes()),
-                    _ => None,
-                };
+                let bits = self.stages.pairing_bits(&sketch).map(u64::to_le_bytes);
                 let mut put = |bucket: &Bucket| {
-                    let part = &mut by_part[part_of(bucket, parts) as usize];
+                    let part = &mut by_part[bucket_part(bucket, parts) as usize];
                     part.extend_from_slice(bucket);
                     part.extend_from_slice(&node);
                     if let Some(bits) = &bits {
@@ -354,9 +336,12 @@ impl PyStages {
         let owned = records.rows(py)?;
         let records = records.column(&owned)?;
         // SimHash records carry the fingerprint, and only pairs within k bits are kept.
-        let within =
-            matches!(self.stages.method(), Method::SimHash(_)).then(|| self.stages.options().k);
-        let width = RECORD + if within.is_some() { 8 } else { 0 };
+        let width = RECORD
+            + if self.stages.pairs_within().is_some() {
+                8
+            } else {
+                0
+            };
         let (a, b) = py.detach(|| {
             let mut rows: Vec<(Bucket, NodeKey, u64)> = Vec::new();
             for row in 0..records.len() {
@@ -379,10 +364,7 @@ impl PyStages {
                     )
                 }));
             }
-            let pairs = match within {
-                Some(k) => pairs_within_in_buckets(rows, k),
-                None => pairs_in_buckets(rows.into_iter().map(|(bucket, node, _)| (bucket, node))),
-            };
+            let pairs = self.stages.pairs(rows);
             let a: Vec<NodeKey> = pairs.iter().map(|p| p.0).collect();
             let b: Vec<NodeKey> = pairs.iter().map(|p| p.1).collect();
             Ok::<_, PyErr>((a, b))

@@ -55,6 +55,7 @@ use crate::profile::Profile;
 use crate::sketch::{Method, Sketch};
 use neardup_index::hamming::plan::{TableLayout, recommend};
 use neardup_index::lsh::{band_key, similarity};
+use neardup_sketch::shingle::mix64;
 use neardup_sketch::signature::MinHashSignature;
 
 /// A bucket key: the band or table number (big-endian `u16`), then the band's key or the table's key prefix
@@ -101,6 +102,16 @@ pub fn copy_bucket(node: &NodeKey) -> Bucket {
     out
 }
 
+/// The part of `parts` a bucket's rows go to, for a runner that packs rows by part before its shuffle: any
+/// function of the bucket alone would do (a bucket's rows must meet in one task); this one spreads them
+/// evenly even where the keys are not (SimHash's table prefixes of skewed fingerprints).
+pub fn bucket_part(bucket: &Bucket, parts: u32) -> u32 {
+    let band = u64::from(u16::from_be_bytes([bucket[0], bucket[1]]));
+    let key = u64::from_be_bytes(bucket[2..].try_into().expect("8 bytes"));
+    let mixed = mix64(key ^ band.rotate_left(48) ^ 0x9e37_79b9_7f4a_7c15);
+    ((u128::from(mixed) * u128::from(parts.max(1))) >> 64) as u32
+}
+
 /// Stage 4's grouping, for a runner that gathers every row of a bucket in one task: the distinct pairs
 /// `(a, b)` with `a < b` of different nodes that share a bucket, among `(bucket, node)` rows (in any order,
 /// repeats allowed), and `(n, n)` for each node `n` with two or more rows in its [`copy_bucket`]; sorted. A
@@ -137,7 +148,7 @@ fn pairs_of(
         u128::from_be_bytes(wide)
     };
     let is_copy_bucket = |wide: u128| (wide >> 64) as u16 == COPY_BAND;
-    let near = |a: u64, b: u64| within.is_none_or(|k| (a ^ b).count_ones() <= k);
+    let near = |a: u64, b: u64| within.is_none_or(|k| neardup_sketch::hamming(a, b) <= k);
     let mut rows: Vec<(u128, u128, u64)> = rows
         .into_iter()
         .map(|(bucket, node, bits)| (widen(bucket), u128::from_be_bytes(node), bits))
@@ -229,6 +240,30 @@ impl Stages {
     /// MinHash: the bands and threshold in use (the same as one machine's for these options).
     pub fn bands(&self) -> Option<(neardup_index::lsh::Banding, f64)> {
         self.run.bands()
+    }
+
+    /// SimHash: the k within which [`Stages::pairs`] keeps a bucket's pairs (its rows carry
+    /// [`Stages::pairing_bits`]); `None` for MinHash, whose buckets give every pair.
+    pub fn pairs_within(&self) -> Option<u32> {
+        matches!(self.run.method(), Method::SimHash(_)).then(|| self.run.options().k)
+    }
+
+    /// What a node's bucket rows carry for [`Stages::pairs`]: its fingerprint's bits in a SimHash run;
+    /// `None` otherwise.
+    pub fn pairing_bits(&self, sketch: &Sketch) -> Option<u64> {
+        match sketch {
+            Sketch::Fingerprint(fp) if self.pairs_within().is_some() => Some(fp.bits()),
+            _ => None,
+        }
+    }
+
+    /// Stage 4's grouping for this run, over `(bucket, node, pairing bits)` rows (0 where the run carries
+    /// none): [`pairs_in_buckets`], or for SimHash [`pairs_within_in_buckets`] at the run's k.
+    pub fn pairs(
+        &self,
+        rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
+    ) -> Vec<(NodeKey, NodeKey)> {
+        pairs_of(rows, self.pairs_within())
     }
 
     /// How many bucket keys each node has (bands, or Hamming tables).

@@ -234,7 +234,7 @@ impl Index<IndexStore> {
     pub fn merge(&mut self) -> Result<(), Error> {
         self.segments_to_merge()?
             .merge()
-            .map_err(|e| self.index_error(e.to_string()))?;
+            .map_err(|e| self.index_error(e))?;
         self.refresh().map(drop)
     }
 
@@ -253,13 +253,6 @@ impl Index<IndexStore> {
         })
     }
 
-    fn index_error(&self, reason: String) -> Error {
-        Error::Index {
-            location: self.location.clone(),
-            reason,
-        }
-    }
-
     /// Starts writing every segment into one in the background and returns at once (see
     /// [`SegmentStore::merge_in_background`](neardup_index::store::SegmentStore::merge_in_background)):
     /// writes go on meanwhile, and queries read the old segments until the index takes the new one
@@ -267,7 +260,7 @@ impl Index<IndexStore> {
     pub fn merge_in_background(&self) -> Result<bool, Error> {
         self.segments_to_merge()?
             .merge_in_background()
-            .map_err(|e| self.index_error(e.to_string()))
+            .map_err(|e| self.index_error(e))
     }
 
     /// The segments on disk now and whether a background merge runs: `None` for an index that is not kept
@@ -284,13 +277,9 @@ impl Index<IndexStore> {
     /// checked by redb when it is opened); every entry of an index in Redis read and decoded, and counted
     /// against the count the index keeps.
     pub fn verify(&self) -> Result<(), Error> {
-        let failed = |reason: String| Error::Index {
-            location: self.location.clone(),
-            reason,
-        };
         match self.store() {
             IndexStore::Disk(DiskStore::Segments(store)) => {
-                store.verify().map_err(|e| failed(e.to_string()))
+                store.verify().map_err(|e| self.index_error(e))
             }
             IndexStore::Disk(DiskStore::Redb(_)) => Ok(()),
             IndexStore::Redis(store) => {
@@ -312,10 +301,10 @@ impl Index<IndexStore> {
                             )))
                         }
                     })
-                    .map_err(|e| failed(e.to_string()))?;
+                    .map_err(|e| self.index_error(e))?;
                 let counted = self.len() as u64;
                 if counted != entries {
-                    return Err(failed(format!(
+                    return Err(self.index_error(format!(
                         "{entries} entries are stored but the index counts {counted} (a writer died \
                          in the middle of a batch?)"
                     )));
@@ -384,6 +373,14 @@ fn layout(method: Method, settings: &IndexSettings) -> Result<Meta, Error> {
 }
 
 impl<S: Store> Index<S> {
+    /// An error of this index: its location, and what went wrong.
+    fn index_error(&self, reason: impl std::fmt::Display) -> Error {
+        Error::Index {
+            location: self.location.clone(),
+            reason: reason.to_string(),
+        }
+    }
+
     /// The index held by a store; `location` names it in messages.
     pub fn from_store(store: S, location: String) -> Result<Self, Error> {
         let inner = PersistentIndex::open(store).map_err(|e| Error::Index {
@@ -489,10 +486,9 @@ impl<S: Store> Index<S> {
         if changes.is_empty() {
             return Ok(0);
         }
-        self.inner.apply(&changes).map_err(|e| Error::Index {
-            location: self.location.clone(),
-            reason: e.to_string(),
-        })?;
+        self.inner
+            .apply(&changes)
+            .map_err(|e| self.index_error(e))?;
         Ok(changes.len())
     }
 
@@ -552,16 +548,12 @@ impl<S: Store> Index<S> {
     /// another method and a distance above the index's k.
     pub fn query(&self, sketch: &Sketch, radius: Radius) -> Result<Vec<Match>, Error> {
         self.check(sketch)?;
-        let failed = |e: &dyn std::fmt::Display| Error::Index {
-            location: self.location.clone(),
-            reason: e.to_string(),
-        };
         let reach = self.reach(radius)?;
         let mut matches: Vec<Match> = match (sketch, self.inner.memory(), reach) {
             (Sketch::Fingerprint(fp), Memory::Hamming(_), Reach::Distance(k)) => self
                 .inner
                 .query_fingerprint(fp.bits(), k)
-                .map_err(|e| failed(&e))?
+                .map_err(|e| self.index_error(e))?
                 .into_iter()
                 .map(|m| Match {
                     id: m.id,
@@ -571,7 +563,7 @@ impl<S: Store> Index<S> {
             (Sketch::Signature(sig), Memory::Lsh(_), Reach::Similarity(t)) => self
                 .inner
                 .query_signature(sig.values())
-                .map_err(|e| failed(&e))?
+                .map_err(|e| self.index_error(e))?
                 .into_iter()
                 .filter(|c| c.similarity >= t)
                 .map(|c| Match {
@@ -657,10 +649,7 @@ impl<S: Store> Index<S> {
     /// refreshed): their batches replayed in order, or everything reloaded when the store's change log no
     /// longer reaches back.
     pub fn refresh(&mut self) -> Result<Refreshed, Error> {
-        self.inner.refresh().map_err(|e| Error::Index {
-            location: self.location.clone(),
-            reason: e.to_string(),
-        })
+        self.inner.refresh().map_err(|e| self.index_error(e))
     }
 }
 

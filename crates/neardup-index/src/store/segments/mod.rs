@@ -243,7 +243,6 @@ fn gather<'a>(
     delta: Option<&'a HashMap<String, Option<Vec<u8>>>>,
 ) -> Result<Gathered<'a>, StoreError> {
     let in_delta = |id: &str| delta.is_some_and(|d| d.contains_key(id));
-    let shadowed_in_range = |i: usize, id: &str| mentioned_in(&set.segments[i + 1..range.end], id);
     let older = &set.segments[..range.start];
     let mut entries: Vec<(&str, &[u8])> = Vec::new();
     let mut deleted: Vec<&str> = Vec::new();
@@ -270,7 +269,7 @@ fn gather<'a>(
         if !older.is_empty() {
             for id in segment.deleted_ids() {
                 let id = id.ok_or_else(|| foreign(segment.path(), "a deleted id is damaged"))?;
-                if !in_delta(id) && !shadowed_in_range(i, id) && lookup_in(older, id).is_some() {
+                if !in_delta(id) && !mentioned_in(newer, id) && lookup_in(older, id).is_some() {
                     deleted.push(id);
                 }
             }
