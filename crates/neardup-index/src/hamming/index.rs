@@ -15,14 +15,16 @@
 //!   needs no slot column: row i is slot i, and `fps` (8 bytes per fingerprint) is stored once, for all tables.
 //! * **A directory** per table maps the top `dir_bits` bits of the permuted value (about log2(N / 8), never
 //!   more than the shortest key) to the table's first row with that prefix: 4 bytes per 8 rows.
-//! * **An 8-bit fragment column** holds the permuted value's 8 bits right after the directory bits. Within a
-//!   directory bucket, the key comparison reads only fragments (1 byte a row, sorted); only rows whose
-//!   fragment matches the query's key fetch their fingerprint, by slot, for the distance. When a key is longer
-//!   than directory plus fragment bits, the rows whose fragments match are narrowed by comparing the whole
-//!   permuted value, so recall stays exact.
-//! * Every other table stores one `u32` slot per row.
+//! * **A word per row** in every other table: the row's slot in the low bits (as many as the largest slot
+//!   needs: 24 at 10^7, 27 at 10^8) and, in the bits left, the *fragment*: the permuted value's bits right
+//!   after the directory bits. Within a directory bucket the key comparison reads only these words (sorted by
+//!   fragment); only rows whose fragment matches the query's key fetch their fingerprint, by slot, for the
+//!   distance. One read gives both, where separate slot and fragment columns took two. Table 0 needs no
+//!   column: its fragments are read from the fingerprints, which are in its order. When a key is longer than
+//!   directory plus fragment bits (fragments shrink as slots grow), the rows whose fragments match are
+//!   narrowed by comparing the whole permuted value, so recall stays exact.
 //!
-//! With 10 tables that is 8 + 1.5 + 9 × 5.5 ≈ 59 bytes per fingerprint, plus a liveness bit, against 160 for
+//! With 10 tables that is 8 + 9 × 4 + 10 × 0.5 ≈ 48 bytes per fingerprint, plus a liveness bit, against 160 for
 //! `(u64, u32)` rows. Ids are separate, in the id table both index kinds share (`crate::ids`): one byte
 //! buffer in arrival order with an end offset per id (no allocation per id), a slot → id array that rebuilds
 //! permute (cheaper than moving the bytes), and a hash table of slot numbers with 32 bits of each id's hash
@@ -367,9 +369,12 @@ impl HammingIndex {
             });
         }
         let mut slots: Vec<(u32, u32)> = Vec::new();
+        let views: Vec<_> = (self.tables.iter().zip(&self.layouts).enumerate())
+            .map(|(t, (table, layout))| table.view(layout, t == 0))
+            .collect();
         tables::candidates(
             &self.layouts,
-            &self.tables,
+            &views,
             self.dir_bits,
             &self.fps,
             fp,
@@ -740,7 +745,7 @@ mod tests {
         let (one, three) = (build(1), build(3));
         assert_eq!(one.fps, three.fps);
         for (a, b) in one.tables.iter().zip(&three.tables) {
-            assert_eq!((&a.slots, &a.frags, &a.dir), (&b.slots, &b.frags, &b.dir));
+            assert_eq!((&a.words, &a.dir), (&b.words, &b.dir));
         }
         for (id, _) in entries.iter().step_by(1000) {
             assert_eq!(one.get(id), three.get(id));
@@ -748,7 +753,7 @@ mod tests {
     }
 
     #[test]
-    fn ten_tables_take_under_60_bytes_per_fingerprint() {
+    fn ten_tables_take_under_50_bytes_per_fingerprint() {
         let mut index = HammingIndex::with_design(Design::new(3, vec![5]).unwrap());
         let mut x = 5u64;
         index
@@ -761,7 +766,7 @@ mod tests {
             .unwrap();
         let m = index.memory();
         assert_eq!((m.entries, m.tables), (200_000, 10));
-        assert!(m.table_bytes_per_entry() <= 60.0, "{m:?}");
+        assert!(m.table_bytes_per_entry() <= 50.0, "{m:?}");
         // The ids: their text, an 8-byte end offset each, and the hash table (9 bytes a bucket, at most two
         // buckets per entry).
         let text: usize = (0..200_000)

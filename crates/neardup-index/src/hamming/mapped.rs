@@ -3,26 +3,50 @@
 //! A merge of a segmented store ([`crate::store::segments`]) hands the entries to [`HammingArrange`], which
 //! orders the rows by table 0 (so the segment's value column, the fingerprints, is table 0's fingerprint
 //! column) and adds each table's columns as sections, the same columns [`super::HammingIndex`] holds in
-//! vectors: `hamming.t{i}.frags`, `hamming.t{i}.dir`, and `hamming.t{i}.slots` for every table but the first,
-//! plus `hamming.design`, which names the design and the directory bits. [`MappedTables`] finds those sections
-//! once per segment, and each query runs the one query kernel over slices of the mapped file: nothing is
-//! loaded, and the page cache holds what queries touch.
+//! vectors: `hamming.t{i}.dir` for every table and `hamming.t{i}.rows` (a `u32` word per row: fragment and
+//! slot) for every table but the first, plus `hamming.design`, which names the design, the directory bits and
+//! the slot bits. [`MappedTables`] finds those sections once per segment, and each query runs the one query
+//! kernel over slices of the mapped file: nothing is loaded, and the page cache holds what queries touch.
+//!
+//! Segments written before packed rows (their design text names no slot bits) hold `hamming.t{i}.slots` and
+//! `hamming.t{i}.frags` instead; they are read in place too. A reader that predates packed rows does not
+//! recognize the new design text and loads such a segment into memory instead of mapping it: slower to open,
+//! the same answers.
 
 use super::plan::{Design, TableLayout};
-use super::tables::{self, Columns};
+use super::tables::{self, Rows, View};
 use crate::store::segments::{Arrange, Arranged, Segment};
 use std::ops::Range;
 
 /// The section that names the design a segment's tables were built for.
 const DESIGN_SECTION: &str = "hamming.design";
 
-fn design_text(design: &Design, dir_bits: u32) -> String {
+/// The design section's text: the design, the directory bits, and the slot bits of the packed tables
+/// (`None`: the first format's slot and fragment columns).
+fn design_text(design: &Design, dir_bits: u32, slot_bits: Option<u32>) -> String {
     let levels: Vec<String> = design.levels.iter().map(u32::to_string).collect();
+    let packed = slot_bits.map_or(String::new(), |b| format!(" slot_bits={b}"));
     format!(
-        "k={} levels={} dir_bits={dir_bits}",
+        "k={} levels={} dir_bits={dir_bits}{packed}",
         design.k,
         levels.join(",")
     )
+}
+
+/// The directory bits and slot bits a design section's text names, if it is the text of `design`.
+fn parse_design_text(text: &str, design: &Design) -> Option<(u32, Option<u32>)> {
+    let field = |name: &str| {
+        text.split(' ')
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+            .map(|v| v.parse::<u32>().ok())
+    };
+    let dir_bits = field("dir_bits")??;
+    let slot_bits = match field("slot_bits") {
+        None => None,
+        Some(bits) => Some(bits.filter(|b| (1..=32).contains(b))?),
+    };
+    (dir_bits <= 30 && text == design_text(design, dir_bits, slot_bits))
+        .then_some((dir_bits, slot_bits))
 }
 
 /// Lays out a segment for a Hamming index of one design (see the module documentation).
@@ -58,18 +82,19 @@ impl Arrange for HammingArrange {
         let sorted: Vec<u64> = order.iter().map(|&o| fps[o as usize]).collect();
         drop(fps);
         let others = tables::build_others(&self.layouts[1..], &sorted, dir_bits);
+        let slot_bits = tables::slot_bits_for(n);
         let mut sections = vec![(
             DESIGN_SECTION.to_owned(),
-            design_text(&self.design, dir_bits).into_bytes(),
+            design_text(&self.design, dir_bits, Some(slot_bits)).into_bytes(),
         )];
         for (t, table) in std::iter::once(first).chain(others).enumerate() {
             if t > 0 {
+                debug_assert_eq!(table.slot_bits, slot_bits);
                 sections.push((
-                    format!("hamming.t{t}.slots"),
-                    bytemuck::cast_slice(&table.slots).to_vec(),
+                    format!("hamming.t{t}.rows"),
+                    bytemuck::cast_slice(&table.words).to_vec(),
                 ));
             }
-            sections.push((format!("hamming.t{t}.frags"), table.frags));
             sections.push((
                 format!("hamming.t{t}.dir"),
                 bytemuck::cast_slice(&table.dir).to_vec(),
@@ -79,32 +104,26 @@ impl Arrange for HammingArrange {
     }
 }
 
-/// One table's columns in a mapped file.
-struct TableRef<'a> {
-    slots: &'a [u32],
-    frags: &'a [u8],
-    dir: &'a [u32],
-}
-
-impl Columns for TableRef<'_> {
-    fn slots(&self) -> &[u32] {
-        self.slots
-    }
-    fn frags(&self) -> &[u8] {
-        self.frags
-    }
-    fn dir(&self) -> &[u32] {
-        self.dir
-    }
+/// Where one table's row columns lie in a segment.
+#[derive(Clone, Debug)]
+enum RowColumns {
+    /// Table 0: none (its rows are the fingerprints).
+    First,
+    /// `hamming.t{i}.rows`.
+    Packed(Range<usize>),
+    /// The first format's `hamming.t{i}.slots` and `hamming.t{i}.frags`.
+    Split(Range<usize>, Range<usize>),
 }
 
 /// Where a segment's tables lie, found and checked once.
 #[derive(Clone, Debug)]
 pub struct MappedTables {
     dir_bits: u32,
+    /// The packed words' slot bits (0 for the first format).
+    slot_bits: u32,
     fps: Range<usize>,
-    /// Per table: slots (empty for table 0), fragments, directory.
-    tables: Vec<[Range<usize>; 3]>,
+    /// Per table: its row columns and its directory.
+    tables: Vec<(RowColumns, Range<usize>)>,
 }
 
 impl MappedTables {
@@ -112,26 +131,28 @@ impl MappedTables {
     /// or for another design, is loaded instead), checking every column's size and alignment.
     pub fn find(segment: &Segment, design: &Design, layouts: &[TableLayout]) -> Option<Self> {
         let text = std::str::from_utf8(segment.section(DESIGN_SECTION)?).ok()?;
-        let dir_bits: u32 = text.rsplit_once("dir_bits=")?.1.parse().ok()?;
-        if dir_bits > 30 || text != design_text(design, dir_bits) {
-            return None;
-        }
+        let (dir_bits, slot_bits) = parse_design_text(text, design)?;
         let rows = segment.rows();
         let fps = segment.column::<u64>("values", rows)?;
         let dir_len = (1usize << dir_bits) + 1;
         let mut tables = Vec::with_capacity(layouts.len());
         for t in 0..layouts.len() {
-            let slots = if t == 0 {
-                0..0
+            let columns = if t == 0 {
+                RowColumns::First
+            } else if slot_bits.is_some() {
+                RowColumns::Packed(segment.column::<u32>(&format!("hamming.t{t}.rows"), rows)?)
             } else {
-                segment.column::<u32>(&format!("hamming.t{t}.slots"), rows)?
+                RowColumns::Split(
+                    segment.column::<u32>(&format!("hamming.t{t}.slots"), rows)?,
+                    segment.column::<u8>(&format!("hamming.t{t}.frags"), rows)?,
+                )
             };
-            let frags = segment.column::<u8>(&format!("hamming.t{t}.frags"), rows)?;
             let dir = segment.column::<u32>(&format!("hamming.t{t}.dir"), dir_len)?;
-            tables.push([slots, frags, dir]);
+            tables.push((columns, dir));
         }
         Some(MappedTables {
             dir_bits,
+            slot_bits: slot_bits.unwrap_or(0),
             fps,
             tables,
         })
@@ -146,16 +167,27 @@ impl MappedTables {
         k: u32,
         out: &mut Vec<(u32, u32)>,
     ) {
-        let tables: Vec<TableRef<'_>> = self
+        let fps: &[u64] = segment.cast(&self.fps);
+        let tables: Vec<View<'_>> = self
             .tables
             .iter()
-            .map(|[slots, frags, dir]| TableRef {
-                slots: segment.cast(slots),
-                frags: segment.cast(frags),
+            .zip(layouts)
+            .map(|((columns, dir), layout)| View {
+                rows: match columns {
+                    RowColumns::First => Rows::First { layout },
+                    RowColumns::Packed(words) => Rows::Packed {
+                        words: segment.cast(words),
+                        slot_bits: self.slot_bits,
+                    },
+                    RowColumns::Split(slots, frags) => Rows::Split {
+                        slots: segment.cast(slots),
+                        frags: segment.cast(frags),
+                    },
+                },
                 dir: segment.cast(dir),
+                len: fps.len(),
             })
             .collect();
-        let fps = segment.cast(&self.fps);
         tables::candidates(layouts, &tables, self.dir_bits, fps, fp, k, out);
     }
 }
