@@ -193,8 +193,8 @@ pub struct Estimate {
     /// Expected candidates checked per query: Σ over tables of N / 2^key_bits.
     pub candidates_per_query: f64,
     /// Bytes for the tables of the online index ([`super::HammingIndex`]): per fingerprint, 8 for the fingerprint
-    /// itself (table 0's order), 1 fragment byte per table and a 4-byte slot per table after the first; plus a
-    /// 4-byte directory entry per bucket of the top min(key, log2(N / 8)) bits, per table. Ids not included.
+    /// itself (table 0's order) and a 4-byte row (slot and fragment) per table after the first; plus a 4-byte
+    /// directory entry per bucket of the top min(key, log2(N / 8)) bits, per table. Ids not included.
     pub bytes: f64,
 }
 
@@ -263,7 +263,7 @@ fn estimate(design: Design, n: f64) -> Estimate {
         .sum();
     let dir_bits = ((n / 8.0).max(1.0).log2().floor() as u32).min(min).min(30);
     let tables = design.tables();
-    let per_fingerprint = 8.0 + tables as f64 + 4.0 * (tables - 1) as f64;
+    let per_fingerprint = 8.0 + 4.0 * (tables - 1) as f64;
     let bytes = per_fingerprint * n + tables as f64 * 4.0 * 2f64.powi(dir_bits as i32);
     Estimate {
         design,
