@@ -15,7 +15,7 @@
 
 use super::plan::{Design, TableLayout};
 use super::tables::{self, Rows, View};
-use crate::store::segments::{Arrange, Arranged, Segment};
+use crate::store::segments::{Arrange, EmitSection, Segment};
 use std::ops::Range;
 
 /// The section that names the design a segment's tables were built for.
@@ -63,44 +63,58 @@ impl HammingArrange {
     }
 }
 
-impl Arrange for HammingArrange {
-    fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String> {
-        if n >= u32::MAX as usize {
-            return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
-        }
-        let mut fps = Vec::with_capacity(n);
-        for i in 0..n {
+/// The fingerprints of `n` values, or what is wrong with the first that is not one.
+fn fingerprints<'a>(n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u64>, String> {
+    (0..n)
+        .map(|i| {
             let bytes: [u8; 8] = value(i).try_into().map_err(|_| {
                 format!("a value of {} bytes, not a fingerprint's 8", value(i).len())
             })?;
-            fps.push(u64::from_le_bytes(bytes));
+            Ok(u64::from_le_bytes(bytes))
+        })
+        .collect()
+}
+
+impl Arrange for HammingArrange {
+    fn order<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u32>, String> {
+        if n >= u32::MAX as usize {
+            return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
         }
+        let fps = fingerprints(n, value)?;
         let dir_bits = tables::dir_bits_for(n, &self.layouts);
         let all: Vec<u32> = (0..n as u32).collect();
-        let (order, first) = tables::build_first(&self.layouts[0], &fps, &all, dir_bits);
-        drop(all);
-        let sorted: Vec<u64> = order.iter().map(|&o| fps[o as usize]).collect();
-        drop(fps);
-        let others = tables::build_others(&self.layouts[1..], &sorted, dir_bits);
+        Ok(tables::build_first(&self.layouts[0], &fps, &all, dir_bits).0)
+    }
+
+    fn sections<'a>(
+        &self,
+        n: usize,
+        row: &dyn Fn(usize) -> &'a [u8],
+        emit: &mut EmitSection<'_>,
+    ) -> Result<(), String> {
+        // The fingerprints in row order: table 0's order.
+        let sorted = fingerprints(n, row)?;
+        let dir_bits = tables::dir_bits_for(n, &self.layouts);
         let slot_bits = tables::slot_bits_for(n);
-        let mut sections = vec![(
-            DESIGN_SECTION.to_owned(),
-            design_text(&self.design, dir_bits, Some(slot_bits)).into_bytes(),
-        )];
-        for (t, table) in std::iter::once(first).chain(others).enumerate() {
-            if t > 0 {
-                debug_assert_eq!(table.slot_bits, slot_bits);
-                sections.push((
-                    format!("hamming.t{t}.rows"),
-                    bytemuck::cast_slice(&table.words).to_vec(),
-                ));
-            }
-            sections.push((
-                format!("hamming.t{t}.dir"),
-                bytemuck::cast_slice(&table.dir).to_vec(),
-            ));
-        }
-        Ok(Arranged { order, sections })
+        emit(
+            DESIGN_SECTION,
+            design_text(&self.design, dir_bits, Some(slot_bits)).as_bytes(),
+        )?;
+        let first = tables::first_directory(&self.layouts[0], &sorted, dir_bits);
+        emit("hamming.t0.dir", bytemuck::cast_slice(&first))?;
+        drop(first);
+        tables::build_in_turn(&self.layouts[1..], &sorted, dir_bits, |i, table| {
+            debug_assert_eq!(table.slot_bits, slot_bits);
+            let t = i + 1;
+            emit(
+                &format!("hamming.t{t}.rows"),
+                bytemuck::cast_slice(&table.words),
+            )?;
+            emit(
+                &format!("hamming.t{t}.dir"),
+                bytemuck::cast_slice(&table.dir),
+            )
+        })
     }
 }
 

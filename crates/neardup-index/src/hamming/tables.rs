@@ -353,6 +353,32 @@ fn build_others_packed(
         .collect()
 }
 
+/// Table 0's directory over `fps` already in table 0's order (a sweep, no sort).
+pub(crate) fn first_directory(layout: &TableLayout, fps: &[u64], dir_bits: u32) -> Vec<u32> {
+    let rows: Vec<u64> = fps.iter().map(|&f| layout.permute(f) >> 32 << 32).collect();
+    directory(&rows, dir_bits)
+}
+
+/// [`build_others`], a few tables at a time (as many as rayon has threads), each handed to `each` with its
+/// index in `layouts` as soon as it is built and dropped after: the tables of a segment being written are
+/// never all in memory at once. Stops at the first error of `each`.
+pub(crate) fn build_in_turn<E>(
+    layouts: &[TableLayout],
+    fps: &[u64],
+    dir_bits: u32,
+    mut each: impl FnMut(usize, Table) -> Result<(), E>,
+) -> Result<(), E> {
+    let slot_bits = slot_bits_for(fps.len());
+    let width = rayon::current_num_threads().max(1);
+    for (c, chunk) in layouts.chunks(width).enumerate() {
+        let built = build_others_packed(chunk, fps, dir_bits, slot_bits);
+        for (i, table) in built.into_iter().enumerate() {
+            each(c * width + i, table)?;
+        }
+    }
+    Ok(())
+}
+
 /// Pushes onto `out` every (slot, distance) within `k` of `fp` that the tables find (a slot may come once per
 /// table that finds it). Liveness is the caller's business.
 pub(crate) fn candidates(

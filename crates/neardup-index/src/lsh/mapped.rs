@@ -11,7 +11,7 @@
 use super::Banding;
 use super::index::band_key;
 use crate::radix::radix_sort_by_key;
-use crate::store::segments::{Arrange, Arranged, Segment};
+use crate::store::segments::{Arrange, EmitSection, Segment};
 use std::ops::Range;
 
 /// The section that names the banding a segment's bands were built for.
@@ -45,7 +45,7 @@ impl LshArrange {
 }
 
 impl Arrange for LshArrange {
-    fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String> {
+    fn order<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u32>, String> {
         if n >= u32::MAX as usize {
             return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
         }
@@ -59,39 +59,40 @@ impl Arrange for LshArrange {
                 ));
             }
         }
-        let mut sections = vec![(
-            BANDING_SECTION.to_owned(),
-            banding_text(&self.banding).into_bytes(),
-        )];
-        // Band by band (the values come through a callback, read once a band): keys, sorted with their rows.
+        Ok((0..n as u32).collect())
+    }
+
+    fn sections<'a>(
+        &self,
+        n: usize,
+        row: &dyn Fn(usize) -> &'a [u8],
+        emit: &mut EmitSection<'_>,
+    ) -> Result<(), String> {
+        emit(BANDING_SECTION, banding_text(&self.banding).as_bytes())?;
+        // Band by band (the values come through a callback, read once a band): keys, sorted with their rows,
+        // written before the next band is built.
         let mut band_values: Vec<u32> = Vec::new();
-        let mut bands: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(self.banding.bands as usize);
+        let mut rows: Vec<(u64, u32)> = Vec::new();
+        let mut scratch: Vec<(u64, u32)> = Vec::new();
         for b in 0..self.banding.bands {
             let range = self.banding.band_range(b);
-            let mut rows: Vec<(u64, u32)> = (0..n)
-                .map(|i| {
-                    let bytes = &value(i)[range.start * 4..range.end * 4];
-                    band_values.clear();
-                    band_values.extend(signature_values(bytes));
-                    (band_key(&band_values), i as u32)
-                })
-                .collect();
-            radix_sort_by_key(&mut rows, &mut Vec::new(), 0, 64);
+            rows.clear();
+            rows.extend((0..n).map(|i| {
+                let bytes = row(i)
+                    .get(range.start * 4..range.end * 4)
+                    .unwrap_or_default();
+                band_values.clear();
+                band_values.extend(signature_values(bytes));
+                (band_key(&band_values), i as u32)
+            }));
+            radix_sort_by_key(&mut rows, &mut scratch, 0, 64);
             let keys: Vec<u64> = rows.iter().map(|r| r.0).collect();
+            emit(&format!("lsh.b{b}.keys"), bytemuck::cast_slice(&keys))?;
+            drop(keys);
             let slots: Vec<u32> = rows.iter().map(|r| r.1).collect();
-            bands.push((
-                bytemuck::cast_slice(&keys).to_vec(),
-                bytemuck::cast_slice(&slots).to_vec(),
-            ));
+            emit(&format!("lsh.b{b}.rows"), bytemuck::cast_slice(&slots))?;
         }
-        for (b, (keys, rows)) in bands.into_iter().enumerate() {
-            sections.push((format!("lsh.b{b}.keys"), keys));
-            sections.push((format!("lsh.b{b}.rows"), rows));
-        }
-        Ok(Arranged {
-            order: (0..n as u32).collect(),
-            sections,
-        })
+        Ok(())
     }
 }
 

@@ -59,21 +59,27 @@ pub const LOCK_FILE: &str = "LOCK";
 /// The file that marks a directory as a segmented index.
 pub const MANIFEST_FILE: &str = manifest::FILE;
 
-/// A segment's layout: the row order and the sections an index kind adds.
-#[derive(Debug, Default)]
-pub struct Arranged {
-    /// Row r holds entry `order[r]` (a permutation of the entries).
-    pub order: Vec<u32>,
-    /// Named sections, computed over the rows in that order.
-    pub sections: Vec<(String, Vec<u8>)>,
-}
+/// Where [`Arrange::sections`] hands each section (name, bytes) as it is built.
+pub type EmitSection<'e> = dyn FnMut(&str, &[u8]) -> Result<(), String> + 'e;
 
 /// How an index kind lays out a segment: the order of its rows, and the sections it adds.
+///
+/// The two are asked for apart so that a segment is written with one section in memory at a time: the rows
+/// (ids and values) are written in the order first, then each section as it is built. (A merge into one
+/// segment of 10^8 rows held every table at once before: 20 GB at its peak.)
 pub trait Arrange: Send + Sync {
-    /// Given the values of `n` entries (`value(i)`), the row order (row r holds entry `order[r]`; a
-    /// permutation of `0..n`) and the named sections to add, computed over the rows in that order. An error
-    /// (a value the kind cannot hold) stops the merge; nothing is changed.
-    fn arrange<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Arranged, String>;
+    /// The row order for the values of `n` entries (`value(i)`): row r holds entry `order[r]`, a permutation
+    /// of `0..n`. An error (a value the kind cannot hold) stops the write; nothing is changed.
+    fn order<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u32>, String>;
+
+    /// The kind's named sections, computed over the `n` rows in that order (`row(r)` is row r's value), each
+    /// handed to `emit` as soon as it is built, always in the same order.
+    fn sections<'a>(
+        &self,
+        n: usize,
+        row: &dyn Fn(usize) -> &'a [u8],
+        emit: &mut EmitSection<'_>,
+    ) -> Result<(), String>;
 }
 
 /// When the writer writes the delta into a segment, and which segments the background merge merges.

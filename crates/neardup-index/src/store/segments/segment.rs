@@ -11,8 +11,8 @@
 //!
 //! Every read of a row checks its bounds: a damaged file gives `None`, never a panic.
 
+use super::Arrange;
 use super::file::{Header, SegmentFile, SegmentWriter, VARIABLE};
-use super::{Arrange, Arranged};
 use std::ops::Range;
 use std::path::Path;
 
@@ -373,15 +373,12 @@ impl Segment {
         arrange: Option<&dyn Arrange>,
     ) -> Result<(), String> {
         let n = entries.len();
-        let Arranged { order, sections } = match arrange {
-            Some(a) => a.arrange(n, &|i| entries[i].1)?,
+        let order = match arrange {
+            Some(a) => a.order(n, &|i| entries[i].1)?,
             None => {
                 let mut order: Vec<u32> = (0..n as u32).collect();
                 order.sort_unstable_by_key(|&i| entries[i as usize].0);
-                Arranged {
-                    order,
-                    sections: Vec::new(),
-                }
+                order
             }
         };
         if order.len() != n {
@@ -416,8 +413,11 @@ impl Segment {
         if !deleted.is_empty() {
             write_ids(&mut out, "del", deleted.iter().copied()).map_err(io)?;
         }
-        for (name, bytes) in &sections {
-            out.section(name, bytes).map_err(io)?;
+        if let Some(a) = arrange {
+            let row = |r: usize| entries[order[r] as usize].1;
+            a.sections(n, &row, &mut |name, bytes| {
+                out.section(name, bytes).map_err(io)
+            })?;
         }
         out.finish().map_err(io)?;
         Ok(())
