@@ -205,3 +205,51 @@ impl MappedTables {
         tables::candidates(layouts, &tables, self.dir_bits, fps, fp, k, out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Written = (Vec<u32>, Vec<(String, Vec<u8>)>);
+
+    #[test]
+    fn sections_do_not_depend_on_the_thread_count() {
+        let arrange = HammingArrange::new(Design::new(3, vec![5]).unwrap());
+        let values: Vec<[u8; 8]> = (0..5000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i << 7)).to_le_bytes())
+            .collect();
+        let write = |threads: usize| -> Written {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let order = arrange.order(values.len(), &|i| &values[i][..]).unwrap();
+                let mut sections = Vec::new();
+                let row = |r: usize| &values[order[r] as usize][..];
+                arrange
+                    .sections(values.len(), &row, &mut |name, bytes| {
+                        sections.push((name.to_owned(), bytes.to_vec()));
+                        Ok(())
+                    })
+                    .unwrap();
+                (order, sections)
+            })
+        };
+        let one = write(1);
+        assert_eq!(one, write(3));
+        // The design, table 0's directory, then each further table's rows and directory, in that order.
+        let names: Vec<&str> = one.1.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names.len(), 2 + 2 * 9);
+        assert_eq!(
+            names[..4],
+            [
+                "hamming.design",
+                "hamming.t0.dir",
+                "hamming.t1.rows",
+                "hamming.t1.dir"
+            ]
+        );
+        assert_eq!(names[19], "hamming.t9.dir");
+    }
+}
