@@ -66,10 +66,16 @@ fn le_bytes<'py, const N: usize>(py: Python<'py>, values: &[[u8; N]]) -> Bound<'
 }
 
 /// A packed bucket record: the bucket's 10 bytes, then the node's 16, then for SimHash the fingerprint's
-/// 8 (little-endian), by which the pairing keeps only the pairs within k bits.
+/// 8 (little-endian), by which the pairing keeps only the pairs within k bits ([`PyStages::record_width`]).
 const RECORD: usize = 26;
 
 impl PyStages {
+    /// The bytes of one packed bucket record in this run: [`RECORD`], and the pairing bits' 8 where the run
+    /// pairs within k bits (its records carry [`Stages::pairing_bits`]).
+    fn record_width(&self) -> usize {
+        RECORD + self.stages.pairs_within().map_or(0, |_| 8)
+    }
+
     fn sketch_at(&self, column: &crate::batch::Column<'_>, row: usize) -> PyResult<Sketch> {
         let bytes = column
             .get(row)
@@ -335,13 +341,7 @@ impl PyStages {
     ) -> PyResult<[Bound<'py, PyBytes>; 2]> {
         let owned = records.rows(py)?;
         let records = records.column(&owned)?;
-        // SimHash records carry the fingerprint, and only pairs within k bits are kept.
-        let width = RECORD
-            + if self.stages.pairs_within().is_some() {
-                8
-            } else {
-                0
-            };
+        let width = self.record_width();
         let (a, b) = py.detach(|| {
             let mut rows: Vec<(Bucket, NodeKey, u64)> = Vec::new();
             for row in 0..records.len() {

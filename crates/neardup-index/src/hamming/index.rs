@@ -369,12 +369,9 @@ impl HammingIndex {
             });
         }
         let mut slots: Vec<(u32, u32)> = Vec::new();
-        let views: Vec<_> = (self.tables.iter().zip(&self.layouts).enumerate())
-            .map(|(t, (table, layout))| table.view(layout, t == 0))
-            .collect();
         tables::candidates(
             &self.layouts,
-            &views,
+            |t| self.tables[t].view(&self.layouts[t], t == 0),
             self.dir_bits,
             &self.fps,
             fp,

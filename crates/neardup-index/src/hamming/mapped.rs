@@ -77,13 +77,9 @@ fn fingerprints<'a>(n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u
 
 impl Arrange for HammingArrange {
     fn order<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u32>, String> {
-        if n >= u32::MAX as usize {
-            return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
-        }
         let fps = fingerprints(n, value)?;
-        let dir_bits = tables::dir_bits_for(n, &self.layouts);
         let all: Vec<u32> = (0..n as u32).collect();
-        Ok(tables::build_first(&self.layouts[0], &fps, &all, dir_bits).0)
+        Ok(tables::first_order(&self.layouts[0], &fps, &all))
     }
 
     fn sections<'a>(
@@ -202,7 +198,7 @@ impl MappedTables {
                 len: fps.len(),
             })
             .collect();
-        tables::candidates(layouts, &tables, self.dir_bits, fps, fp, k, out);
+        tables::candidates(layouts, |t| tables[t], self.dir_bits, fps, fp, k, out);
     }
 }
 

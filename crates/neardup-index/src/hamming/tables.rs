@@ -46,21 +46,11 @@ pub(crate) struct View<'a> {
     pub len: usize,
 }
 
-impl View<'_> {
-    /// The fragment bits of each row.
-    #[inline(always)]
-    fn frag_bits(&self) -> u32 {
-        match self.rows {
-            Rows::First { .. } => FIRST_FRAG_BITS,
-            Rows::Packed { slot_bits, .. } => 32 - slot_bits.min(32),
-            Rows::Split { .. } => SPLIT_FRAG_BITS,
-        }
-    }
-}
-
 /// A table's rows as one layout stores them: the kernel's loops are compiled once per layout
 /// ([`with_rows`]), so that reading a row is a load and a shift, not a match.
 trait RowRead {
+    /// The fragment bits of each row.
+    fn frag_bits(&self) -> u32;
     /// Row `i`'s fragment; 0 for a row past the end.
     fn frag(&self, i: usize) -> u64;
     /// Row `i`'s slot, or `None` for a row past the end.
@@ -77,9 +67,13 @@ struct FirstRows<'a> {
 
 impl RowRead for FirstRows<'_> {
     #[inline(always)]
+    fn frag_bits(&self) -> u32 {
+        FIRST_FRAG_BITS
+    }
+    #[inline(always)]
     fn frag(&self, i: usize) -> u64 {
         self.fps.get(i).map_or(0, |&f| {
-            fragment(self.layout.permute(f), self.dir_bits, FIRST_FRAG_BITS)
+            fragment(self.layout.permute(f), self.dir_bits, self.frag_bits())
         })
     }
     #[inline(always)]
@@ -95,6 +89,10 @@ struct PackedRows<'a> {
 }
 
 impl RowRead for PackedRows<'_> {
+    #[inline(always)]
+    fn frag_bits(&self) -> u32 {
+        32 - self.slot_bits.min(32)
+    }
     #[inline(always)]
     fn frag(&self, i: usize) -> u64 {
         self.words
@@ -115,6 +113,10 @@ struct SplitRows<'a> {
 }
 
 impl RowRead for SplitRows<'_> {
+    #[inline(always)]
+    fn frag_bits(&self) -> u32 {
+        SPLIT_FRAG_BITS
+    }
     #[inline(always)]
     fn frag(&self, i: usize) -> u64 {
         self.frags.get(i).map_or(0, |&f| u64::from(f))
@@ -301,17 +303,30 @@ fn words(
         .collect()
 }
 
-/// Table 0 over `slots` of `fps`: the order that renumbers them (new slot i is old slot `order[i]`) and the
-/// table's directory (no other column: row i is new slot i).
+/// `slots` of `fps` in table 0's order, packed as [`sort_rows`] packs them.
+fn first_rows(layout: &TableLayout, fps: &[u64], slots: &[u32]) -> Vec<u64> {
+    let (mut rows, mut scratch) = (Vec::with_capacity(slots.len()), Vec::new());
+    sort_rows(layout, fps, slots.iter().copied(), &mut rows, &mut scratch);
+    rows
+}
+
+/// The order of table 0 over `slots` of `fps`: new slot i is old slot `order[i]`.
+pub(crate) fn first_order(layout: &TableLayout, fps: &[u64], slots: &[u32]) -> Vec<u32> {
+    first_rows(layout, fps, slots)
+        .iter()
+        .map(|&r| r as u32)
+        .collect()
+}
+
+/// Table 0 over `slots` of `fps`: its order ([`first_order`]) and the table's directory (no other column:
+/// row i is new slot i).
 pub(crate) fn build_first(
     layout: &TableLayout,
     fps: &[u64],
     slots: &[u32],
     dir_bits: u32,
 ) -> (Vec<u32>, Table) {
-    let (mut rows, mut scratch) = (Vec::with_capacity(slots.len()), Vec::new());
-    sort_rows(layout, fps, slots.iter().copied(), &mut rows, &mut scratch);
-    drop(scratch);
+    let rows = first_rows(layout, fps, slots);
     let order: Vec<u32> = rows.iter().map(|&r| r as u32).collect();
     let table = Table {
         words: Vec::new(),
@@ -381,9 +396,9 @@ pub(crate) fn build_in_turn<E>(
 
 /// Pushes onto `out` every (slot, distance) within `k` of `fp` that the tables find (a slot may come once per
 /// table that finds it). Liveness is the caller's business.
-pub(crate) fn candidates(
+pub(crate) fn candidates<'t>(
     layouts: &[TableLayout],
-    tables: &[View<'_>],
+    table: impl Fn(usize) -> View<'t>,
     dir_bits: u32,
     fps: &[u64],
     fp: u64,
@@ -392,8 +407,9 @@ pub(crate) fn candidates(
 ) {
     // In phases across the tables (all directory reads, then all fragment searches, then all candidates),
     // so that the memory accesses of different tables overlap instead of waiting on one another.
-    let mut ranges: Vec<(usize, usize, u64)> = Vec::with_capacity(tables.len());
-    for (layout, table) in layouts.iter().zip(tables) {
+    let mut ranges: Vec<(usize, usize, u64)> = Vec::with_capacity(layouts.len());
+    for (t, layout) in layouts.iter().enumerate() {
+        let table = table(t);
         let q = layout.permute(fp);
         let b = bucket(q, dir_bits);
         let (dir, rows) = (table.dir, table.len);
@@ -401,14 +417,13 @@ pub(crate) fn candidates(
         let (lo, hi) = (at(b), at(b + 1));
         ranges.push((lo, hi.max(lo), q));
     }
-    for ((layout, table), range) in layouts.iter().zip(tables).zip(ranges.iter_mut()) {
+    for ((t, layout), range) in layouts.iter().enumerate().zip(ranges.iter_mut()) {
         let (lo, hi, q) = *range;
-        // Within the bucket, rows are sorted by their next bits: compare the key's part of the fragment.
-        let bits = table.frag_bits();
-        let below = layout.key_bits - dir_bits;
-        let drop = bits - below.min(bits);
-        let want = fragment(q, dir_bits, bits) >> drop;
-        let (first, end) = with_rows!(table, fps, dir_bits, |rows| {
+        let (first, end) = with_rows!(table(t), fps, dir_bits, |rows| {
+            // Within the bucket, rows are sorted by their next bits: compare the key's part of the fragment.
+            let bits = rows.frag_bits();
+            let drop = bits - (layout.key_bits - dir_bits).min(bits);
+            let want = fragment(q, dir_bits, bits) >> drop;
             let first = partition(lo, hi, |i| rows.frag(i) >> drop < want);
             (
                 first,
@@ -418,9 +433,8 @@ pub(crate) fn candidates(
         *range = (first, end, q);
     }
     let mut slots_found: Vec<usize> = Vec::new();
-    for ((layout, table), &(first, end, q)) in layouts.iter().zip(tables).zip(&ranges) {
-        let bits = table.frag_bits();
-        with_rows!(table, fps, dir_bits, |rows| {
+    for ((t, layout), &(first, end, q)) in layouts.iter().enumerate().zip(&ranges) {
+        with_rows!(table(t), fps, dir_bits, |rows| {
             rows_within(
                 &rows,
                 layout,
@@ -428,7 +442,6 @@ pub(crate) fn candidates(
                 (first, end),
                 q,
                 dir_bits,
-                bits,
                 k,
                 &mut slots_found,
             )
@@ -456,10 +469,10 @@ fn rows_within(
     (mut first, mut end): (usize, usize),
     q: u64,
     dir_bits: u32,
-    bits: u32,
     k: u32,
     found: &mut Vec<usize>,
 ) {
+    let bits = rows.frag_bits();
     if layout.key_bits - dir_bits > bits {
         // The key is longer than directory and fragment: narrow by the whole permuted key.
         let shift = 64 - layout.key_bits;
@@ -533,16 +546,11 @@ mod tests {
             let slot_bits = slot_bits.unwrap_or(slot_bits_for(n)).max(slot_bits_for(n));
             let others = build_others_packed(&layouts[1..], &sorted, dir_bits, slot_bits);
             let tables: Vec<Table> = std::iter::once(first).chain(others).collect();
-            let views: Vec<View<'_>> = tables
-                .iter()
-                .zip(&layouts)
-                .enumerate()
-                .map(|(t, (table, layout))| table.view(layout, t == 0))
-                .collect();
+            let view = |t: usize| tables[t].view(&layouts[t], t == 0);
             for (i, &stored) in sorted.iter().enumerate().step_by(7) {
                 let q = stored ^ (1u64 << (i % 64));
                 let mut found = Vec::new();
-                candidates(&layouts, &views, dir_bits, &sorted, q, 3, &mut found);
+                candidates(&layouts, view, dir_bits, &sorted, q, 3, &mut found);
                 found.sort_unstable();
                 found.dedup();
                 let want: Vec<(u32, u32)> = sorted

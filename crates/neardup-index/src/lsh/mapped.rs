@@ -46,9 +46,6 @@ impl LshArrange {
 
 impl Arrange for LshArrange {
     fn order<'a>(&self, n: usize, value: &dyn Fn(usize) -> &'a [u8]) -> Result<Vec<u32>, String> {
-        if n >= u32::MAX as usize {
-            return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
-        }
         let k = self.banding.values as usize;
         for i in 0..n {
             if value(i).len() != 4 * k {

@@ -373,6 +373,10 @@ impl Segment {
         arrange: Option<&dyn Arrange>,
     ) -> Result<(), String> {
         let n = entries.len();
+        // Rows are numbered in `u32` (the kinds' row columns, the id hash table), `u32::MAX` meaning none.
+        if n >= u32::MAX as usize {
+            return Err(format!("{n} entries: a segment holds fewer than 2^32 - 1"));
+        }
         let order = match arrange {
             Some(a) => a.order(n, &|i| entries[i].1)?,
             None => {
