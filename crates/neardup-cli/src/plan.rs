@@ -19,9 +19,10 @@ More tables mean longer keys and fewer candidates to check, but more memory.
 For each design the table shows the tables, the key length in bits, the expected candidates
 checked per query (N / 2^key per table, for well-spread fingerprints; real data is skewed, so
 treat it as a lower bound) and the memory of the index's tables (per fingerprint: 8 bytes for the
-fingerprint and a 4-byte row per table after the first; plus the bucket directories; ids not
-included). The first row is the recommendation: the lowest predicted
-query cost (60 ns per table + 1 ns per candidate) within the memory budget.
+fingerprint and, per table after the first, a 2-byte row where the table shares leading key bits
+with an earlier one and its ranges of them hold at most 65,536 fingerprints, else a 4-byte row;
+plus the bucket directories; ids not included). The first row is the recommendation: the lowest
+predicted query cost (60 ns per table + 1 ns per candidate) within the memory budget.
 
 With --scheme minhash (any MinHash scheme), it chooses the LSH banding instead: b bands of r
 signature values; two documents become candidates when all values of a band agree, which

@@ -6,7 +6,7 @@ use neardup_index::persistent::{Edit, PersistentIndex};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The fingerprints the index of `testdata/formats/segments-1-hamming` was made of (its README).
+/// The fingerprints the indexes of `testdata/formats/` were made of (its README).
 fn fingerprints() -> Vec<u64> {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut out: Vec<u64> = Vec::new();
@@ -66,7 +66,18 @@ fn check_answers(
 }
 
 #[test]
-fn a_format_1_hamming_index_is_mapped_and_answers_exactly() {
+fn a_hamming_index_with_split_table_columns_is_mapped_and_answers_exactly() {
+    mapped_and_answers_exactly("segments-1-hamming");
+}
+
+#[test]
+fn a_hamming_index_with_packed_table_rows_is_mapped_and_answers_exactly() {
+    mapped_and_answers_exactly("segments-2-hamming");
+}
+
+/// Opens a copy of the fixture `name` (both hold the same entries: see the README), checks that its segment is
+/// mapped and every answer exact, then writes into it and merges it (today's layout) and checks again.
+fn mapped_and_answers_exactly(name: &str) {
     let fps = fingerprints();
     let mut expected: BTreeMap<String, u64> = fps
         .iter()
@@ -76,7 +87,7 @@ fn a_format_1_hamming_index_is_mapped_and_answers_exactly() {
     for i in (0..600).step_by(40) {
         expected.remove(&format!("doc-{i}"));
     }
-    let (_tmp, dir) = copy_of("segments-1-hamming");
+    let (_tmp, dir) = copy_of(name);
 
     let reader = PersistentIndex::open(DiskStore::open_reader(&dir).expect("open")).expect("open");
     assert_eq!(reader.len(), expected.len());

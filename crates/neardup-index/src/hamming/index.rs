@@ -23,9 +23,15 @@
 //!   column: its fragments are read from the fingerprints, which are in its order. When a key is longer than
 //!   directory plus fragment bits (fragments shrink as slots grow), the rows whose fragments match are
 //!   narrowed by comparing the whole permuted value, so recall stays exact.
+//! * **Nested tables** hold a `u16` word per row instead. Tables whose keys start with the same bits (in 5
+//!   blocks choose 2, the four keyed by block 0 then another) hold the rows of each value of those bits in one
+//!   range each, so a later table names a row by its position within that range of an earlier table (11 bits
+//!   at 10^7, 14 at 10^8), not by its slot; the range's first row comes from a small table of starts (2^13
+//!   entries), once per probe. Six of the ten tables nest; a table whose ranges outgrow 16 bits (skewed data,
+//!   or more than about 2 × 10^8 fingerprints) keeps 4-byte words.
 //!
-//! With 10 tables that is 8 + 9 × 4 + 10 × 0.5 ≈ 48 bytes per fingerprint, plus a liveness bit, against 160 for
-//! `(u64, u32)` rows. Ids are separate, in the id table both index kinds share (`crate::ids`): one byte
+//! With 10 tables that is 8 + 3 × 4 + 6 × 2 + 10 × 0.5 ≈ 37 bytes per fingerprint (48 before nested tables),
+//! plus a liveness bit, against 160 for `(u64, u32)` rows. Ids are separate, in the id table both index kinds share (`crate::ids`): one byte
 //! buffer in arrival order with an end offset per id (no allocation per id), a slot → id array that rebuilds
 //! permute (cheaper than moving the bytes), and a hash table of slot numbers with 32 bits of each id's hash
 //! (so that growing it never rereads the ids). A rebuild squeezes the ids of removed entries out of the buffer.
@@ -371,7 +377,7 @@ impl HammingIndex {
         let mut slots: Vec<(u32, u32)> = Vec::new();
         tables::candidates(
             &self.layouts,
-            |t| self.tables[t].view(&self.layouts[t], t == 0),
+            |t| tables::view(&self.tables, &self.layouts, t),
             self.dir_bits,
             &self.fps,
             fp,
@@ -418,11 +424,11 @@ impl HammingIndex {
         // New slot i is old slot `order[i]`.
         self.fps = order.iter().map(|&o| self.fps[o as usize]).collect();
         self.tables[0] = first;
-        let (fps, layouts) = (&self.fps, &self.layouts);
+        let (fps, layouts, first_dir) = (&self.fps, &self.layouts, &self.tables[0].dir);
         let ids = &mut self.ids;
         // The other tables (in parallel) and the ids (beside them) only need the renumbered fingerprints.
         let (others, ()) = rayon::join(
-            || tables::build_others(&layouts[1..], fps, dir_bits),
+            || tables::build_others(layouts, fps, dir_bits, first_dir),
             || ids.renumber(&order),
         );
         for (t, table) in others.into_iter().enumerate() {
@@ -742,7 +748,7 @@ mod tests {
         let (one, three) = (build(1), build(3));
         assert_eq!(one.fps, three.fps);
         for (a, b) in one.tables.iter().zip(&three.tables) {
-            assert_eq!((&a.words, &a.dir), (&b.words, &b.dir));
+            assert_eq!((&a.words, &a.nested, &a.dir), (&b.words, &b.nested, &b.dir));
         }
         for (id, _) in entries.iter().step_by(1000) {
             assert_eq!(one.get(id), three.get(id));
@@ -750,7 +756,7 @@ mod tests {
     }
 
     #[test]
-    fn ten_tables_take_under_50_bytes_per_fingerprint() {
+    fn ten_tables_take_under_40_bytes_per_fingerprint() {
         let mut index = HammingIndex::with_design(Design::new(3, vec![5]).unwrap());
         let mut x = 5u64;
         index
@@ -763,7 +769,8 @@ mod tests {
             .unwrap();
         let m = index.memory();
         assert_eq!((m.entries, m.tables), (200_000, 10));
-        assert!(m.table_bytes_per_entry() <= 50.0, "{m:?}");
+        // 8 + 3 × 4 + 6 × 2 for the fingerprints and rows (six tables nest), the directories and range starts.
+        assert!(m.table_bytes_per_entry() <= 40.0, "{m:?}");
         // The ids: their text, an 8-byte end offset each, and the hash table (9 bytes a bucket, at most two
         // buckets per entry).
         let text: usize = (0..200_000)

@@ -8,45 +8,109 @@
 //! the slot bits. [`MappedTables`] finds those sections once per segment, and each query runs the one query
 //! kernel over slices of the mapped file: nothing is loaded, and the page cache holds what queries touch.
 //!
+//! A nested table (see [`super::tables`]) holds `hamming.t{i}.nested` (a `u16` word per row: fragment and
+//! position within the parent's range) instead of `hamming.t{i}.rows`; the design text lists the nested
+//! tables, each with its parent, shared bits and position bits (`nested=1:0:13:11,…`), and a reader checks
+//! every one against the design before it maps anything.
+//!
 //! Segments written before packed rows (their design text names no slot bits) hold `hamming.t{i}.slots` and
-//! `hamming.t{i}.frags` instead; they are read in place too. A reader that predates packed rows does not
-//! recognize the new design text and loads such a segment into memory instead of mapping it: slower to open,
-//! the same answers.
+//! `hamming.t{i}.frags` instead; segments written before nested tables name none. Both are read in place too.
+//! A reader that predates a layout does not recognize its design text and loads such a segment into memory
+//! instead of mapping it: slower to open, the same answers.
 
-use super::plan::{Design, TableLayout};
-use super::tables::{self, Rows, View};
+use super::plan::{Design, MAX_PREFIX_BITS, TableLayout};
+use super::tables::{self, Nest, Parent, Rows, View};
 use crate::store::segments::{Arrange, EmitSection, Segment};
 use std::ops::Range;
 
 /// The section that names the design a segment's tables were built for.
 const DESIGN_SECTION: &str = "hamming.design";
 
-/// The design section's text: the design, the directory bits, and the slot bits of the packed tables
-/// (`None`: the first format's slot and fragment columns).
-fn design_text(design: &Design, dir_bits: u32, slot_bits: Option<u32>) -> String {
+/// What a design section says beside the design: how the tables are stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Stored {
+    dir_bits: u32,
+    /// The slot bits of the packed tables (`None`: the first format's slot and fragment columns).
+    slot_bits: Option<u32>,
+    /// The nested tables, in table order, each with its nest.
+    nested: Vec<(usize, Nest)>,
+}
+
+/// The design section's text: the design, the directory bits, the slot bits of the packed tables and the
+/// nested tables (`table:parent:prefix_bits:local_bits`, comma-separated; no field when none nests).
+fn design_text(design: &Design, stored: &Stored) -> String {
     let levels: Vec<String> = design.levels.iter().map(u32::to_string).collect();
-    let packed = slot_bits.map_or(String::new(), |b| format!(" slot_bits={b}"));
+    let packed = stored
+        .slot_bits
+        .map_or(String::new(), |b| format!(" slot_bits={b}"));
+    let nested: Vec<String> = stored
+        .nested
+        .iter()
+        .map(|(t, n)| format!("{t}:{}:{}:{}", n.parent, n.prefix_bits, n.local_bits))
+        .collect();
+    let nested = if nested.is_empty() {
+        String::new()
+    } else {
+        format!(" nested={}", nested.join(","))
+    };
     format!(
-        "k={} levels={} dir_bits={dir_bits}{packed}",
+        "k={} levels={} dir_bits={}{packed}{nested}",
         design.k,
-        levels.join(",")
+        levels.join(","),
+        stored.dir_bits
     )
 }
 
-/// The directory bits and slot bits a design section's text names, if it is the text of `design`.
-fn parse_design_text(text: &str, design: &Design) -> Option<(u32, Option<u32>)> {
+/// How the tables are stored, if `text` is a design section's text for `design` whose every nest the
+/// design allows (a nested table after its parent, the parent packed, the shared bits really shared and
+/// within the directory's, the position bits within a word).
+fn parse_design_text(text: &str, design: &Design, layouts: &[TableLayout]) -> Option<Stored> {
     let field = |name: &str| {
         text.split(' ')
             .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
-            .map(|v| v.parse::<u32>().ok())
     };
-    let dir_bits = field("dir_bits")??;
-    let slot_bits = match field("slot_bits") {
+    let number = |name: &str| field(name).map(|v| v.parse::<u32>().ok());
+    let dir_bits = number("dir_bits")??;
+    let slot_bits = match number("slot_bits") {
         None => None,
         Some(bits) => Some(bits.filter(|b| (1..=32).contains(b))?),
     };
-    (dir_bits <= 30 && text == design_text(design, dir_bits, slot_bits))
-        .then_some((dir_bits, slot_bits))
+    let mut nested: Vec<(usize, Nest)> = Vec::new();
+    for entry in field("nested").map(|v| v.split(',')).into_iter().flatten() {
+        let parts: Vec<u32> = entry
+            .split(':')
+            .map(|p| p.parse().ok())
+            .collect::<Option<_>>()?;
+        let &[t, parent, prefix_bits, local_bits] = parts.as_slice() else {
+            return None;
+        };
+        let (t, parent) = (t as usize, parent as usize);
+        let after = nested.last().is_none_or(|&(last, _)| last < t);
+        let parent_packed = nested.iter().all(|&(n, _)| n != parent);
+        let valid = after
+            && parent_packed
+            && slot_bits.is_some()
+            && parent < t
+            && t < layouts.len()
+            && (1..=dir_bits.min(MAX_PREFIX_BITS)).contains(&prefix_bits)
+            && layouts[parent].shared_prefix(&layouts[t]) >= prefix_bits
+            && (1..=tables::NESTED_BITS).contains(&local_bits);
+        if !valid {
+            return None;
+        }
+        let nest = Nest {
+            parent,
+            prefix_bits,
+            local_bits,
+        };
+        nested.push((t, nest));
+    }
+    let stored = Stored {
+        dir_bits,
+        slot_bits,
+        nested,
+    };
+    (dir_bits <= 30 && text == design_text(design, &stored)).then_some(stored)
 }
 
 /// Lays out a segment for a Hamming index of one design (see the module documentation).
@@ -91,26 +155,48 @@ impl Arrange for HammingArrange {
         // The fingerprints in row order: table 0's order.
         let sorted = fingerprints(n, row)?;
         let dir_bits = tables::dir_bits_for(n, &self.layouts);
-        let slot_bits = tables::slot_bits_for(n);
+        let first = tables::first_directory(&self.layouts[0], &sorted, dir_bits);
+        let nests = tables::plan_nests(&self.layouts, &sorted, dir_bits, &first, 1);
+        let stored = Stored {
+            dir_bits,
+            slot_bits: Some(tables::slot_bits_for(n)),
+            nested: (nests.iter().enumerate())
+                .filter_map(|(t, nest)| Some((t, (*nest)?)))
+                .collect(),
+        };
         emit(
             DESIGN_SECTION,
-            design_text(&self.design, dir_bits, Some(slot_bits)).as_bytes(),
+            design_text(&self.design, &stored).as_bytes(),
         )?;
-        let first = tables::first_directory(&self.layouts[0], &sorted, dir_bits);
         emit("hamming.t0.dir", bytemuck::cast_slice(&first))?;
-        drop(first);
-        tables::build_in_turn(&self.layouts[1..], &sorted, dir_bits, |i, table| {
-            debug_assert_eq!(table.slot_bits, slot_bits);
-            let t = i + 1;
-            emit(
-                &format!("hamming.t{t}.rows"),
-                bytemuck::cast_slice(&table.words),
-            )?;
-            emit(
-                &format!("hamming.t{t}.dir"),
-                bytemuck::cast_slice(&table.dir),
-            )
-        })
+        tables::build_in_turn(
+            &self.layouts,
+            &sorted,
+            dir_bits,
+            &first,
+            &nests,
+            |t, table| {
+                if table.nest.is_some() {
+                    emit(
+                        &format!("hamming.t{t}.nested"),
+                        bytemuck::cast_slice(&table.nested),
+                    )?;
+                    emit(
+                        &format!("hamming.t{t}.starts"),
+                        bytemuck::cast_slice(&table.starts),
+                    )?;
+                } else {
+                    emit(
+                        &format!("hamming.t{t}.rows"),
+                        bytemuck::cast_slice(&table.words),
+                    )?;
+                }
+                emit(
+                    &format!("hamming.t{t}.dir"),
+                    bytemuck::cast_slice(&table.dir),
+                )
+            },
+        )
     }
 }
 
@@ -121,6 +207,8 @@ enum RowColumns {
     First,
     /// `hamming.t{i}.rows`.
     Packed(Range<usize>),
+    /// `hamming.t{i}.nested` and `hamming.t{i}.starts`, and how its rows point into its parent's.
+    Nested(Range<usize>, Range<usize>, Nest),
     /// The first format's `hamming.t{i}.slots` and `hamming.t{i}.frags`.
     Split(Range<usize>, Range<usize>),
 }
@@ -141,14 +229,21 @@ impl MappedTables {
     /// or for another design, is loaded instead), checking every column's size and alignment.
     pub fn find(segment: &Segment, design: &Design, layouts: &[TableLayout]) -> Option<Self> {
         let text = std::str::from_utf8(segment.section(DESIGN_SECTION)?).ok()?;
-        let (dir_bits, slot_bits) = parse_design_text(text, design)?;
+        let stored = parse_design_text(text, design, layouts)?;
+        let (dir_bits, slot_bits) = (stored.dir_bits, stored.slot_bits);
         let rows = segment.rows();
         let fps = segment.column::<u64>("values", rows)?;
         let dir_len = (1usize << dir_bits) + 1;
         let mut tables = Vec::with_capacity(layouts.len());
         for t in 0..layouts.len() {
+            let nest = stored.nested.iter().find(|(n, _)| *n == t).map(|(_, n)| *n);
             let columns = if t == 0 {
                 RowColumns::First
+            } else if let Some(nest) = nest {
+                let words = segment.column::<u16>(&format!("hamming.t{t}.nested"), rows)?;
+                let starts_len = (1usize << nest.prefix_bits) + 1;
+                let starts = segment.column::<u32>(&format!("hamming.t{t}.starts"), starts_len)?;
+                RowColumns::Nested(words, starts, nest)
             } else if slot_bits.is_some() {
                 RowColumns::Packed(segment.column::<u32>(&format!("hamming.t{t}.rows"), rows)?)
             } else {
@@ -189,6 +284,22 @@ impl MappedTables {
                         words: segment.cast(words),
                         slot_bits: self.slot_bits,
                     },
+                    RowColumns::Nested(words, starts, nest) => {
+                        // The design text was checked: the parent is table 0 or a packed table.
+                        let (parent_columns, _) = &self.tables[nest.parent];
+                        Rows::Nested {
+                            words: segment.cast(words),
+                            nest: *nest,
+                            parent: match parent_columns {
+                                RowColumns::Packed(words) => Parent::Packed {
+                                    words: segment.cast(words),
+                                    slot_bits: self.slot_bits,
+                                },
+                                _ => Parent::First,
+                            },
+                            starts: segment.cast(starts),
+                        }
+                    }
                     RowColumns::Split(slots, frags) => Rows::Split {
                         slots: segment.cast(slots),
                         frags: segment.cast(frags),
@@ -234,18 +345,63 @@ mod tests {
         };
         let one = write(1);
         assert_eq!(one, write(3));
-        // The design, table 0's directory, then each further table's rows and directory, in that order.
+        // The design, table 0's directory, then each further table's rows (or nested rows and their range
+        // starts) and directory, in that order.
         let names: Vec<&str> = one.1.iter().map(|(name, _)| name.as_str()).collect();
-        assert_eq!(names.len(), 2 + 2 * 9);
+        assert_eq!(names.len(), 2 + 2 * 9 + 6);
         assert_eq!(
-            names[..4],
+            names[..5],
             [
                 "hamming.design",
                 "hamming.t0.dir",
-                "hamming.t1.rows",
+                "hamming.t1.nested",
+                "hamming.t1.starts",
                 "hamming.t1.dir"
             ]
         );
-        assert_eq!(names[19], "hamming.t9.dir");
+        assert_eq!(names[names.len() - 1], "hamming.t9.dir");
+        // 5 blocks choose 2: the tables keyed by blocks 0, 1 and 2 then another nest under the first of them,
+        // and the design text, which says so, reads back.
+        let nested: Vec<usize> = (1..10)
+            .filter(|t| names.contains(&format!("hamming.t{t}.nested").as_str()))
+            .collect();
+        assert_eq!(nested, [1, 2, 3, 5, 6, 8]);
+        let text = std::str::from_utf8(&one.1[0].1).unwrap();
+        let stored = parse_design_text(text, &arrange.design, &arrange.layouts).unwrap();
+        let parents: Vec<(usize, usize)> = (stored.nested.iter())
+            .map(|(t, nest)| (*t, nest.parent))
+            .collect();
+        assert_eq!(parents, [(1, 0), (2, 0), (3, 0), (5, 4), (6, 4), (8, 7)]);
+        assert!(
+            text.starts_with("k=3 levels=5 dir_bits=9 slot_bits=13 nested=1:0:9:"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn design_texts_that_the_design_does_not_allow_are_refused() {
+        let design = Design::new(3, vec![5]).unwrap();
+        let layouts = design.layouts();
+        let ok = "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:13:11,5:4:13:11";
+        assert!(parse_design_text(ok, &design, &layouts).is_some());
+        assert!(
+            parse_design_text("k=3 levels=5 dir_bits=20 slot_bits=24", &design, &layouts).is_some()
+        );
+        for bad in [
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=",
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:14:11", // tables 0 and 1 share 13 bits
+            "k=3 levels=5 dir_bits=12 slot_bits=24 nested=1:0:13:11", // more than the directory's bits
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=4:0:13:11", // table 4 shares none with table 0
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:13:11,2:1:13:11", // a nested parent
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=2:0:13:11,1:0:13:11", // out of order
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:13:17", // positions wider than a word
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:13:0",
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=10:9:13:11", // no table 10
+            "k=3 levels=5 dir_bits=20 nested=1:0:13:11",               // split columns do not nest
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:13",
+            "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:013:11", // not the canonical text
+        ] {
+            assert!(parse_design_text(bad, &design, &layouts).is_none(), "{bad}");
+        }
     }
 }

@@ -44,6 +44,44 @@ impl TableLayout {
         }
         out
     }
+
+    /// The leading permuted bits this layout shares with `other`: the same fingerprint bits, in the same
+    /// order. Two tables that share them hold the rows of each value of those bits in one range each.
+    pub fn shared_prefix(&self, other: &TableLayout) -> u32 {
+        let order = |l: &TableLayout| {
+            l.segments
+                .iter()
+                .flat_map(|s| (s.lo..s.lo + s.width).rev())
+                .collect::<Vec<u32>>()
+        };
+        order(self)
+            .iter()
+            .zip(order(other).iter())
+            .take_while(|(x, y)| x == y)
+            .count() as u32
+    }
+}
+
+/// The most shared leading bits a nested table uses to find its parent's range: its table of range starts
+/// (4 bytes per value of those bits) stays within 256 KiB, in a core's cache.
+pub(crate) const MAX_PREFIX_BITS: u32 = 16;
+
+/// The parent table `t` would nest under, and how many shared leading bits pick the parent's ranges: the
+/// earlier table that is not nested itself (`packed`; table 0 always is) and shares the most leading bits
+/// with it (the first of those that tie), the bits capped by the directory's (so that a range's first row is
+/// a directory entry). `None` when it shares none.
+pub(crate) fn nest_parent(
+    layouts: &[TableLayout],
+    packed: impl Fn(usize) -> bool,
+    t: usize,
+    dir_bits: u32,
+) -> Option<(usize, u32)> {
+    let (shared, parent) = (0..t)
+        .filter(|&p| packed(p))
+        .map(|p| (layouts[p].shared_prefix(&layouts[t]), p))
+        .max_by_key(|&(shared, p)| (shared, std::cmp::Reverse(p)))?;
+    let prefix_bits = shared.min(dir_bits).min(MAX_PREFIX_BITS);
+    (prefix_bits > 0).then_some((parent, prefix_bits))
 }
 
 #[inline]
@@ -193,8 +231,10 @@ pub struct Estimate {
     /// Expected candidates checked per query: Σ over tables of N / 2^key_bits.
     pub candidates_per_query: f64,
     /// Bytes for the tables of the online index ([`super::HammingIndex`]): per fingerprint, 8 for the fingerprint
-    /// itself (table 0's order) and a 4-byte row (slot and fragment) per table after the first; plus a 4-byte
-    /// directory entry per bucket of the top min(key, log2(N / 8)) bits, per table. Ids not included.
+    /// itself (table 0's order) and, per table after the first, a 2-byte row where the table nests (its
+    /// ranges of leading bits shared with an earlier table hold at most 2^16 rows) or a 4-byte row (slot and
+    /// fragment); plus a 4-byte directory entry per bucket of the top min(key, log2(N / 8)) bits, per table.
+    /// Ids not included.
     pub bytes: f64,
 }
 
@@ -263,7 +303,15 @@ fn estimate(design: Design, n: f64) -> Estimate {
         .sum();
     let dir_bits = ((n / 8.0).max(1.0).log2().floor() as u32).min(min).min(30);
     let tables = design.tables();
-    let per_fingerprint = 8.0 + 4.0 * (tables - 1) as f64;
+    // Which tables nest, for well-spread fingerprints: a range's rows ≈ n / 2^prefix, with room for the
+    // fullest range to exceed the mean.
+    let mut nested = vec![false; layouts.len()];
+    for t in 1..layouts.len() {
+        nested[t] = nest_parent(&layouts, |p| !nested[p], t, dir_bits)
+            .is_some_and(|(_, prefix)| n / 2f64.powi(prefix as i32) <= 60_000.0);
+    }
+    let rows: f64 = nested[1..].iter().map(|&n| if n { 2.0 } else { 4.0 }).sum();
+    let per_fingerprint = 8.0 + rows;
     let bytes = per_fingerprint * n + tables as f64 * 4.0 * 2f64.powi(dir_bits as i32);
     Estimate {
         design,
