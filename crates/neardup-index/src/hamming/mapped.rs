@@ -110,7 +110,9 @@ fn parse_design_text(text: &str, design: &Design, layouts: &[TableLayout]) -> Op
         slot_bits,
         nested,
     };
-    (dir_bits <= 30 && text == design_text(design, &stored)).then_some(stored)
+    // The writer's directory never has more bits than the shortest key (the kernel subtracts them from it).
+    let min_key = layouts.iter().map(|l| l.key_bits).min().unwrap_or(0);
+    (dir_bits <= min_key.min(30) && text == design_text(design, &stored)).then_some(stored)
 }
 
 /// Lays out a segment for a Hamming index of one design (see the module documentation).
@@ -400,6 +402,7 @@ mod tests {
             "k=3 levels=5 dir_bits=20 nested=1:0:13:11",               // split columns do not nest
             "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:13",
             "k=3 levels=5 dir_bits=20 slot_bits=24 nested=1:0:013:11", // not the canonical text
+            "k=3 levels=5 dir_bits=26 slot_bits=24", // more directory bits than the 25-bit keys have
         ] {
             assert!(parse_design_text(bad, &design, &layouts).is_none(), "{bad}");
         }
