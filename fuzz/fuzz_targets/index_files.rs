@@ -16,7 +16,12 @@ fn template() -> &'static [(String, Vec<u8>)] {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("index");
         let method = Method::SimHash(Scheme::SimhashDocV1);
-        let mut index = Index::create(&path, method, &IndexSettings::default()).expect("create");
+        // The design for 10^7 (5 blocks choose 2): its segment holds packed and nested tables.
+        let settings = IndexSettings {
+            expected: 1e7,
+            ..IndexSettings::default()
+        };
+        let mut index = Index::create(&path, method, &settings).expect("create");
         let sketch = |i: u64| {
             Sketch::Fingerprint(Fingerprint::new(
                 Scheme::SimhashDocV1,
