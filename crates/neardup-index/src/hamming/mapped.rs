@@ -8,10 +8,11 @@
 //! the slot bits. [`MappedTables`] finds those sections once per segment, and each query runs the one query
 //! kernel over slices of the mapped file: nothing is loaded, and the page cache holds what queries touch.
 //!
-//! A nested table (see [`super::tables`]) holds `hamming.t{i}.nested` (a `u16` word per row: fragment and
-//! position within the parent's range) instead of `hamming.t{i}.rows`; the design text lists the nested
-//! tables, each with its parent, shared bits and position bits (`nested=1:0:13:11,…`), and a reader checks
-//! every one against the design before it maps anything.
+//! A nested table (see the `tables` module and docs/index-format.md) holds `hamming.t{i}.nested` (a `u16`
+//! word per row: fragment and position within the parent's range) and `hamming.t{i}.starts` (the first row
+//! of each range in the parent) instead of `hamming.t{i}.rows`; the design text lists the nested tables, each
+//! with its parent, shared bits and position bits (`nested=1:0:13:11,…`), and a reader checks every one
+//! against the design before it maps anything.
 //!
 //! Segments written before packed rows (their design text names no slot bits) hold `hamming.t{i}.slots` and
 //! `hamming.t{i}.frags` instead; segments written before nested tables name none. Both are read in place too.
