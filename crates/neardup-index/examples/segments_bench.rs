@@ -106,6 +106,26 @@ fn timed_queries(index: &PersistentIndex<DiskStore>, qs: &[u64], k: u32) -> (Vec
     (micros, found)
 }
 
+/// How many inserts [`more_inserts`] times.
+const MORE: usize = 200_000;
+
+/// Inserts [`MORE`] random fingerprints under ids from `from` on, durably, in batches of 10,000; their rate
+/// per second.
+fn more_inserts(
+    index: &mut PersistentIndex<DiskStore>,
+    from: usize,
+    rng: &mut synthetic::XorShift,
+) -> f64 {
+    let t = Instant::now();
+    for chunk in 0..MORE / 10_000 {
+        let batch: Vec<Edit> = (0..10_000)
+            .map(|i| Edit::Put(id(from + chunk * 10_000 + i), rng.next()))
+            .collect();
+        index.apply(&batch).expect("apply");
+    }
+    MORE as f64 / t.elapsed().as_secs_f64()
+}
+
 fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, cold: bool) {
     let n = fps.len();
     let _ = std::fs::remove_dir_all(dir);
@@ -145,21 +165,11 @@ fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, co
         );
     }
     let mut rng = synthetic::XorShift::new();
-    let extra: Vec<u64> = (0..200_000).map(|_| rng.next()).collect();
-    let t = Instant::now();
-    for (chunk_no, chunk) in extra.chunks(10_000).enumerate() {
-        let batch: Vec<Edit> = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, &fp)| Edit::Put(id(n + chunk_no * 10_000 + i), fp))
-            .collect();
-        index.apply(&batch).expect("apply");
-    }
-    let batched = extra.len() as f64 / t.elapsed().as_secs_f64();
+    let batched = more_inserts(&mut index, n, &mut rng);
     let t = Instant::now();
     for i in 0..1000 {
         index
-            .apply(&[Edit::Put(id(n + extra.len() + i), rng.next())])
+            .apply(&[Edit::Put(id(n + MORE + i), rng.next())])
             .expect("apply");
     }
     let single = 1000.0 / t.elapsed().as_secs_f64();
@@ -273,18 +283,10 @@ fn main() {
         drop(fps);
         let mut index = PersistentIndex::open(DiskStore::open(&dir).expect("open")).expect("open");
         let from = index.len() + 1_000_000;
-        let mut rng = synthetic::XorShift::new();
-        let t = Instant::now();
-        for chunk in 0..20 {
-            let batch: Vec<Edit> = (0..10_000)
-                .map(|i| Edit::Put(id(from + chunk * 10_000 + i), rng.next()))
-                .collect();
-            index.apply(&batch).expect("apply");
-        }
+        let rate = more_inserts(&mut index, from, &mut synthetic::XorShift::new());
         println!(
-            "fresh process over {}: 200000 durable inserts in batches of 10,000: {:.0}/s",
-            dir.display(),
-            200_000.0 / t.elapsed().as_secs_f64()
+            "fresh process over {}: {MORE} durable inserts in batches of 10,000: {rate:.0}/s",
+            dir.display()
         );
         return;
     }

@@ -748,7 +748,7 @@ mod tests {
         let (one, three) = (build(1), build(3));
         assert_eq!(one.fps, three.fps);
         for (a, b) in one.tables.iter().zip(&three.tables) {
-            assert_eq!((&a.words, &a.nested, &a.dir), (&b.words, &b.nested, &b.dir));
+            assert_eq!(a, b);
         }
         for (id, _) in entries.iter().step_by(1000) {
             assert_eq!(one.get(id), three.get(id));

@@ -20,7 +20,7 @@
 //! instead of mapping it: slower to open, the same answers.
 
 use super::plan::{Design, MAX_PREFIX_BITS, TableLayout};
-use super::tables::{self, Nest, Parent, Rows, View};
+use super::tables::{self, Nest, Parent, Rows, View, Words};
 use crate::store::segments::{Arrange, EmitSection, Segment};
 use std::ops::Range;
 
@@ -33,8 +33,8 @@ struct Stored {
     dir_bits: u32,
     /// The slot bits of the packed tables (`None`: the first format's slot and fragment columns).
     slot_bits: Option<u32>,
-    /// The nested tables, in table order, each with its nest.
-    nested: Vec<(usize, Nest)>,
+    /// Per table, its nest if it is nested (as [`tables::plan_nests`] gives them).
+    nested: Vec<Option<Nest>>,
 }
 
 /// The design section's text: the design, the directory bits, the slot bits of the packed tables and the
@@ -44,9 +44,8 @@ fn design_text(design: &Design, stored: &Stored) -> String {
     let packed = stored
         .slot_bits
         .map_or(String::new(), |b| format!(" slot_bits={b}"));
-    let nested: Vec<String> = stored
-        .nested
-        .iter()
+    let nested: Vec<String> = (stored.nested.iter().enumerate())
+        .filter_map(|(t, n)| Some((t, (*n)?)))
         .map(|(t, n)| format!("{t}:{}:{}:{}", n.parent, n.prefix_bits, n.local_bits))
         .collect();
     let nested = if nested.is_empty() {
@@ -76,7 +75,8 @@ fn parse_design_text(text: &str, design: &Design, layouts: &[TableLayout]) -> Op
         None => None,
         Some(bits) => Some(bits.filter(|b| (1..=32).contains(b))?),
     };
-    let mut nested: Vec<(usize, Nest)> = Vec::new();
+    let mut nested: Vec<Option<Nest>> = vec![None; layouts.len()];
+    let mut last = 0;
     for entry in field("nested").map(|v| v.split(',')).into_iter().flatten() {
         let parts: Vec<u32> = entry
             .split(':')
@@ -86,25 +86,24 @@ fn parse_design_text(text: &str, design: &Design, layouts: &[TableLayout]) -> Op
             return None;
         };
         let (t, parent) = (t as usize, parent as usize);
-        let after = nested.last().is_none_or(|&(last, _)| last < t);
-        let parent_packed = nested.iter().all(|&(n, _)| n != parent);
-        let valid = after
-            && parent_packed
-            && slot_bits.is_some()
-            && parent < t
+        // In increasing order, so that an earlier table's nest is known when a later one names it.
+        let valid = t > last
             && t < layouts.len()
+            && parent < t
+            && nested[parent].is_none()
+            && slot_bits.is_some()
             && (1..=dir_bits.min(MAX_PREFIX_BITS)).contains(&prefix_bits)
             && layouts[parent].shared_prefix(&layouts[t]) >= prefix_bits
             && (1..=tables::NESTED_BITS).contains(&local_bits);
         if !valid {
             return None;
         }
-        let nest = Nest {
+        nested[t] = Some(Nest {
             parent,
             prefix_bits,
             local_bits,
-        };
-        nested.push((t, nest));
+        });
+        last = t;
     }
     let stored = Stored {
         dir_bits,
@@ -163,9 +162,7 @@ impl Arrange for HammingArrange {
         let stored = Stored {
             dir_bits,
             slot_bits: Some(tables::slot_bits_for(n)),
-            nested: (nests.iter().enumerate())
-                .filter_map(|(t, nest)| Some((t, (*nest)?)))
-                .collect(),
+            nested: nests,
         };
         emit(
             DESIGN_SECTION,
@@ -177,22 +174,20 @@ impl Arrange for HammingArrange {
             &sorted,
             dir_bits,
             &first,
-            &nests,
+            &stored.nested,
             |t, table| {
-                if table.nest.is_some() {
-                    emit(
-                        &format!("hamming.t{t}.nested"),
-                        bytemuck::cast_slice(&table.nested),
-                    )?;
-                    emit(
-                        &format!("hamming.t{t}.starts"),
-                        bytemuck::cast_slice(&table.starts),
-                    )?;
-                } else {
-                    emit(
-                        &format!("hamming.t{t}.rows"),
-                        bytemuck::cast_slice(&table.words),
-                    )?;
+                match &table.words {
+                    Words::Nested { words, starts, .. } => {
+                        emit(&format!("hamming.t{t}.nested"), bytemuck::cast_slice(words))?;
+                        emit(
+                            &format!("hamming.t{t}.starts"),
+                            bytemuck::cast_slice(starts),
+                        )?;
+                    }
+                    Words::Packed { words, .. } => {
+                        emit(&format!("hamming.t{t}.rows"), bytemuck::cast_slice(words))?;
+                    }
+                    Words::First => {}
                 }
                 emit(
                     &format!("hamming.t{t}.dir"),
@@ -239,10 +234,9 @@ impl MappedTables {
         let dir_len = (1usize << dir_bits) + 1;
         let mut tables = Vec::with_capacity(layouts.len());
         for t in 0..layouts.len() {
-            let nest = stored.nested.iter().find(|(n, _)| *n == t).map(|(_, n)| *n);
             let columns = if t == 0 {
                 RowColumns::First
-            } else if let Some(nest) = nest {
+            } else if let Some(nest) = stored.nested[t] {
                 let words = segment.column::<u16>(&format!("hamming.t{t}.nested"), rows)?;
                 let starts_len = (1usize << nest.prefix_bits) + 1;
                 let starts = segment.column::<u32>(&format!("hamming.t{t}.starts"), starts_len)?;
@@ -371,8 +365,8 @@ mod tests {
         assert_eq!(nested, [1, 2, 3, 5, 6, 8]);
         let text = std::str::from_utf8(&one.1[0].1).unwrap();
         let stored = parse_design_text(text, &arrange.design, &arrange.layouts).unwrap();
-        let parents: Vec<(usize, usize)> = (stored.nested.iter())
-            .map(|(t, nest)| (*t, nest.parent))
+        let parents: Vec<(usize, usize)> = (stored.nested.iter().enumerate())
+            .filter_map(|(t, nest)| Some((t, nest.as_ref()?.parent)))
             .collect();
         assert_eq!(parents, [(1, 0), (2, 0), (3, 0), (5, 4), (6, 4), (8, 7)]);
         assert!(

@@ -302,58 +302,70 @@ macro_rules! with_rows {
 }
 
 /// One permuted table held in vectors.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Table {
-    /// Per row, `fragment << slot_bits | slot`; empty for table 0 (its row i is slot i) and nested tables.
-    pub words: Vec<u32>,
-    /// The slot's bits in a word.
-    pub slot_bits: u32,
-    /// A nested table's rows: `fragment << local_bits | position in the parent's range`.
-    pub nested: Vec<u16>,
-    /// Where a nested table's rows point; `None` for table 0 and tables of packed words.
-    pub nest: Option<Nest>,
-    /// A nested table's parent's first row of each value of the shared leading bits, then the row count.
-    pub starts: Vec<u32>,
+    /// Its rows' words, if it has any.
+    pub words: Words,
     /// `2^dir_bits + 1` entries: the first row of each top-bits prefix, then the number of rows.
     pub dir: Vec<u32>,
     /// The number of rows.
     pub rows: usize,
 }
 
+/// The words of a table's rows, as [`Rows`] reads them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Words {
+    /// Table 0: none (its row i is slot i).
+    #[default]
+    First,
+    /// Per row, `fragment << slot_bits | slot`.
+    Packed { words: Vec<u32>, slot_bits: u32 },
+    /// Per row, `fragment << nest.local_bits | position in the parent's range`, and the parent's first row of
+    /// each value of the shared leading bits, then the row count.
+    Nested {
+        words: Vec<u16>,
+        nest: Nest,
+        starts: Vec<u32>,
+    },
+}
+
 impl Table {
     pub fn bytes(&self) -> usize {
-        self.words.capacity() * 4
-            + self.nested.capacity() * 2
-            + (self.dir.capacity() + self.starts.capacity()) * 4
+        let words = match &self.words {
+            Words::First => 0,
+            Words::Packed { words, .. } => words.capacity() * 4,
+            Words::Nested { words, starts, .. } => words.capacity() * 2 + starts.capacity() * 4,
+        };
+        words + self.dir.capacity() * 4
     }
 }
 
 /// Table `t` of `tables` (all of a design's, table 0 first) as the kernel reads it.
 pub(crate) fn view<'a>(tables: &'a [Table], layouts: &'a [TableLayout], t: usize) -> View<'a> {
     let table = &tables[t];
-    let rows = match table.nest {
-        _ if t == 0 => Rows::First {
+    let rows = match &table.words {
+        Words::First => Rows::First {
             layout: &layouts[0],
         },
-        Some(nest) => {
-            let parent = &tables[nest.parent];
-            Rows::Nested {
-                words: &table.nested,
-                nest,
-                parent: if nest.parent == 0 {
-                    Parent::First
-                } else {
-                    Parent::Packed {
-                        words: &parent.words,
-                        slot_bits: parent.slot_bits,
-                    }
+        Words::Packed { words, slot_bits } => Rows::Packed {
+            words,
+            slot_bits: *slot_bits,
+        },
+        Words::Nested {
+            words,
+            nest,
+            starts,
+        } => Rows::Nested {
+            words,
+            nest: *nest,
+            parent: match &tables[nest.parent].words {
+                Words::Packed { words, slot_bits } => Parent::Packed {
+                    words,
+                    slot_bits: *slot_bits,
                 },
-                starts: &table.starts,
-            }
-        }
-        None => Rows::Packed {
-            words: &table.words,
-            slot_bits: table.slot_bits,
+                _ => Parent::First,
+            },
+            starts,
         },
     };
     View {
@@ -587,9 +599,9 @@ pub(crate) fn build_first(
     let rows = first_rows(layout, fps, slots);
     let order: Vec<u32> = rows.iter().map(|&r| r as u32).collect();
     let table = Table {
+        words: Words::First,
         dir: directory(&rows, dir_bits),
         rows: rows.len(),
-        ..Table::default()
     };
     (order, table)
 }
@@ -683,31 +695,23 @@ fn build_with<E>(
                 |(rows, scratch), &t| {
                     let layout = &layouts[t];
                     sort_rows(layout, fps, 0..n as u32, rows, scratch);
-                    let mut table = Table {
-                        dir: directory(rows, dir_bits),
-                        rows: rows.len(),
-                        nest: nests[t],
-                        ..Table::default()
-                    };
                     let mut row_of = None;
-                    match nests[t] {
-                        Some(nest) if nest.parent == 0 => {
-                            let starts = range_starts(first_dir, dir_bits, nest.prefix_bits);
-                            table.nested =
-                                nested_words(layout, fps, rows, dir_bits, nest, &starts, |s| s);
-                            table.starts = starts;
-                        }
+                    let words = match nests[t] {
                         Some(nest) => {
-                            let parent = &kept_now[&nest.parent];
-                            let starts = range_starts(&parent.dir, dir_bits, nest.prefix_bits);
-                            let row = |s: usize| parent.row_of[s] as usize;
-                            table.nested =
+                            // Table 0's rows are the slots; a packed parent's were kept.
+                            let parent = (nest.parent != 0).then(|| &kept_now[&nest.parent]);
+                            let parent_dir = parent.map_or(first_dir, |p| &p.dir);
+                            let starts = range_starts(parent_dir, dir_bits, nest.prefix_bits);
+                            let row = |s: usize| parent.map_or(s, |p| p.row_of[s] as usize);
+                            let words =
                                 nested_words(layout, fps, rows, dir_bits, nest, &starts, row);
-                            table.starts = starts;
+                            Words::Nested {
+                                words,
+                                nest,
+                                starts,
+                            }
                         }
                         None => {
-                            table.words = words(layout, fps, rows, dir_bits, slot_bits);
-                            table.slot_bits = slot_bits;
                             if parent_of_any(t, t + 1) {
                                 let mut of = vec![0u32; n];
                                 for (row, &r) in rows.iter().enumerate() {
@@ -715,8 +719,15 @@ fn build_with<E>(
                                 }
                                 row_of = Some(of);
                             }
+                            let words = words(layout, fps, rows, dir_bits, slot_bits);
+                            Words::Packed { words, slot_bits }
                         }
-                    }
+                    };
+                    let table = Table {
+                        words,
+                        dir: directory(rows, dir_bits),
+                        rows: rows.len(),
+                    };
                     (table, row_of)
                 },
             )
@@ -908,7 +919,8 @@ mod tests {
             built.unwrap();
             if blocks > 4 && dir_bits > 0 {
                 // Tables keyed by the same first block nest (blocks = 4 chooses one block: none share).
-                prop_assert!(tables.iter().any(|t| t.nest.is_some()));
+                let nested = tables.iter().any(|t| matches!(t.words, Words::Nested { .. }));
+                prop_assert!(nested);
             }
             let view = |t: usize| view(&tables, &layouts, t);
             for (i, &stored) in sorted.iter().enumerate().step_by(7) {
