@@ -19,7 +19,7 @@
 //!
 //! `--keep` keeps the indexes; `--query-only DIR` (with the same N and K) then opens one in a fresh process and
 //! times Q queries, with the heap and the mapped pages they cost; `--insert-only DIR` opens one for writing in a
-//! fresh process and times 200,000 more durable inserts in batches of 10,000 (new ids each run).
+//! fresh process and times 200,000 (`--more N`: N) more durable inserts in batches of 10,000 (new ids each run).
 
 /// The allocator of the `neardup` binary, so that the figures are those of `neardup index add` (with glibc's,
 /// the large buffers of flushes and merges go back to the kernel and are faulted in again: 3.8 million page
@@ -114,16 +114,17 @@ const MORE: usize = 200_000;
 fn more_inserts(
     index: &mut PersistentIndex<DiskStore>,
     from: usize,
+    count: usize,
     rng: &mut synthetic::XorShift,
 ) -> f64 {
     let t = Instant::now();
-    for chunk in 0..MORE / 10_000 {
+    for chunk in 0..count / 10_000 {
         let batch: Vec<Edit> = (0..10_000)
             .map(|i| Edit::Put(id(from + chunk * 10_000 + i), rng.next()))
             .collect();
         index.apply(&batch).expect("apply");
     }
-    MORE as f64 / t.elapsed().as_secs_f64()
+    (count / 10_000 * 10_000) as f64 / t.elapsed().as_secs_f64()
 }
 
 fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, cold: bool) {
@@ -165,7 +166,7 @@ fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, co
         );
     }
     let mut rng = synthetic::XorShift::new();
-    let batched = more_inserts(&mut index, n, &mut rng);
+    let batched = more_inserts(&mut index, n, MORE, &mut rng);
     let t = Instant::now();
     for i in 0..1000 {
         index
@@ -254,6 +255,19 @@ fn main() {
         _ => vec![Backend::Segments, Backend::Redb],
     };
     let cold = args.iter().any(|a| a == "--cold");
+    if let Some(dir) = flag::<PathBuf>(&args, "--insert-only") {
+        // A fresh process writing into an index kept by `--keep` (ids past those it holds): durable inserts
+        // away from the load and merge that made the index (whose writes the disk may still be flushing).
+        let mut index = PersistentIndex::open(DiskStore::open(&dir).expect("open")).expect("open");
+        let from = index.len() + 1_000_000;
+        let count = flag(&args, "--more").unwrap_or(MORE);
+        let rate = more_inserts(&mut index, from, count, &mut synthetic::XorShift::new());
+        println!(
+            "fresh process over {}: {count} durable inserts in batches of 10,000: {rate:.0}/s",
+            dir.display()
+        );
+        return;
+    }
     let fps = synthetic::fingerprints(n, k, &mut synthetic::XorShift::new());
     if let Some(dir) = flag::<PathBuf>(&args, "--query-only") {
         // A fresh process over an index kept by `--keep`: open, query, and the memory that costs.
@@ -274,19 +288,6 @@ fn main() {
             before.1,
             resident_mb("RssAnon"),
             resident_mb("RssFile")
-        );
-        return;
-    }
-    if let Some(dir) = flag::<PathBuf>(&args, "--insert-only") {
-        // A fresh process writing into an index kept by `--keep` (ids past those it holds): durable inserts
-        // away from the load and merge that made the index (whose writes the disk may still be flushing).
-        drop(fps);
-        let mut index = PersistentIndex::open(DiskStore::open(&dir).expect("open")).expect("open");
-        let from = index.len() + 1_000_000;
-        let rate = more_inserts(&mut index, from, &mut synthetic::XorShift::new());
-        println!(
-            "fresh process over {}: {MORE} durable inserts in batches of 10,000: {rate:.0}/s",
-            dir.display()
         );
         return;
     }
