@@ -179,9 +179,39 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
 
+/// What tells a file from another that later took its name: an index never reuses a segment's name, but
+/// its directory may be replaced by another index's while a reader has it open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileIdentity {
+    len: u64,
+    #[cfg(unix)]
+    device: u64,
+    #[cfg(unix)]
+    inode: u64,
+    #[cfg(not(unix))]
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            len: meta.len(),
+            #[cfg(unix)]
+            device: meta.dev(),
+            #[cfg(unix)]
+            inode: meta.ino(),
+            #[cfg(not(unix))]
+            modified: meta.modified().ok(),
+        }
+    }
+}
+
 /// A mapped segment file.
 pub(crate) struct SegmentFile {
     path: PathBuf,
+    identity: FileIdentity,
     map: Mmap,
     header: Header,
     sections: HashMap<String, Range<usize>>,
@@ -214,7 +244,8 @@ impl SegmentFile {
     /// Maps a segment and checks its frame (header, footer, directory, checksum table).
     pub fn open(path: &Path) -> Result<Self, String> {
         let file = File::open(path).map_err(|e| e.to_string())?;
-        let len = file.metadata().map_err(|e| e.to_string())?.len() as usize;
+        let meta = file.metadata().map_err(|e| e.to_string())?;
+        let (identity, len) = (FileIdentity::of(&meta), meta.len() as usize);
         if len < HEADER + FOOTER {
             return Err(format!(
                 "{len} bytes, shorter than a segment's header and footer (truncated?)"
@@ -287,6 +318,7 @@ impl SegmentFile {
         }
         Ok(SegmentFile {
             path: path.to_path_buf(),
+            identity,
             map,
             header,
             sections,
@@ -298,6 +330,11 @@ impl SegmentFile {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Which file was mapped.
+    pub fn identity(&self) -> FileIdentity {
+        self.identity
     }
 
     /// The header.

@@ -124,13 +124,14 @@ pub struct SegmentSet {
     /// The ids the segments hold (rows not shadowed by newer segments).
     pub entries: u64,
     /// The segments, oldest first: a newer segment's rows and deletions shadow older rows of the same id.
-    pub segments: Vec<Segment>,
+    /// A segment that outlives a flush or merge is the same mapping in the next set.
+    pub segments: Vec<Arc<Segment>>,
 }
 
 impl SegmentSet {
     /// Rows in the segments, shadowed ones included.
     pub fn rows(&self) -> usize {
-        self.segments.iter().map(Segment::rows).sum()
+        self.segments.iter().map(|s| s.rows()).sum()
     }
 
     /// The segment and row that hold an id now, if one does.
@@ -145,7 +146,7 @@ impl SegmentSet {
 
     /// The bytes of the segment files.
     pub fn file_bytes(&self) -> u64 {
-        self.segments.iter().map(Segment::file_bytes).sum()
+        self.segments.iter().map(|s| s.file_bytes()).sum()
     }
 }
 
@@ -444,11 +445,24 @@ fn lock(dir: &Path) -> Result<File, StoreError> {
 }
 
 /// Maps the segments a manifest names (cheap: a mapping and a frame check each).
-fn open_set(dir: &Path, manifest: &Manifest) -> Result<Arc<SegmentSet>, StoreError> {
+fn open_set(
+    dir: &Path,
+    manifest: &Manifest,
+    previous: Option<&SegmentSet>,
+) -> Result<Arc<SegmentSet>, StoreError> {
     let mut segments = Vec::with_capacity(manifest.segments.len());
     for name in &manifest.segments {
         let path = dir.join(name);
-        segments.push(Segment::open(&path).map_err(|e| foreign(&path, e))?);
+        // A segment the previous set maps keeps its mapping: mapping it anew would drop the page tables of
+        // every page read so far, and every flush (each 16,384 inserts) would then fault each page of the
+        // largest segment in again, a writer's lookups and the queries alike.
+        let kept = previous
+            .and_then(|set| set.segments.iter().find(|s| s.is_file_at(&path)))
+            .map(Arc::clone);
+        segments.push(match kept {
+            Some(segment) => segment,
+            None => Arc::new(Segment::open(&path).map_err(|e| foreign(&path, e))?),
+        });
     }
     Ok(Arc::new(SegmentSet {
         generation: manifest.generation,
@@ -466,14 +480,16 @@ fn read_manifest(dir: &Path) -> Result<Manifest, StoreError> {
     })
 }
 
-/// Loads the state a manifest names: maps its segments and reads its logs.
+/// Loads the state a manifest names: maps its segments (keeping the mappings of `previous` that it still
+/// names) and reads its logs.
 fn load(
     dir: &Path,
     manifest: Manifest,
+    previous: Option<&SegmentSet>,
     arrange: Option<Arc<dyn Arrange>>,
     retention: Retention,
 ) -> Result<Inner, StoreError> {
-    let set = open_set(dir, &manifest)?;
+    let set = open_set(dir, &manifest, previous)?;
     let mut inner = Inner {
         dir: dir.to_path_buf(),
         writer: None,
@@ -682,7 +698,13 @@ impl Inner {
                 return self.read_log(retention);
             }
             // A flush happened: load the new generation (whose files a second flush may remove meanwhile).
-            match load(&self.dir, manifest, self.arrange.clone(), retention) {
+            match load(
+                &self.dir,
+                manifest,
+                Some(&self.set),
+                self.arrange.clone(),
+                retention,
+            ) {
                 Ok(mut fresh) => {
                     fresh.merge = self.merge;
                     *self = fresh;
@@ -810,7 +832,7 @@ impl Inner {
 
     /// Maps the manifest's segments into a new set.
     fn reopen_segments(&mut self) -> Result<(), StoreError> {
-        self.set = open_set(&self.dir, &self.manifest)?;
+        self.set = open_set(&self.dir, &self.manifest, Some(&self.set))?;
         Ok(())
     }
 
@@ -963,12 +985,12 @@ fn check_older_log(path: &Path, next: Option<u64>) -> Result<Vec<(u64, u64, u64)
 
 /// The segment and row of `segments` (oldest first) that hold an id now: the newest segment that mentions
 /// the id says whether it is there.
-fn lookup_in(segments: &[Segment], id: &str) -> Option<(usize, usize)> {
+fn lookup_in(segments: &[Arc<Segment>], id: &str) -> Option<(usize, usize)> {
     lookup_hashed(segments, id, segment::id_hash(id))
 }
 
 /// [`lookup_in`] for an id whose hash is known.
-fn lookup_hashed(segments: &[Segment], id: &str, hash: u64) -> Option<(usize, usize)> {
+fn lookup_hashed(segments: &[Arc<Segment>], id: &str, hash: u64) -> Option<(usize, usize)> {
     for (i, segment) in segments.iter().enumerate().rev() {
         if let Some(row) = segment.find_hashed(id, hash) {
             return Some((i, row));
@@ -981,12 +1003,12 @@ fn lookup_hashed(segments: &[Segment], id: &str, hash: u64) -> Option<(usize, us
 }
 
 /// Whether any of `segments` puts or deletes an id.
-fn mentioned_in(segments: &[Segment], id: &str) -> bool {
+fn mentioned_in(segments: &[Arc<Segment>], id: &str) -> bool {
     mentioned_hashed(segments, id, segment::id_hash(id))
 }
 
 /// [`mentioned_in`] for an id whose hash is known.
-fn mentioned_hashed(segments: &[Segment], id: &str, hash: u64) -> bool {
+fn mentioned_hashed(segments: &[Arc<Segment>], id: &str, hash: u64) -> bool {
     segments
         .iter()
         .any(|s| s.find_hashed(id, hash).is_some() || s.deletes_hashed(id, hash))
@@ -1004,7 +1026,7 @@ const LIVE_PIECE: usize = 2048;
 /// a flush's entry count and of a merge's gathering at 10^7 entries, and a group's reads overlap.
 fn warmed<'a, T>(
     items: impl Iterator<Item = (T, &'a str)>,
-    segments: &[Segment],
+    segments: &[Arc<Segment>],
     mut each: impl FnMut(T, &'a str, u64),
 ) {
     let mut items = items.peekable();
@@ -1092,7 +1114,7 @@ impl SegmentStore {
         let lock = lock(dir)?;
         let manifest = read_manifest(dir)?;
         let retention = DEFAULT_RETENTION;
-        let mut inner = load(dir, manifest, arrange, retention)?;
+        let mut inner = load(dir, manifest, None, arrange, retention)?;
         let wal_path = inner.wal_path();
         let wal = Wal::open(&wal_path, inner.wal_end).map_err(|e| io_error(&wal_path, e))?;
         inner.writer = Some(Writer { _lock: lock, wal });
@@ -1107,7 +1129,7 @@ impl SegmentStore {
         let mut attempts = 0;
         loop {
             let manifest = read_manifest(dir)?;
-            match load(dir, manifest, arrange.clone(), retention) {
+            match load(dir, manifest, None, arrange.clone(), retention) {
                 Ok(inner) => return Ok(Self::handle(dir, inner, retention)),
                 // The writer merged between the manifest and its files: read the new manifest.
                 Err(_) if attempts < 5 => attempts += 1,
@@ -1368,5 +1390,81 @@ impl Store for SegmentStore {
                 .collect(),
             sequence: inner.sequence,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("neardup-seg-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn puts(from: usize, count: usize) -> Vec<Change> {
+        (from..from + count)
+            .map(|i| Change::Put {
+                id: format!("id-{i}"),
+                value: vec![i as u8; 8],
+            })
+            .collect()
+    }
+
+    /// A segment that outlives a flush is the same mapping afterwards, in the writer and in a reader that
+    /// catches up (a new mapping would fault in every page read so far again).
+    #[test]
+    fn segments_keep_their_mapping_across_flushes() {
+        let dir = temp("keep-mapping");
+        let mut writer = SegmentStore::create(&dir, &Settings::new(), None).unwrap();
+        // A flush at every commit and no merge of a small segment into a larger one.
+        writer.set_merge_policy(MergePolicy {
+            flush_changes: 1,
+            ratio: 1,
+            max_segments: 100,
+        });
+        writer.apply(&puts(0, 50)).unwrap();
+        writer.wait_for_merges();
+        let reader = SegmentStore::open_reader(&dir, None).unwrap();
+        let (first, seen) = (writer.segments().unwrap(), reader.segments().unwrap());
+        assert_eq!(first.segments.len(), 1);
+        assert_eq!(seen.segments.len(), 1);
+        writer.apply(&puts(50, 2)).unwrap();
+        writer.wait_for_merges();
+        let second = writer.segments().unwrap();
+        assert_eq!(second.segments.len(), 2);
+        assert!(Arc::ptr_eq(&first.segments[0], &second.segments[0]));
+        assert_eq!(reader.sequence(), 2);
+        let caught_up = reader.segments().unwrap();
+        assert_eq!(caught_up.segments.len(), 2);
+        assert!(Arc::ptr_eq(&seen.segments[0], &caught_up.segments[0]));
+        assert_eq!(caught_up.entries, 52);
+        drop((writer, reader));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file that took a mapped segment's name (another index's, in a replaced directory) is not taken for it.
+    #[test]
+    fn a_replaced_file_is_not_the_mapped_segment() {
+        let dir = temp("replaced");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("seg-0000000000000001.nds");
+        let write = |path: &Path, id: &str| {
+            let value = [1u8; 8];
+            Segment::write(path, &[(id, &value[..])], &[], 1, None).unwrap();
+        };
+        write(&path, "a");
+        let segment = Segment::open(&path).unwrap();
+        assert!(segment.is_file_at(&path));
+        assert!(!segment.is_file_at(&dir.join("seg-0000000000000002.nds")));
+        let other = dir.join("other.nds");
+        write(&other, "b");
+        std::fs::rename(&other, &path).unwrap();
+        assert!(!segment.is_file_at(&path));
+        assert!(Segment::open(&path).unwrap().find("b").is_some());
+        drop(segment);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

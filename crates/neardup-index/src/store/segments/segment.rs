@@ -12,7 +12,7 @@
 //! Every read of a row checks its bounds: a damaged file gives `None`, never a panic.
 
 use super::Arrange;
-use super::file::{Header, SegmentFile, SegmentWriter, VARIABLE};
+use super::file::{FileIdentity, Header, SegmentFile, SegmentWriter, VARIABLE};
 use std::ops::Range;
 use std::path::Path;
 
@@ -255,6 +255,13 @@ impl Segment {
     /// The file.
     pub fn path(&self) -> &Path {
         self.file.path()
+    }
+
+    /// Whether this is the segment mapped from the file `path` names now (see [`SegmentFile::identity`]).
+    pub(super) fn is_file_at(&self, path: &Path) -> bool {
+        self.file.path() == path
+            && std::fs::metadata(path)
+                .is_ok_and(|meta| FileIdentity::of(&meta) == self.file.identity())
     }
 
     /// Rows (entries stored) in the segment, some perhaps shadowed by newer segments.
