@@ -19,7 +19,8 @@
 //!
 //! `--keep` keeps the indexes; `--query-only DIR` (with the same N and K) then opens one in a fresh process and
 //! times Q queries, with the heap and the mapped pages they cost; `--insert-only DIR` opens one for writing in a
-//! fresh process and times 200,000 (`--more N`: N) more durable inserts in batches of 10,000 (new ids each run).
+//! fresh process and times 200,000 (`--more N`: N) more durable inserts in batches of 10,000 (new ids each run);
+//! `--mixed DIR` does the same with 200 queries timed after each batch (a writer that answers queries too).
 
 /// The allocator of the `neardup` binary, so that the figures are those of `neardup index add` (with glibc's,
 /// the large buffers of flushes and merges go back to the kernel and are faulted in again: 3.8 million page
@@ -125,6 +126,42 @@ fn more_inserts(
         index.apply(&batch).expect("apply");
     }
     (count / 10_000 * 10_000) as f64 / t.elapsed().as_secs_f64()
+}
+
+/// Queries after each batch of [`mixed`].
+const QUERIES_PER_BATCH: usize = 200;
+
+/// A writer that answers queries too, as `neardup serve` does: `count` durable inserts in batches of 10,000
+/// into the index in `dir`, each batch followed by [`QUERIES_PER_BATCH`] queries timed one by one (half near
+/// a fingerprint of the batch, half random), so that the queries run across every flush and merge.
+fn mixed(dir: &Path, k: u32, count: usize) {
+    let mut index = PersistentIndex::open(DiskStore::open(dir).expect("open")).expect("open");
+    let from = index.len() + 1_000_000;
+    let mut rng = synthetic::XorShift::new();
+    let (mut micros, mut inserting) = (Vec::new(), 0.0);
+    for chunk in 0..count / 10_000 {
+        let fps: Vec<u64> = (0..10_000).map(|_| rng.next()).collect();
+        let batch: Vec<Edit> = fps
+            .iter()
+            .enumerate()
+            .map(|(i, &fp)| Edit::Put(id(from + chunk * 10_000 + i), fp))
+            .collect();
+        let t = Instant::now();
+        index.apply(&batch).expect("apply");
+        inserting += t.elapsed().as_secs_f64();
+        let qs = queries(&fps, QUERIES_PER_BATCH, k, &mut rng);
+        micros.extend(timed_queries(&index, &qs, k).0);
+    }
+    let (p50, p99) = percentiles(micros.clone());
+    micros.sort_by(f64::total_cmp);
+    let p999 = micros[(micros.len() * 999 / 1000).min(micros.len() - 1)];
+    println!(
+        "fresh process over {}: {} durable inserts in batches of 10,000 ({:.0}/s of insert time), {} queries between the batches: p50 {p50:.2} µs, p99 {p99:.2} µs, p99.9 {p999:.2} µs",
+        dir.display(),
+        count / 10_000 * 10_000,
+        (count / 10_000 * 10_000) as f64 / inserting,
+        micros.len()
+    );
 }
 
 fn run(backend: Backend, dir: &Path, fps: &[u64], k: u32, query_count: usize, cold: bool) {
@@ -255,6 +292,10 @@ fn main() {
         _ => vec![Backend::Segments, Backend::Redb],
     };
     let cold = args.iter().any(|a| a == "--cold");
+    if let Some(dir) = flag::<PathBuf>(&args, "--mixed") {
+        mixed(&dir, k, flag(&args, "--more").unwrap_or(MORE));
+        return;
+    }
     if let Some(dir) = flag::<PathBuf>(&args, "--insert-only") {
         // A fresh process writing into an index kept by `--keep` (ids past those it holds): durable inserts
         // away from the load and merge that made the index (whose writes the disk may still be flushing).

@@ -8,7 +8,9 @@
 //!   Hamming index, see `hamming::mapped`). It is mapped with `memmap2`, not read: opening an index of any
 //!   size reads the manifest, each segment's header, footer and directory, and the recent log, and queries
 //!   read the tables through the page cache. Segments are listed oldest first; a newer segment's row or
-//!   deletion of an id shadows the older rows of that id;
+//!   deletion of an id shadows the older rows of that id. A segment stays mapped once while flushes and
+//!   merges come and go around it (the next set of segments takes the same mapping), so the pages of a large
+//!   segment are faulted in once, not after every flush;
 //! * the **write-ahead log** (`wal`) holds every batch committed since the segments were written, fsync'd
 //!   before the batch is acknowledged; those batches (the **delta**) are also kept in memory, where the index
 //!   layer keeps its own small index of them;
@@ -444,7 +446,8 @@ fn lock(dir: &Path) -> Result<File, StoreError> {
     }
 }
 
-/// Maps the segments a manifest names (cheap: a mapping and a frame check each).
+/// Maps the segments a manifest names (cheap: a mapping and a frame check each), taking the mapping of each
+/// one that `previous` already maps.
 fn open_set(
     dir: &Path,
     manifest: &Manifest,
