@@ -25,9 +25,6 @@ impl Keyed for (u64, u32) {
 
 /// Stable LSD radix sort of `rows` by bits `shift .. shift + bits` of their key, 11 bits a pass. Rows
 /// equal in those bits keep their order, so rows built in slot order stay in slot order among equals.
-///
-/// One read of the rows counts the digits of every pass, and a pass whose digit is the same in every row
-/// (the high bits of a small table's keys) moves nothing and is skipped.
 pub(crate) fn radix_sort_by_key<T: Keyed>(
     rows: &mut Vec<T>,
     scratch: &mut Vec<T>,
@@ -35,27 +32,17 @@ pub(crate) fn radix_sort_by_key<T: Keyed>(
     bits: u32,
 ) {
     const DIGIT: u32 = 11;
-    let passes = bits.div_ceil(DIGIT) as usize;
-    if passes == 0 || rows.len() < 2 {
-        return;
-    }
-    let width = |pass: usize| DIGIT.min(bits - pass as u32 * DIGIT);
-    let digit = |key: u64, pass: usize| {
-        ((key >> (shift + pass as u32 * DIGIT)) & ((1u64 << width(pass)) - 1)) as usize
-    };
-    let mut counts = vec![[0usize; 1 << DIGIT]; passes];
-    for r in rows.iter() {
-        let key = r.key();
-        for (pass, table) in counts.iter_mut().enumerate() {
-            table[digit(key, pass)] += 1;
-        }
-    }
-    for (pass, table) in counts.iter_mut().enumerate() {
-        if table.contains(&rows.len()) {
-            continue; // one digit value in every row: nothing moves
+    let mut done = 0;
+    while done < bits {
+        let width = DIGIT.min(bits - done);
+        let lo = shift + done;
+        let digit = |r: &T| ((r.key() >> lo) & ((1u64 << width) - 1)) as usize;
+        let mut counts = [0usize; 1 << DIGIT];
+        for r in rows.iter() {
+            counts[digit(r)] += 1;
         }
         let mut sum = 0;
-        for c in table.iter_mut() {
+        for c in counts.iter_mut() {
             let here = *c;
             *c = sum;
             sum += here;
@@ -66,11 +53,12 @@ pub(crate) fn radix_sort_by_key<T: Keyed>(
             scratch.resize(rows.len(), T::default());
         }
         for r in rows.iter() {
-            let d = digit(r.key(), pass);
-            scratch[table[d]] = *r;
-            table[d] += 1;
+            let d = digit(r);
+            scratch[counts[d]] = *r;
+            counts[d] += 1;
         }
         std::mem::swap(rows, scratch);
+        done += width;
     }
 }
 
