@@ -21,6 +21,8 @@
 //! times Q queries, with the heap and the mapped pages they cost; `--insert-only DIR` opens one for writing in a
 //! fresh process and times 200,000 (`--more N`: N) more durable inserts in batches of 10,000 (new ids each run);
 //! `--mixed DIR` does the same with 200 queries timed after each batch (a writer that answers queries too).
+//! With `--copy`, both write into a copy of DIR (segments hard-linked) removed afterwards, so that every run
+//! starts from the same index.
 
 /// The allocator of the `neardup` binary, so that the figures are those of `neardup index add` (with glibc's,
 /// the large buffers of flushes and merges go back to the kernel and are faulted in again: 3.8 million page
@@ -126,6 +128,41 @@ fn more_inserts(
         index.apply(&batch).expect("apply");
     }
     (count / 10_000 * 10_000) as f64 / t.elapsed().as_secs_f64()
+}
+
+/// The index a run writes into: the kept one itself, or (`--copy`) a copy beside it, removed afterwards, so
+/// that every run starts from the same index. A copy hard-links the segments (never modified; a merge writes
+/// new files) and copies the manifest and logs, so it costs little even at 10^8.
+struct RunDir(PathBuf, bool);
+
+impl RunDir {
+    fn of(kept: &Path, copy: bool) -> RunDir {
+        if !copy {
+            return RunDir(kept.to_path_buf(), false);
+        }
+        let mut name = kept.file_name().expect("a directory").to_os_string();
+        name.push(format!("-copy-{}", std::process::id()));
+        let dir = kept.with_file_name(name);
+        std::fs::create_dir(&dir).expect("create the copy");
+        for entry in std::fs::read_dir(kept).expect("read the kept index") {
+            let from = entry.expect("an entry").path();
+            let to = dir.join(from.file_name().expect("a name"));
+            if from.extension().is_some_and(|e| e == "nds") {
+                std::fs::hard_link(&from, &to).expect("link a segment");
+            } else {
+                std::fs::copy(&from, &to).expect("copy a file");
+            }
+        }
+        RunDir(dir, true)
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Queries after each batch of [`mixed`].
@@ -292,20 +329,23 @@ fn main() {
         _ => vec![Backend::Segments, Backend::Redb],
     };
     let cold = args.iter().any(|a| a == "--cold");
-    if let Some(dir) = flag::<PathBuf>(&args, "--mixed") {
-        mixed(&dir, k, flag(&args, "--more").unwrap_or(MORE));
+    if let Some(kept) = flag::<PathBuf>(&args, "--mixed") {
+        let dir = RunDir::of(&kept, args.iter().any(|a| a == "--copy"));
+        mixed(&dir.0, k, flag(&args, "--more").unwrap_or(MORE));
         return;
     }
-    if let Some(dir) = flag::<PathBuf>(&args, "--insert-only") {
+    if let Some(kept) = flag::<PathBuf>(&args, "--insert-only") {
         // A fresh process writing into an index kept by `--keep` (ids past those it holds): durable inserts
         // away from the load and merge that made the index (whose writes the disk may still be flushing).
-        let mut index = PersistentIndex::open(DiskStore::open(&dir).expect("open")).expect("open");
+        let dir = RunDir::of(&kept, args.iter().any(|a| a == "--copy"));
+        let mut index =
+            PersistentIndex::open(DiskStore::open(&dir.0).expect("open")).expect("open");
         let from = index.len() + 1_000_000;
         let count = flag(&args, "--more").unwrap_or(MORE);
         let rate = more_inserts(&mut index, from, count, &mut synthetic::XorShift::new());
         println!(
             "fresh process over {}: {count} durable inserts in batches of 10,000: {rate:.0}/s",
-            dir.display()
+            kept.display()
         );
         return;
     }
