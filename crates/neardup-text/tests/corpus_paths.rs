@@ -1,7 +1,10 @@
-//! The tokenizer's 64-byte block path against its chunk-at-a-time path on real multilingual text: the first
-//! documents of `../shared/eval/corpus/corpus-00.jsonl.zst` (skipped when the data or `zstd` is absent).
+//! The tokenizer's 64-byte block path against its chunk-at-a-time path, and both against the spec's steps
+//! taken literally, on real multilingual text: the first documents of
+//! `../shared/eval/corpus/corpus-00.jsonl.zst` (skipped when the data or `zstd` is absent).
 
-use neardup_text::profile::doc_v1::{tokens, tokens_without_blocks};
+use neardup_text::profile::doc_v1::{
+    tokenize_keeping_numbers, tokens, tokens_by_definition, tokens_without_blocks,
+};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -38,10 +41,23 @@ fn block_path_equals_chunk_path_on_the_corpus() {
         let Some(text) = text_field(line) else {
             continue;
         };
+        let fast = tokens(&text);
         assert_eq!(
-            tokens(&text),
+            fast,
             tokens_without_blocks(&text),
             "document {checked} differs"
+        );
+        assert_eq!(
+            fast,
+            tokens_by_definition(&text, false),
+            "document {checked} differs from the definition"
+        );
+        let mut keeping = Vec::new();
+        tokenize_keeping_numbers(&text, |t| keeping.push(t.as_str().to_owned()));
+        assert_eq!(
+            keeping,
+            tokens_by_definition(&text, true),
+            "document {checked} (numbers kept) differs from the definition"
         );
         checked += 1;
     }

@@ -16,11 +16,18 @@
 //! chunk equals normalizing the whole text, and a chunk that normalization splits (U+00A8 → space + U+0308)
 //! is simply split again afterwards. Each chunk takes the cheapest path that gives the exact result:
 //!
-//! * **ASCII** (most chunks of most text): normalization is just `A-Z → a-z`; classes come from a 256-entry
-//!   table and tokens are hashed straight from the input unless they hold a capital.
-//! * **Stable non-ASCII**: every character has the `STABLE` property (see `props`) and the chunk
-//!   is NFKC-normalized as a whole (ICU4X's quick check): tokens come straight from the input.
+//! * **ASCII** (most chunks of most text): normalization is just `A-Z → a-z`; 64-byte blocks are classified
+//!   with SIMD compares and their tokens found with bit operations, hashed straight from the input unless
+//!   they hold a capital.
+//! * **Any other chunk is read once**: one pass finds where it ends (non-ASCII White_Space included), the
+//!   common property flags of its characters and its tokens as they stand. If every character is left alone
+//!   by NFKC or folds to one character (`Д` → `д`, see `props`), or the chunk is STABLE and NFKC-normalized
+//!   as a whole (ICU4X's quick check), those are its tokens: taken straight from the input, or folded one
+//!   at a time into a scratch buffer when they hold a capital.
 //! * **Everything else** goes through ICU4X: `Cf` removed, NFKC, full case folding, then split and tokenized.
+//!
+//! Every path is tested against the spec's steps taken literally ([`tokens_by_definition`]), by property
+//! tests and on the multilingual corpus of the evaluation data.
 
 use super::blocks;
 use super::props::{
@@ -138,6 +145,27 @@ pub fn tokens_without_blocks(text: &str) -> Vec<String> {
     out
 }
 
+/// The tokens by the spec's steps taken literally on the whole text (normalize it, split it on
+/// White_Space, drop identifiers, tokenize each chunk), with or without the letterless tokens: the
+/// definition that every fast path is tested against (here and in the corpus tests).
+#[doc(hidden)]
+pub fn tokens_by_definition(text: &str, keep_numbers: bool) -> Vec<String> {
+    let normalized = normalize(text);
+    let mut out = Vec::new();
+    let mut push = |t: Token<'_>| out.push(t.as_str().to_owned());
+    for chunk in normalized.split(|c: char| props::flags(c) & SPACE != 0) {
+        if chunk.is_empty() || is_identifier(chunk) {
+            continue;
+        }
+        if keep_numbers {
+            tokens_of_normalized_chunk::<true>(props::table(), chunk, 0, chunk.len(), &mut push);
+        } else {
+            tokens_of_normalized_chunk::<false>(props::table(), chunk, 0, chunk.len(), &mut push);
+        }
+    }
+    out
+}
+
 /// Applies step 1 alone (delete `Cf`, NFKC, full case folding) to a whole text. The tokenizer never calls it
 /// (it normalizes chunk by chunk); it exists to document and test the step.
 pub fn normalize(text: &str) -> String {
@@ -210,6 +238,8 @@ struct Tokenizer<const KEEP_NUMBERS: bool> {
     fold: CaseMapperBorrowed<'static>,
     lower: String,
     scratch: String,
+    /// The tokens of the chunk being read ([`scan_chunk`](Self::scan_chunk)).
+    spans: Vec<Span>,
 }
 
 impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
@@ -220,6 +250,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             fold: CaseMapperBorrowed::new(),
             lower: String::with_capacity(64 + WINDOW_EXTRA),
             scratch: String::new(),
+            spans: Vec::new(),
         }
     }
 
@@ -320,46 +351,171 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     /// Chunk by chunk over `text[from..to]`, where `from` and `to` are chunk boundaries.
     fn scalar(&mut self, text: &str, from: usize, to: usize, emit: &mut impl FnMut(Token<'_>)) {
         let bytes = text.as_bytes();
-        let n = to;
         let mut i = from;
-        while i < n {
+        while i < to {
             // Skip ASCII white space quickly; a non-ASCII White_Space character is found by the chunk scan.
             if ASCII_CLASS[bytes[i] as usize] & A_SPACE != 0 {
                 i += 1;
                 continue;
             }
-            // Find the end of the chunk, gathering what kinds of bytes it holds.
             let start = i;
-            let mut seen = 0u8;
-            while i < n {
-                let class = ASCII_CLASS[bytes[i] as usize];
-                if class & A_SPACE != 0 {
-                    break;
-                }
-                if class & A_HIGH != 0 {
-                    // Only a non-ASCII White_Space character can end the chunk here.
-                    let c = decode_at(text, i);
-                    if self.props[c as usize] & SPACE != 0 {
-                        break;
-                    }
-                    i += c.len_utf8();
-                    seen |= A_HIGH;
-                    continue;
-                }
-                seen |= class;
-                i += 1;
-            }
+            let scan = self.scan_chunk(text, start, to);
+            i = scan.end;
             if start == i {
                 // A non-ASCII White_Space character.
                 i += decode_at(text, i).len_utf8();
                 continue;
             }
-            if seen & A_HIGH == 0 {
-                self.ascii_chunk(text, start, i, seen, emit);
+            self.finish_chunk(text, start, scan, emit);
+        }
+    }
+
+    /// One pass over the chunk that starts at `start` (it ends at White_Space or at `to`): where it ends,
+    /// the ASCII classes and the common property flags of its characters, and its tokens as they would be
+    /// if the chunk needed no normalization (in `self.spans`). Those tokens are the chunk's tokens when
+    /// normalization leaves it alone or only folds characters one for one ([`finish_chunk`](Self::finish_chunk)
+    /// decides), since such folding maps letters to letters of the same kind (a test checks every one).
+    #[inline]
+    fn scan_chunk(&mut self, text: &str, start: usize, to: usize) -> ChunkScan {
+        let bytes = text.as_bytes();
+        self.spans.clear();
+        let mut seen = 0u8;
+        let mut all = STABLE | NFKC_SAFE | FOLD_FAST;
+        // The open token, if any (`NONE` when between tokens): where it starts, whether it is a single
+        // letter (with the marks that follow it), whether it has a letter, whether folding changes it.
+        const NONE: usize = usize::MAX;
+        let mut token_start = NONE;
+        let mut single = false;
+        let mut letter = false;
+        let mut fold = false;
+        let mut i = start;
+        while i < to {
+            let class = ASCII_CLASS[bytes[i] as usize];
+            let (f, changes, len) = if class & A_HIGH == 0 {
+                if class & A_SPACE != 0 {
+                    break;
+                }
+                seen |= class;
+                if class & A_TOKEN != 0 && token_start != NONE && !single {
+                    // The common case: an ASCII letter, digit or '_' inside a run.
+                    letter |= class & A_LETTER != 0;
+                    fold |= class & A_UPPER != 0;
+                    i += 1;
+                    continue;
+                }
+                (ascii_flags(bytes[i]), class & A_UPPER != 0, 1)
             } else {
-                self.unicode_chunk(text, start, i, seen, emit);
+                let c = decode_at(text, i);
+                let f = self.props[c as usize];
+                if f & SPACE != 0 {
+                    break;
+                }
+                seen |= A_HIGH;
+                all &= f;
+                (f, f & SIMPLE_FOLD != 0, c.len_utf8())
+            };
+            if token_start != NONE {
+                let goes_on = if single {
+                    f & MARK != 0 // marks attach to the single letter
+                } else {
+                    f & TOKEN != 0 && f & SINGLE == 0
+                };
+                if goes_on {
+                    letter |= f & LETTER != 0;
+                    fold |= changes;
+                    i += len;
+                    continue;
+                }
+                if letter || KEEP_NUMBERS {
+                    self.spans.push(Span {
+                        start: token_start,
+                        end: i,
+                        fold,
+                    });
+                }
+                token_start = NONE;
+            }
+            if f & TOKEN != 0 {
+                token_start = i;
+                single = f & SINGLE != 0;
+                letter = f & LETTER != 0;
+                fold = changes;
+            }
+            i += len;
+        }
+        if token_start != NONE && (letter || KEEP_NUMBERS) {
+            self.spans.push(Span {
+                start: token_start,
+                end: i,
+                fold,
+            });
+        }
+        ChunkScan { end: i, seen, all }
+    }
+
+    /// Emits the tokens of the chunk `text[start..scan.end]` that [`scan_chunk`](Self::scan_chunk) read,
+    /// taking the cheapest path that gives the exact result.
+    fn finish_chunk(
+        &mut self,
+        text: &str,
+        start: usize,
+        scan: ChunkScan,
+        emit: &mut impl FnMut(Token<'_>),
+    ) {
+        let chunk = &text[start..scan.end];
+        // The ASCII characters' flags follow from their classes: all are NFKC_SAFE but A-Z, which fold
+        // simply (a test checks the table).
+        let all = scan.all
+            & if scan.seen & A_UPPER != 0 {
+                FOLD_FAST
+            } else {
+                STABLE | NFKC_SAFE | FOLD_FAST
+            };
+        // FOLD_FAST: NFKC leaves the chunk alone (NFKC_SAFE characters, and SIMPLE_FOLD ones, which are
+        // quick-check "Yes" with ccc 0 and second in no composition), and folding maps each character to one.
+        // Otherwise a STABLE chunk may still be NFKC-normalized as a whole (marks in canonical order).
+        let as_scanned =
+            all & FOLD_FAST != 0 || (all & STABLE != 0 && self.nfkc.is_normalized(chunk));
+        if !as_scanned {
+            self.general_chunk(chunk, emit);
+            return;
+        }
+        // The identifier rules read ASCII only and ignore its case, and no character that folds simply
+        // folds to ASCII (a test checks), so they read the chunk as it is.
+        if may_be_identifier(scan.seen, chunk.as_bytes()) && is_identifier(chunk) {
+            return;
+        }
+        let spans = std::mem::take(&mut self.spans);
+        let bytes = text.as_bytes();
+        for span in &spans {
+            if span.fold {
+                self.emit_folded(&text[span.start..span.end], emit);
+            } else {
+                emit(Token::new(
+                    &text[span.start..span.end],
+                    window_of(bytes, span.start, span.end),
+                ));
             }
         }
+        self.spans = spans;
+    }
+
+    /// Emits a token whose characters are NFKC_SAFE or fold simply, folded, from the padded scratch buffer.
+    fn emit_folded(&mut self, token: &str, emit: &mut impl FnMut(Token<'_>)) {
+        self.lower.clear();
+        for c in token.chars() {
+            self.lower.push(if c.is_ascii() {
+                c.to_ascii_lowercase()
+            } else if self.props[c as usize] & SIMPLE_FOLD != 0 {
+                self.fold.simple_fold(c)
+            } else {
+                c
+            });
+        }
+        let len = self.lower.len();
+        // Padding for the hash's look-ahead (NUL is valid UTF-8, and not part of the token).
+        self.lower.push_str("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        emit(Token::new(&self.lower[..len], self.lower.as_bytes()));
     }
 
     /// Emits the ASCII token `text[start..end]` lowercased, from the padded scratch buffer.
@@ -382,98 +538,9 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         ));
     }
 
-    /// An all-ASCII chunk `text[from..to]`: normalization is `A-Z → a-z`.
-    fn ascii_chunk(
-        &mut self,
-        text: &str,
-        from: usize,
-        to: usize,
-        seen: u8,
-        emit: &mut impl FnMut(Token<'_>),
-    ) {
-        let all = text.as_bytes();
-        let b = &all[from..to];
-        if may_be_identifier(seen, b) && is_identifier(&text[from..to]) {
-            return;
-        }
-        if !KEEP_NUMBERS && seen & A_LETTER == 0 {
-            return;
-        }
-        let mut i = from;
-        while i < to {
-            while i < to && ASCII_CLASS[all[i] as usize] & A_TOKEN == 0 {
-                i += 1;
-            }
-            let start = i;
-            let mut kinds = 0u8;
-            while i < to {
-                let class = ASCII_CLASS[all[i] as usize];
-                if class & A_TOKEN == 0 {
-                    break;
-                }
-                kinds |= class;
-                i += 1;
-            }
-            if kinds == 0 || (!KEEP_NUMBERS && kinds & A_LETTER == 0) {
-                continue; // empty, or no letter: dropped
-            }
-            if kinds & A_UPPER == 0 {
-                emit(Token::new(&text[start..i], window_of(all, start, i)));
-            } else {
-                self.emit_lowered(text, start, i, emit);
-            }
-        }
-    }
-
-    /// A chunk `text[from..to]` with non-ASCII characters.
-    /// `seen` has the ASCII classes of its bytes (as for [`ascii_chunk`](Self::ascii_chunk)).
-    fn unicode_chunk(
-        &mut self,
-        text: &str,
-        from: usize,
-        to: usize,
-        seen: u8,
-        emit: &mut impl FnMut(Token<'_>),
-    ) {
-        let chunk = &text[from..to];
-        // AND of every character's flags: STABLE says normalization leaves each character alone; NFKC_SAFE
-        // says the chunk is NFKC-normalized as a whole without asking ICU4X's quick check.
-        let all = chunk
-            .chars()
-            .fold(STABLE | NFKC_SAFE | FOLD_FAST, |acc, c| {
-                acc & self.props[c as usize]
-            });
-        if all & STABLE != 0 && (all & NFKC_SAFE != 0 || self.nfkc.is_normalized(chunk)) {
-            // Normalization leaves the chunk as it is, so the identifier rules read it as it is.
-            if !(may_be_identifier(seen, chunk.as_bytes()) && is_identifier(chunk)) {
-                tokens_of_normalized_chunk::<KEEP_NUMBERS>(self.props, text, from, to, emit);
-            }
-            return;
-        }
-        if all & FOLD_FAST != 0 {
-            // Capitalized words and the like: NFKC changes nothing, and folding is one character each.
-            let mut folded = std::mem::take(&mut self.scratch);
-            folded.clear();
-            folded.extend(chunk.chars().map(|c| {
-                if self.props[c as usize] & SIMPLE_FOLD != 0 {
-                    self.fold.simple_fold(c)
-                } else {
-                    c
-                }
-            }));
-            if !is_identifier(&folded) {
-                tokens_of_normalized_chunk::<KEEP_NUMBERS>(
-                    self.props,
-                    &folded,
-                    0,
-                    folded.len(),
-                    emit,
-                );
-            }
-            self.scratch = folded;
-            return;
-        }
-        // The slow, general path.
+    /// The general path, for a chunk that normalization changes otherwise than by folding characters one
+    /// for one: `Cf` removed, NFKC, full case folding through ICU4X, then split and tokenized.
+    fn general_chunk(&mut self, chunk: &str, emit: &mut impl FnMut(Token<'_>)) {
         let mut without_format = std::mem::take(&mut self.scratch);
         without_format.clear();
         without_format.extend(
@@ -506,6 +573,26 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         drop(normalized);
         self.scratch = without_format;
     }
+}
+
+/// A token found by [`Tokenizer::scan_chunk`] in a chunk as it is: its bytes, and whether case folding
+/// changes it (an ASCII capital, or a character that folds simply).
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: usize,
+    end: usize,
+    fold: bool,
+}
+
+/// What [`Tokenizer::scan_chunk`] learnt of a chunk besides its tokens.
+#[derive(Clone, Copy, Debug)]
+struct ChunkScan {
+    /// Where the chunk ends (at White_Space or at the end of the range scanned).
+    end: usize,
+    /// The ASCII classes of its bytes (`A_HIGH` when it has a non-ASCII character).
+    seen: u8,
+    /// The AND of its non-ASCII characters' property flags (STABLE, NFKC_SAFE, FOLD_FAST).
+    all: u16,
 }
 
 /// Bits `s..e` (e ≤ 64).
@@ -674,24 +761,11 @@ mod tests {
 
     /// The ASCII and stable fast paths must agree with the general path run on the whole text.
     fn general(text: &str) -> Vec<String> {
-        general_with::<false>(text)
+        tokens_by_definition(text, false)
     }
 
     fn general_with<const KEEP_NUMBERS: bool>(text: &str) -> Vec<String> {
-        let normalized = normalize(text);
-        let mut out = Vec::new();
-        for chunk in normalized.split(|c: char| props::flags(c) & SPACE != 0) {
-            if !chunk.is_empty() && !is_identifier(chunk) {
-                tokens_of_normalized_chunk::<KEEP_NUMBERS>(
-                    props::table(),
-                    chunk,
-                    0,
-                    chunk.len(),
-                    &mut |tok: Token<'_>| out.push(tok.as_str().to_owned()),
-                );
-            }
-        }
-        out
+        tokens_by_definition(text, KEEP_NUMBERS)
     }
 
     fn keeping_numbers(text: &str) -> Vec<String> {

@@ -316,6 +316,48 @@ mod tests {
         assert!(n > 1000, "{n}");
     }
 
+    /// The tokenizer's chunk scan finds a chunk's tokens before folding it, and gives ASCII characters
+    /// flags from their byte classes: both rest on these facts.
+    #[test]
+    fn what_the_chunk_scan_assumes() {
+        let fold = CaseMapper::new();
+        // ASCII: A-Z fold simply (to a-z); everything else is NFKC_SAFE.
+        for b in 0u8..128 {
+            let f = flags(b as char);
+            if b.is_ascii_uppercase() {
+                assert_eq!(f & (STABLE | NFKC_SAFE), 0, "{b:#x}");
+                assert_ne!(f & SIMPLE_FOLD, 0, "{b:#x}");
+                assert_eq!(fold.simple_fold(b as char), b.to_ascii_lowercase() as char);
+            } else {
+                assert_eq!(
+                    f & (STABLE | NFKC_SAFE | FOLD_FAST),
+                    STABLE | NFKC_SAFE | FOLD_FAST,
+                    "{b:#x}"
+                );
+            }
+        }
+        // A character that folds simply folds to a character of the same token kind, and never to ASCII
+        // unless it is ASCII itself (the identifier rules read ASCII only).
+        let kind = TOKEN | LETTER | MARK | SINGLE | SPACE | FORMAT;
+        let mut n = 0;
+        for c in (0x80..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| flags(c) & SIMPLE_FOLD != 0)
+        {
+            let folded = fold.simple_fold(c);
+            assert!(!folded.is_ascii(), "U+{:04X} folds to ASCII", c as u32);
+            assert_eq!(
+                flags(folded) & kind,
+                flags(c) & kind,
+                "U+{:04X} and its folding U+{:04X} tokenize differently",
+                c as u32,
+                folded as u32
+            );
+            n += 1;
+        }
+        assert!(n > 1000, "{n}");
+    }
+
     /// The scan that builds NFKC_SAFE skips some blocks: check every code point, and that nothing skipped is
     /// a composite whose second character was left NFKC_SAFE.
     #[test]
