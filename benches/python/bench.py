@@ -19,14 +19,17 @@ is compared with. What is timed:
    `RMinHash.digest_matrix_from_token_sets` (1,000 documents a call). neardup three ways: the drop-in
    (`neardup.datasketch.MinHash.update_batch`, the same Python shingling: its signatures must equal
    datasketch's, and are checked), and natively from text with `neardup.sketches` (its own Unicode tokenizer,
-   all cores and one thread) for `minhash-datasketch-affine32` (datasketch's values) and `minhash-oph-v1`.
+   all cores and one thread) for `minhash-datasketch-affine32` (datasketch's values) and `minhash-oph-v1`,
+   from the list of `str` and (the last row) from a `pyarrow.large_string` array made before the clock starts,
+   as text read from Parquet arrives.
 2. **MinHashLSH**: --lsh-n signatures (pairs of token sets 18/22 alike), bands 16 x 8, threshold 0.8: insert
    every one, then query every one. datasketch and `neardup.datasketch` index the same `LeanMinHash` values
    (and must answer the same); rensa its own `RMinHash` of the same token sets, one by one and in its batch
    calls (`insert_many`, `query_all`). Building the signatures is not timed.
 3. **dedup**: the whole process, JSONL in, cluster table (Parquet) out: `neardup dedup --jsonl FILE --table
    T.parquet` against `python -c "neardup.dedup(...)"` reading the same file with pyarrow and writing the same
-   table, for simhash-doc-v1 (k = 3) and minhash-oph-v1 (threshold 0.8), all cores.
+   table, for simhash-doc-v1 (k = 3) and minhash-oph-v1 (threshold 0.8), all cores; and the `neardup.dedup`
+   call alone (the Arrow column in, the table out), timed inside the Python process.
 """
 
 import argparse
@@ -63,6 +66,10 @@ def load_texts(path):
 
 def minhash_worker(peer, corpus, repeat):
     texts = load_texts(corpus)
+    if peer.startswith("neardup.sketches-arrow:"):
+        # Text already in Arrow, as read from Parquet: the column is made before the clock starts.
+        import pyarrow
+        column = pyarrow.array(texts, type=pyarrow.large_string())
     times, digest = [], None
     for _ in range(repeat):
         start = time.perf_counter()
@@ -93,6 +100,9 @@ def minhash_worker(peer, corpus, repeat):
         elif peer.startswith("neardup.sketches:"):
             import neardup
             sigs = [neardup.sketches(texts, scheme=peer.split(":", 1)[1], num_perm=NUM_PERM, errors="zero")]
+        elif peer.startswith("neardup.sketches-arrow:"):
+            import neardup
+            sigs = [neardup.sketches(column, scheme=peer.split(":", 1)[1], num_perm=NUM_PERM, errors="zero")]
         else:
             raise SystemExit(f"unknown peer {peer}")
         times.append(time.perf_counter() - start)
@@ -163,10 +173,12 @@ def lsh_worker(peer, values_path, n, repeat):
 
 
 DEDUP_PY = """
-import sys, pyarrow.json, pyarrow.parquet, neardup
+import sys, time, pyarrow.json, pyarrow.parquet, neardup
 table = pyarrow.json.read_json(sys.argv[1], read_options=pyarrow.json.ReadOptions(block_size=64 << 20))
 scheme = sys.argv[3]
+start = time.perf_counter()
 result = neardup.dedup(table["text"], ids=table["id"], scheme=scheme)
+print(time.perf_counter() - start)
 pyarrow.parquet.write_table(result, sys.argv[2])
 """
 
@@ -205,10 +217,12 @@ def run_worker(args, env=None):
 
 
 def wall(cmd, env=None):
+    """The command's wall time, and the last line it printed (what a script measured inside)."""
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, **(env or {})})
-    return time.perf_counter() - start
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         env={**os.environ, **(env or {})})
+    lines = out.stdout.strip().splitlines()
+    return time.perf_counter() - start, (lines[-1] if lines else "")
 
 
 def bench_minhash(corpus, mb, repeat, results):
@@ -222,6 +236,7 @@ def bench_minhash(corpus, mb, repeat, results):
         ("neardup.sketches:minhash-datasketch-affine32", "neardup.sketches datasketch scheme, all cores", {}),
         ("neardup.sketches:minhash-oph-v1", "neardup.sketches minhash-oph-v1, 1 thread", {"RAYON_NUM_THREADS": "1"}),
         ("neardup.sketches:minhash-oph-v1", "neardup.sketches minhash-oph-v1, all cores", {}),
+        ("neardup.sketches-arrow:minhash-oph-v1", "the same, text already in a pyarrow array, all cores", {}),
     ]
     measured = {}
     for peer, label, env in rows:
@@ -287,15 +302,17 @@ def bench_lsh(workdir, n, repeat, results):
 def bench_dedup(corpus, workdir, binary, mb, repeat, results):
     print(f"\n## dedup: {mb} MB of JSONL to a Parquet cluster table, whole process, all cores "
           f"(median of {repeat})\n")
-    print("| scheme | CLI s | Python s | Python / CLI |")
-    print("|---|---:|---:|---:|")
+    print("| scheme | CLI s | Python s | Python / CLI | the `neardup.dedup` call s | call / CLI |")
+    print("|---|---:|---:|---:|---:|---:|")
     for scheme in ("simhash-doc-v1", "minhash-oph-v1"):
-        cli, py = [], []
+        cli, py, call = [], [], []
         for _ in range(repeat):
             print(f"dedup: {scheme} ...", file=sys.stderr, flush=True)
             cli.append(wall([binary, "dedup", "--jsonl", str(corpus), "--scheme", scheme,
-                             "--table", str(workdir / "cli.parquet")]))
-            py.append(wall([sys.executable, "-c", DEDUP_PY, str(corpus), str(workdir / "py.parquet"), scheme]))
+                             "--table", str(workdir / "cli.parquet")])[0])
+            t, inside = wall([sys.executable, "-c", DEDUP_PY, str(corpus), str(workdir / "py.parquet"), scheme])
+            py.append(t)
+            call.append(float(inside))
         import pyarrow.parquet as pq
         # The CLI's table has the clustered documents; Python's has every document (cluster null if none).
         a, b = pq.read_table(workdir / "cli.parquet"), pq.read_table(workdir / "py.parquet")
@@ -303,9 +320,9 @@ def bench_dedup(corpus, workdir, binary, mb, repeat, results):
         fields = ("id", "cluster", "representative", "duplicate_of")
         if sorted(zip(*(a[c].to_pylist() for c in fields))) != sorted(zip(*(b[c].to_pylist() for c in fields))):
             raise SystemExit(f"{scheme}: Python's clusters differ from the CLI's")
-        c, p = statistics.median(cli), statistics.median(py)
-        print(f"| {scheme} | {c:.2f} | {p:.2f} | {p / c:.2f} |")
-        results[f"dedup/{scheme}"] = {"cli": c, "python": p}
+        c, p, d = statistics.median(cli), statistics.median(py), statistics.median(call)
+        print(f"| {scheme} | {c:.2f} | {p:.2f} | {p / c:.2f} | {d:.2f} | {d / c:.2f} |")
+        results[f"dedup/{scheme}"] = {"cli": c, "python": p, "call": d}
 
 
 def main():
