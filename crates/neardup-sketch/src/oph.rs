@@ -115,21 +115,17 @@ impl OphMinHasher {
         let x = mix64(feature_hash ^ self.key);
         let k = self.bins.len();
         // The features are kept for the filling rounds only while some bin is empty: once every bin has a
-        // value no round will run, so long documents keep no buffer.
+        // value no round will run, so the buffer stops growing (a long document's holds the features up to
+        // that point, about K·ln K, until `reset`).
         if self.non_empty < k {
             self.mixed.push(x);
         }
+        // Without a branch: while the bins fill (most of a document of a few hundred shingles), whether
+        // a value is a new minimum is a coin toss, and a branch on it mispredicts about every other time.
         let bin = &mut self.bins[scale(x, k)];
-        let value = x & 0xFFFF_FFFF;
-        if value < *bin {
-            if *bin == EMPTY {
-                self.non_empty += 1;
-                if self.non_empty == k {
-                    self.mixed.clear();
-                }
-            }
-            *bin = value;
-        }
+        let old = *bin;
+        self.non_empty += usize::from(old == EMPTY);
+        *bin = old.min(x & 0xFFFF_FFFF);
     }
 
     /// Adds every hash of a slice.
