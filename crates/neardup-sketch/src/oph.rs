@@ -154,14 +154,18 @@ impl OphMinHasher {
         if self.non_empty == 0 {
             return false;
         }
+        // The bins go to `out` and the empty ones' numbers to `empty_bins`, without a branch (a short
+        // document's empty bins are scattered at random). An empty bin's value in `out` is overwritten
+        // when a round fills it, and every empty bin is filled before this returns.
         self.empty_bins.clear();
+        self.empty_bins.resize(k, 0);
+        let mut empty = 0;
         for (i, (slot, &bin)) in out.iter_mut().zip(&self.bins).enumerate() {
-            if bin == EMPTY {
-                self.empty_bins.push(i as u32);
-            } else {
-                *slot = bin as u32;
-            }
+            *slot = bin as u32;
+            self.empty_bins[empty] = i as u32;
+            empty += usize::from(bin == EMPTY);
         }
+        self.empty_bins.truncate(empty);
         // Each round takes the minimum of its values in every bin, without a branch, in `bins` itself: the
         // filled bins are already in `out` (what lands in them now is never read, and `reset` clears it),
         // and a bin still empty holds EMPTY, having received nothing in any earlier round. After the round,
@@ -176,13 +180,15 @@ impl OphMinHasher {
                 let bin = &mut self.bins[scale(y, k)];
                 *bin = (*bin).min(y & 0xFFFF_FFFF);
             }
-            self.empty_bins.retain(|&i| match self.bins[i as usize] {
-                EMPTY => true,
-                value => {
-                    out[i as usize] = value as u32;
-                    false
-                }
-            });
+            let mut still_empty = 0;
+            for j in 0..self.empty_bins.len() {
+                let i = self.empty_bins[j];
+                let value = self.bins[i as usize];
+                out[i as usize] = value as u32;
+                self.empty_bins[still_empty] = i;
+                still_empty += usize::from(value == EMPTY);
+            }
+            self.empty_bins.truncate(still_empty);
         }
         true
     }
