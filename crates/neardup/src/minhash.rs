@@ -128,12 +128,14 @@ impl MinHashScheme {
         };
         let signature = match p.scheme {
             SketchScheme::MinHashOph => with_cached(&OPH, p, |hasher: &mut OphMinHasher| {
-                let shingles = for_each_shingle(text, p.features, |h| {
-                    hasher.update(h);
-                    if let Some(set) = set.as_deref_mut() {
+                // Two loops, so that the common one (no profile kept) tests nothing per shingle.
+                let shingles = match set.as_deref_mut() {
+                    None => for_each_shingle(text, p.features, |h| hasher.update(h)),
+                    Some(set) => for_each_shingle(text, p.features, |h| {
+                        hasher.update(h);
                         set.push(h);
-                    }
-                });
+                    }),
+                };
                 (hasher.finish(), shingles)
             }),
             SketchScheme::WeightedJaccard | SketchScheme::ProbabilityJaccard => {
