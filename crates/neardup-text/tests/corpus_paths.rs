@@ -3,7 +3,7 @@
 //! `../shared/eval/corpus/corpus-00.jsonl.zst` (skipped when the data or `zstd` is absent).
 
 use neardup_text::profile::doc_v1::{
-    tokenize_keeping_numbers, tokens, tokens_by_definition, tokens_without_blocks,
+    tokens, tokens_by_definition, tokens_keeping_numbers, tokens_without_blocks,
 };
 use std::io::Read;
 use std::path::Path;
@@ -52,10 +52,8 @@ fn block_path_equals_chunk_path_on_the_corpus() {
             tokens_by_definition(&text, false),
             "document {checked} differs from the definition"
         );
-        let mut keeping = Vec::new();
-        tokenize_keeping_numbers(&text, |t| keeping.push(t.as_str().to_owned()));
         assert_eq!(
-            keeping,
+            tokens_keeping_numbers(&text),
             tokens_by_definition(&text, true),
             "document {checked} (numbers kept) differs from the definition"
         );

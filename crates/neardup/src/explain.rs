@@ -427,8 +427,7 @@ fn token_counts(text: &str) -> BTreeMap<String, (u64, u64)> {
 /// the tokens (numbers kept), or character n-grams of the tokens joined by one space; a text shorter than n
 /// gives one shingle of all of it, as the schemes do.
 fn shingle_texts(text: &str, features: Features) -> BTreeMap<String, (u64, u64)> {
-    let mut tokens = Vec::new();
-    doc_v1::tokenize_keeping_numbers(text, |t| tokens.push(t.as_str().to_owned()));
+    let tokens = doc_v1::tokens_keeping_numbers(text);
     let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut add = |s: String| counts.entry(s).or_insert((0, 0)).0 += 1;
     match features {

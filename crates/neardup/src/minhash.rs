@@ -340,8 +340,7 @@ fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature
     };
     match p.features {
         Features::Words(n) => {
-            let mut tokens = Vec::new();
-            doc_v1::tokenize_keeping_numbers(text, |t| tokens.push(t.as_str().to_owned()));
+            let tokens = doc_v1::tokens_keeping_numbers(text);
             let n = n as usize;
             if !tokens.is_empty() && tokens.len() < n {
                 update(tokens.join(" ").as_bytes());

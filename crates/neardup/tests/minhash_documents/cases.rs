@@ -67,8 +67,7 @@ pub fn compute() -> Value {
         .collect();
     let mut cases = Vec::new();
     for (name, description, text) in inputs() {
-        let mut tokens = Vec::new();
-        doc_v1::tokenize_keeping_numbers(&text, |t| tokens.push(t.as_str().to_owned()));
+        let tokens = doc_v1::tokens_keeping_numbers(&text);
         let mut sketches = Map::new();
         let mut error = Value::Null;
         for method in &methods {
