@@ -154,25 +154,20 @@ impl OphMinHasher {
         if self.non_empty == 0 {
             return false;
         }
-        // The bins go to `out` and the empty ones' numbers to `empty_bins`, without a branch (a short
-        // document's empty bins are scattered at random). An empty bin's value in `out` is overwritten
-        // when a round fills it, and every empty bin is filled before this returns.
+        // Every bin is listed first; `take_filled_bins` writes the listed bins to `out` and keeps listed
+        // those still empty. Each round then takes the minimum of its values in every bin, without a branch,
+        // in `bins` itself: the filled bins are already in `out` (what lands in them now is never read, and
+        // `reset` clears it), and a bin still empty holds EMPTY, having received nothing in any earlier
+        // round. (Testing per feature whether its bin is still empty, the obvious loop, mispredicts a
+        // branch for about every other feature.)
         self.empty_bins.clear();
-        self.empty_bins.resize(k, 0);
-        let mut empty = 0;
-        for (i, (slot, &bin)) in out.iter_mut().zip(&self.bins).enumerate() {
-            *slot = bin as u32;
-            self.empty_bins[empty] = i as u32;
-            empty += usize::from(bin == EMPTY);
-        }
-        self.empty_bins.truncate(empty);
-        // Each round takes the minimum of its values in every bin, without a branch, in `bins` itself: the
-        // filled bins are already in `out` (what lands in them now is never read, and `reset` clears it),
-        // and a bin still empty holds EMPTY, having received nothing in any earlier round. After the round,
-        // the empty bins that received a value take it. (Testing per feature whether its bin is still
-        // empty, the obvious loop, mispredicts a branch for about every other feature.)
+        self.empty_bins.extend(0..k as u32);
         let mut round = 1u64;
-        while !self.empty_bins.is_empty() {
+        loop {
+            self.take_filled_bins(out);
+            if self.empty_bins.is_empty() {
+                return true;
+            }
             round += 1;
             let round_key = mix64(self.fill_key ^ round);
             for &x in &self.mixed {
@@ -180,17 +175,22 @@ impl OphMinHasher {
                 let bin = &mut self.bins[scale(y, k)];
                 *bin = (*bin).min(y & 0xFFFF_FFFF);
             }
-            let mut still_empty = 0;
-            for j in 0..self.empty_bins.len() {
-                let i = self.empty_bins[j];
-                let value = self.bins[i as usize];
-                out[i as usize] = value as u32;
-                self.empty_bins[still_empty] = i;
-                still_empty += usize::from(value == EMPTY);
-            }
-            self.empty_bins.truncate(still_empty);
         }
-        true
+    }
+
+    /// Writes the value of every bin listed in `empty_bins` to `out` and keeps listed only those still
+    /// empty, without a branch (a short document's empty bins are scattered at random). An empty bin's
+    /// value in `out` is overwritten when a later round fills it.
+    fn take_filled_bins(&mut self, out: &mut [u32]) {
+        let mut still_empty = 0;
+        for j in 0..self.empty_bins.len() {
+            let i = self.empty_bins[j];
+            let value = self.bins[i as usize];
+            out[i as usize] = value as u32;
+            self.empty_bins[still_empty] = i;
+            still_empty += usize::from(value == EMPTY);
+        }
+        self.empty_bins.truncate(still_empty);
     }
 
     /// The signature, or `None` if no feature was added; resets the hasher for the next document.
