@@ -97,12 +97,10 @@ def minhash_worker(peer, corpus, repeat):
                 matrix = rensa.RMinHash.digest_matrix_from_token_sets(
                     [shingles(t) for t in texts[i:i + 1000]], NUM_PERM, 42)
                 sigs.append(matrix)
-        elif peer.startswith("neardup.sketches:"):
+        elif peer.startswith("neardup.sketches"):
             import neardup
-            sigs = [neardup.sketches(texts, scheme=peer.split(":", 1)[1], num_perm=NUM_PERM, errors="zero")]
-        elif peer.startswith("neardup.sketches-arrow:"):
-            import neardup
-            sigs = [neardup.sketches(column, scheme=peer.split(":", 1)[1], num_perm=NUM_PERM, errors="zero")]
+            source = column if peer.startswith("neardup.sketches-arrow:") else texts
+            sigs = [neardup.sketches(source, scheme=peer.split(":", 1)[1], num_perm=NUM_PERM, errors="zero")]
         else:
             raise SystemExit(f"unknown peer {peer}")
         times.append(time.perf_counter() - start)
