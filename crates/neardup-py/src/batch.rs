@@ -8,7 +8,7 @@ use neardup::media::{Media, MediaHint};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 use std::borrow::Cow;
 
@@ -83,10 +83,11 @@ fn extract_buffers<'a>(obj: Borrowed<'a, '_, PyAny>) -> PyResult<Buffers<'a>> {
     ))
 }
 
-/// A column as the native functions take it: Arrow buffers (from any columnar input), or a Python list of
-/// `str`/`bytes`/`None`, copied once into one buffer (much cheaper than building an Arrow array from it).
+/// A column as the native functions take it: the Arrow buffers of each of its chunks (a `pyarrow.ChunkedArray`
+/// is read chunk by chunk, never concatenated), or a Python list of `str`/`bytes`/`None`, copied once into one
+/// buffer (much cheaper than building an Arrow array from it).
 pub enum ColumnInput<'a> {
-    Arrow(Buffers<'a>),
+    Arrow(Vec<Buffers<'a>>),
     Items(Py<PyList>),
 }
 
@@ -94,10 +95,27 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ColumnInput<'a> {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        match obj.cast::<PyList>() {
-            Ok(list) => Ok(ColumnInput::Items(list.to_owned().unbind())),
-            Err(_) => extract_buffers(obj).map(ColumnInput::Arrow),
+        if let Ok(list) = obj.cast::<PyList>() {
+            return Ok(ColumnInput::Items(list.to_owned().unbind()));
         }
+        let chunks = obj.cast::<PyTuple>().map_err(|_| {
+            PyTypeError::new_err("expected a list of documents or a tuple of Arrow chunks' buffers")
+        })?;
+        (0..chunks.len())
+            .map(|i| {
+                // SAFETY: `PyTuple_GetItem` returns a borrowed reference, or null with an exception set. The
+                // tuple, borrowed for 'a, holds its items for 'a (a tuple is immutable), so the item and the
+                // buffers it holds outlive the slices read from them.
+                let chunk = unsafe {
+                    Borrowed::from_ptr_or_err(
+                        obj.py(),
+                        pyo3::ffi::PyTuple_GetItem(chunks.as_ptr(), i as pyo3::ffi::Py_ssize_t),
+                    )
+                }?;
+                extract_buffers(chunk)
+            })
+            .collect::<PyResult<_>>()
+            .map(ColumnInput::Arrow)
     }
 }
 
@@ -182,14 +200,17 @@ impl OwnedRows {
     /// valid UTF-8 and are not checked again.
     fn column(&self) -> Column<'_> {
         Column {
-            offsets: Cow::Borrowed(&self.offsets),
-            data: &self.data,
-            validity: self.validity.as_deref(),
-            first: 0,
-            binary: match &self.binary {
-                None => RowKinds::Text,
-                Some(rows) => RowKinds::PerRow(rows),
-            },
+            parts: vec![Part {
+                offsets: Cow::Borrowed(&self.offsets),
+                data: &self.data,
+                validity: self.validity.as_deref(),
+                first: 0,
+                binary: match &self.binary {
+                    None => RowKinds::Text,
+                    Some(rows) => RowKinds::PerRow(rows),
+                },
+            }],
+            starts: vec![0, self.offsets.len() - 1],
             text_is_utf8: true,
         }
     }
@@ -210,7 +231,7 @@ impl<'a> ColumnInput<'a> {
         'a: 'b,
     {
         match (self, rows) {
-            (ColumnInput::Arrow(buffers), _) => Column::new(*buffers),
+            (ColumnInput::Arrow(chunks), _) => Column::new(chunks),
             (ColumnInput::Items(_), Some(rows)) => Ok(rows.column()),
             (ColumnInput::Items(_), None) => unreachable!("rows() copies a list"),
         }
@@ -219,7 +240,7 @@ impl<'a> ColumnInput<'a> {
     /// The number of rows.
     pub fn len(&self, py: Python<'_>) -> usize {
         match self {
-            ColumnInput::Arrow(buffers) => buffers.5,
+            ColumnInput::Arrow(chunks) => chunks.iter().map(|c| c.5).sum(),
             ColumnInput::Items(list) => list.bind(py).len(),
         }
     }
@@ -262,8 +283,8 @@ pub fn analyze_input(
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> PyResult<Vec<Result<Signed, String>>> {
     let list = match input {
-        ColumnInput::Arrow(buffers) => {
-            let column = Column::new(*buffers)?;
+        ColumnInput::Arrow(chunks) => {
+            let column = Column::new(chunks)?;
             return Ok(py.detach(|| analyze_rows(&column, hint, parallel, &analyze)));
         }
         ColumnInput::Items(list) => list.bind(py),
@@ -308,24 +329,85 @@ enum RowKinds<'a> {
     PerRow(&'a [bool]),
 }
 
-/// A borrowed Arrow column, checked.
+/// A borrowed Arrow column, checked: its chunks, read in place, and their rows numbered as one column.
 pub struct Column<'a> {
+    parts: Vec<Part<'a>>,
+    /// The column's row number of each part's first row, and the column's length after the last.
+    starts: Vec<usize>,
+    /// Whether the text rows are known to be UTF-8 (copied from `str`), so need no check.
+    text_is_utf8: bool,
+}
+
+/// One chunk of a [`Column`].
+struct Part<'a> {
     /// Which rows are bytes rather than text.
     binary: RowKinds<'a>,
-    /// The `len + 1` offsets of this column's rows.
+    /// The `len + 1` offsets of this chunk's rows.
     offsets: Cow<'a, [u64]>,
     data: &'a [u8],
     validity: Option<&'a [u8]>,
     /// The first row's bit in `validity`.
     first: usize,
-    /// Whether the text rows are known to be UTF-8 (copied from `str`), so need no check.
-    text_is_utf8: bool,
 }
 
 impl<'a> Column<'a> {
-    /// Checks the buffers: the offsets of rows `offset..offset + len` (and the one after) are there,
+    /// Checks each chunk's buffers: the offsets of rows `offset..offset + len` (and the one after) are there,
     /// non-decreasing and within `data`; `validity`, if any, has a bit for each of those rows.
-    pub fn new(buffers: Buffers<'a>) -> PyResult<Self> {
+    pub fn new(chunks: &[Buffers<'a>]) -> PyResult<Self> {
+        let parts = chunks
+            .iter()
+            .map(|&chunk| Part::new(chunk))
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut starts = vec![0];
+        for part in &parts {
+            starts.push(starts.last().unwrap() + part.offsets.len() - 1);
+        }
+        Ok(Column {
+            parts,
+            starts,
+            text_is_utf8: false,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        *self.starts.last().unwrap()
+    }
+
+    /// The part that holds row `i`, and the row's place in it.
+    fn locate(&self, i: usize) -> (&Part<'a>, usize) {
+        let p = if self.parts.len() == 1 {
+            0
+        } else {
+            self.starts.partition_point(|&s| s <= i) - 1
+        };
+        (&self.parts[p], i - self.starts[p])
+    }
+
+    /// Whether row `i` holds bytes (a document in any medium) rather than text.
+    pub fn is_binary(&self, i: usize) -> bool {
+        let (part, i) = self.locate(i);
+        match part.binary {
+            RowKinds::Text => false,
+            RowKinds::Binary => true,
+            RowKinds::PerRow(rows) => rows[i],
+        }
+    }
+
+    /// Row `i`'s bytes, or `None` for a null.
+    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        let (part, i) = self.locate(i);
+        let bit = part.first + i;
+        if let Some(v) = part.validity
+            && v[bit / 8] & (1 << (bit % 8)) == 0
+        {
+            return None;
+        }
+        Some(&part.data[part.offsets[i] as usize..part.offsets[i + 1] as usize])
+    }
+}
+
+impl<'a> Part<'a> {
+    fn new(buffers: Buffers<'a>) -> PyResult<Self> {
         let (offsets, data, offset_width, validity, first, len, binary) = buffers;
         let wanted = first
             .checked_add(len + 1)
@@ -356,7 +438,7 @@ impl<'a> Column<'a> {
                 "the column's validity bitmap is short",
             ));
         }
-        Ok(Column {
+        Ok(Part {
             binary: if binary {
                 RowKinds::Binary
             } else {
@@ -366,32 +448,7 @@ impl<'a> Column<'a> {
             data,
             validity,
             first,
-            text_is_utf8: false,
         })
-    }
-
-    pub fn len(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    /// Whether row `i` holds bytes (a document in any medium) rather than text.
-    pub fn is_binary(&self, i: usize) -> bool {
-        match self.binary {
-            RowKinds::Text => false,
-            RowKinds::Binary => true,
-            RowKinds::PerRow(rows) => rows[i],
-        }
-    }
-
-    /// Row `i`'s bytes, or `None` for a null.
-    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
-        let bit = self.first + i;
-        if let Some(v) = self.validity
-            && v[bit / 8] & (1 << (bit % 8)) == 0
-        {
-            return None;
-        }
-        Some(&self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize])
     }
 }
 
@@ -414,7 +471,10 @@ fn analyze_rows(
                 // SAFETY: such rows were encoded by Python's UTF-8 encoder (`OwnedRows::column`).
                 unsafe { std::str::from_utf8_unchecked(bytes) }
             } else {
-                std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?
+                // The fast check first; std's names the place of a fault.
+                simdutf8::basic::from_utf8(bytes).or_else(|_| {
+                    std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))
+                })?
             };
             analyze(text)
         } else {

@@ -10,6 +10,7 @@ use neardup::dedup::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use rayon::slice::ParallelSliceMut;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dedup_column, m)?)?;
@@ -116,17 +117,54 @@ pub fn parse_verification(name: &str) -> PyResult<Verification> {
     }
 }
 
-/// Deduplicates a column (Arrow buffers, see `batch::Buffers`), pushing rows in column order. `order` gives
-/// each row's id rank as little-endian `uint64`s (its place among the ids in byte order), so that the
-/// engine's policies (smallest id, ties) see the caller's order of ids. Returns `(cluster u64, representative i64, duplicate_of i64, score f64)` as
-/// little-endian bytes, the failures `(row, message)`, and the summary's counts.
+/// Each row's rank among the ids in byte order, the ids checked: one per row, none null, none repeated.
+/// Inside the engine a row's id is its rank, so that the engine's policies (smallest id, ties) see the
+/// caller's order of ids whatever their type and size.
+fn id_ranks(py: Python<'_>, ids: &ColumnInput<'_>, n: usize) -> PyResult<Vec<u64>> {
+    let owned = ids.rows(py)?;
+    let ids = ids.column(&owned)?;
+    if ids.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "{} ids for {n} documents",
+            ids.len()
+        )));
+    }
+    let ids: Vec<&[u8]> = (0..n)
+        .map(|r| {
+            ids.get(r).ok_or_else(|| {
+                PyValueError::new_err(format!("row {r}: the id is null: ids must not be null"))
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    py.detach(|| {
+        let mut by_id: Vec<usize> = (0..n).collect();
+        by_id.par_sort_unstable_by_key(|&r| ids[r]);
+        if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {
+            let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+            return Err(PyValueError::new_err(format!(
+                "rows {a} and {b} have the same id {:?}: ids must be unique",
+                String::from_utf8_lossy(ids[a])
+            )));
+        }
+        let mut ranks = vec![0u64; n];
+        for (rank, &r) in by_id.iter().enumerate() {
+            ranks[r] = rank as u64;
+        }
+        Ok(ranks)
+    })
+}
+
+/// Deduplicates a column (Arrow chunks or a list, see `batch::ColumnInput`) whose rows have the ids of
+/// `ids` (the same kinds of column), pushing rows in column order. Returns `(cluster u64, representative
+/// i64, duplicate_of i64, score f64)` as little-endian bytes, the failures `(row, message)`, and the summary's
+/// counts.
 #[pyfunction]
-#[pyo3(signature = (column, order, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn dedup_column<'py>(
     py: Python<'py>,
     column: ColumnInput<'_>,
-    order: &[u8],
+    ids: ColumnInput<'_>,
     scheme: &str,
     k: Option<u32>,
     threshold: Option<f64>,
@@ -146,13 +184,7 @@ fn dedup_column<'py>(
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);
-    if order.len() != n * 8 {
-        return Err(PyValueError::new_err("one id rank (uint64) per row"));
-    }
-    let order: Vec<u64> = order
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect();
+    let order = id_ranks(py, &ids, n)?;
     let options = Options {
         k: k.unwrap_or(Options::default().k),
         threshold,
@@ -166,16 +198,9 @@ fn dedup_column<'py>(
     let signed = sketch_input(py, &column, method, hint, keep_profiles)?;
     let (rows, failures, summary) = py
         .detach(|| -> Result<_, neardup::Error> {
-            let mut row_of_rank = vec![usize::MAX; n];
+            let mut row_of_rank = vec![0; n];
             for (r, &rank) in order.iter().enumerate() {
-                if let Some(slot) = row_of_rank.get_mut(rank as usize) {
-                    *slot = r;
-                }
-            }
-            if row_of_rank.contains(&usize::MAX) {
-                return Err(neardup::Error::Unsupported {
-                    what: "the id ranks are not a permutation of the rows".to_owned(),
-                });
+                row_of_rank[rank as usize] = r;
             }
             let mut failures = Vec::new();
             for (r, result) in signed.into_iter().enumerate() {

@@ -107,13 +107,23 @@ def test_dedup_clusters_equal_the_cli(records, tmp_path, scheme, args):
         assert (a["score"] is None and b["score"] is None) or a["score"] == pytest.approx(b["score"])
 
 
-def test_dedup_does_not_depend_on_input_order(records):
+def test_dedup_does_not_depend_on_input_order_or_chunks(records):
+    pa = pytest.importorskip("pyarrow")
     _, recs = records
     texts = [r["text"] for r in recs]
     ids = [r["id"] for r in recs]
     forward = neardup.dedup(texts, ids=ids).sort_by("id").to_pylist()
     backward = neardup.dedup(texts[::-1], ids=ids[::-1]).sort_by("id").to_pylist()
     assert forward == backward
+    # Chunks are read where they are, each at its own offset, texts and ids cut in different places.
+    n = len(texts)
+    text_cuts, id_cuts = [0, 1, 7, n // 2, n], [0, n // 3, n - 1, n]
+    padded = pa.array(["before"] + texts[7 : n // 2] + ["after"]).slice(1, n // 2 - 7)
+    tail = pa.array(texts[n // 2 :], pa.large_string()).cast(pa.string())
+    chunked = pa.chunked_array([texts[0:1], texts[1:7], padded, tail])
+    assert [len(c) for c in chunked.chunks] == [b - a for a, b in zip(text_cuts, text_cuts[1:])]
+    chunked_ids = pa.chunked_array([ids[a:b] for a, b in zip(id_cuts, id_cuts[1:])])
+    assert neardup.dedup(chunked, ids=chunked_ids).sort_by("id").to_pylist() == forward
 
 
 def test_dedup_accepts_arrow_numpy_and_pandas():
@@ -172,8 +182,13 @@ def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(re
 
 
 def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
-    with pytest.raises(ValueError, match="used by two documents"):
-        neardup.dedup(["a b c d", "e f g h"], ids=["x", "x"])
+    pa = pytest.importorskip("pyarrow")
+    with pytest.raises(ValueError, match='rows 0 and 2 have the same id "x": ids must be unique'):
+        neardup.dedup(["a b c d", "e f g h", "i j"], ids=pa.chunked_array([["x", "y"], ["x"]]))
+    with pytest.raises(ValueError, match="row 1: the id is null"):
+        neardup.dedup(["a b c d", "e f g h"], ids=["x", None])
+    with pytest.raises(ValueError, match="1 ids for 2 documents"):
+        neardup.dedup(["a b c d", "e f g h"], ids=["x"])
     with pytest.warns(RuntimeWarning, match="row 1"):
         table = neardup.dedup(["some words here", "", "some words here"])
     assert table.column("cluster").to_pylist()[1] is None

@@ -67,19 +67,17 @@ __all__ = [
 ]
 
 
-def _string_column(values: Any):
-    """A pyarrow string or binary array of one chunk for any column-like input (list, tuple, NumPy array,
-    pyarrow Array or ChunkedArray, pandas or polars Series), without a Python object per item where the
-    input is already columnar."""
+def _string_array(values: Any):
+    """A pyarrow string or binary Array, or ChunkedArray (its chunks kept as they are, not concatenated), for
+    any column-like input (list, tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars Series),
+    without a Python object per item where the input is already columnar."""
     import pyarrow as pa
 
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
         values = values.to_arrow()
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     if isinstance(values, (list, tuple)) and all(isinstance(v, str) for v in values):
         values = _strings([v.encode() for v in values])
-    elif not isinstance(values, pa.Array):
+    elif not isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = pa.array(values)
     if getattr(pa.types, "is_string_view", lambda _: False)(values.type):
         values = values.cast(pa.large_string())
@@ -93,33 +91,41 @@ def _string_column(values: Any):
     return values
 
 
-def _buffers(column):
-    """The Arrow buffers of a string or binary column, as the native module takes them: (offsets, data,
-    offset width, validity or None, offset, length, binary). The buffers are pyarrow ``Buffer`` objects,
-    read in place (not copied) while the tuple holds them; a sliced array is read at its offset."""
+def _buffers(values):
+    """The Arrow buffers of a string or binary Array or ChunkedArray, as the native module takes them: a tuple
+    with one tuple per chunk of (offsets, data, offset width, validity or None, offset, length, binary). The
+    buffers are pyarrow ``Buffer`` objects, read in place (not copied) while the tuple holds them; a sliced
+    array is read at its offset."""
     import pyarrow as pa
 
-    validity, offsets, data = column.buffers()[:3]
-    width = 8 if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type) else 4
-    return (
-        offsets if offsets is not None else b"\0" * width,
-        data if data is not None else b"",
-        width,
-        validity if validity is not None and column.null_count else None,
-        column.offset,
-        len(column),
-        pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type),
-    )
+    width = 8 if pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type) else 4
+    binary = pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    buffers = []
+    for chunk in chunks:
+        validity, offsets, data = chunk.buffers()[:3]
+        buffers.append(
+            (
+                offsets if offsets is not None else b"\0" * width,
+                data if data is not None else b"",
+                width,
+                validity if validity is not None and chunk.null_count else None,
+                chunk.offset,
+                len(chunk),
+                binary,
+            )
+        )
+    return tuple(buffers)
 
 
 def _column_input(texts: Any):
     """What the native batch functions take for a column, and its length: a list of ``str``/``bytes`` as it is
     (copied once natively: building an Arrow array from Python objects costs more than the copy), anything
-    else as the Arrow buffers of :func:`_string_column`."""
+    else as the Arrow buffers of :func:`_string_array`."""
     if isinstance(texts, (list, tuple)):
         items = list(texts) if isinstance(texts, tuple) else texts
         return items, len(items)
-    column = _string_column(texts)
+    column = _string_array(texts)
     return _buffers(column), len(column)
 
 
@@ -211,28 +217,12 @@ def dedup(
     """
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     column, n = _column_input(texts)
-    if ids is None:
-        id_array = _strings([str(i).encode() for i in range(n)])
-    else:
-        id_array = _string_column(ids)
-        if len(id_array) != n:
-            raise ValueError(f"{len(id_array)} ids for {n} documents")
-        if id_array.null_count:
-            raise ValueError("ids must not be null")
-    # Each row's rank among the ids in byte order: the engine's "smallest id" and its ties follow it.
-    order = pc.sort_indices(id_array.cast(pa.large_binary()))
-    ranks = np.empty(n, dtype=np.uint64)
-    ranks[_numpy_of(order, "<u8")] = np.arange(n, dtype=np.uint64)
-    sorted_ids = id_array.take(order)
-    if n > 1 and pc.any(pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1))).as_py():
-        dup = pc.filter(sorted_ids.slice(1), pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, n - 1)))[0]
-        raise ValueError(f"the id {dup.as_py()!r} is used by two documents: ids must be unique")
+    id_array = _strings([str(i).encode() for i in range(n)]) if ids is None else _string_array(ids)
     (cluster_b, rep_b, dup_b, score_b), failures, _summary = _native.dedup_column(
         column,
-        ranks.astype("<u8").tobytes(),
+        _buffers(id_array),
         scheme,
         k=k,
         threshold=threshold,
@@ -271,13 +261,6 @@ def _masked(arrow_type, values, nulls):
 
     validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
     return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(np.ascontiguousarray(values))])
-
-
-def _numpy_of(array, dtype: str):
-    """A NumPy view of a null-free fixed-width Arrow array's values."""
-    import numpy as np
-
-    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * np.dtype(dtype).itemsize)
 
 
 def _strings(items):

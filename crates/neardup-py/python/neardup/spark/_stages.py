@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _native
-from .. import _buffers, _string_column
+from .. import _buffers, _string_array
 
 SIGNED = "id string, node binary, sketch binary, profile binary, length long, error string"
 BUCKETS = "part int, records binary"
@@ -27,7 +27,7 @@ def _fixed_width(data: bytes, n: int, width: int) -> pa.Array:
 
 
 def _column(batch, name: str):
-    return _buffers(_string_column(batch.column(name)))
+    return _buffers(_string_array(batch.column(name)))
 
 
 def _per_batch(settings: dict, each):
