@@ -107,9 +107,14 @@ impl MinHashScheme {
     /// shingle hashes for the unweighted schemes, shingle counts for `wminhash-v1` and `pminhash-v1`. What exact
     /// verification needs.
     pub fn signature_and_profile(&self, text: &str) -> Result<(MinHashSignature, Profile), Error> {
-        let mut hashes = Vec::new();
-        let (signature, _) = self.sign(text, Some(&mut hashes))?;
-        Ok((signature, Profile::from_hashes(hashes, self.measure())))
+        PROFILE_SCRATCH.with_borrow_mut(|hashes| {
+            hashes.clear();
+            let signed = self.sign(text, Some(hashes));
+            let profile = Profile::from_scratch(hashes, self.measure());
+            // A huge document's buffer is not kept for the thread's life.
+            hashes.shrink_to(SCRATCH_KEPT);
+            Ok((signed?.0, profile))
+        })
     }
 
     /// The exact similarity the scheme's signatures estimate.
@@ -234,7 +239,12 @@ thread_local! {
     /// Each thread keeps the hasher of the last scheme it used: documents then cost no allocation.
     static OPH: RefCell<Option<OphMinHasher>> = const { RefCell::new(None) };
     static WEIGHTED: RefCell<Option<Weighted>> = const { RefCell::new(None) };
+    /// The shingle hashes of the document being profiled, before they are sorted into its profile.
+    static PROFILE_SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
+
+/// The most shingle hashes a thread's profile buffer keeps room for between documents (8 MiB).
+const SCRATCH_KEPT: usize = 1 << 20;
 
 /// State that a scheme's parameters determine, reused per thread.
 trait Cached {

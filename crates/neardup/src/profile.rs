@@ -83,11 +83,19 @@ impl Profile {
     /// A profile from every shingle hash of a document (in any order, repeated as they occur): a set for
     /// [`Measure::Jaccard`], counts for the weighted measures and the cosine.
     pub fn from_hashes(mut hashes: Vec<u64>, measure: Measure) -> Profile {
+        Self::from_scratch(&mut hashes, measure)
+    }
+
+    /// [`from_hashes`](Self::from_hashes) from a buffer that is left empty, its capacity kept for the next
+    /// document. The profile is allocated once, at its exact size: profiles are kept for every document
+    /// of a run, and a vector grown by pushing holds up to twice its length.
+    pub fn from_scratch(hashes: &mut Vec<u64>, measure: Measure) -> Profile {
         hashes.sort_unstable();
-        match measure {
+        let distinct = 1 + hashes.windows(2).filter(|w| w[0] != w[1]).count();
+        let profile = match measure {
             Measure::WeightedJaccard | Measure::ProbabilityJaccard | Measure::Cosine => {
-                let mut counts: Vec<(u64, f64)> = Vec::new();
-                for h in hashes {
+                let mut counts: Vec<(u64, f64)> = Vec::with_capacity(distinct);
+                for &h in hashes.iter() {
                     match counts.last_mut() {
                         Some((last, c)) if *last == h => *c += 1.0,
                         _ => counts.push((h, 1.0)),
@@ -97,9 +105,11 @@ impl Profile {
             }
             Measure::Jaccard | Measure::Hamming => {
                 hashes.dedup();
-                Profile::Set(hashes)
+                Profile::Set(hashes.as_slice().to_vec())
             }
-        }
+        };
+        hashes.clear();
+        profile
     }
 
     /// How many distinct shingles.
@@ -347,5 +357,26 @@ mod tests {
         assert_eq!(a.similarity(&a, Measure::Cosine), 1.0);
         assert_eq!(cosine(&[(1, 2.0)], &[(2, 3.0)]), 0.0);
         assert_eq!(cosine(&[], &[(2, 3.0)]), 0.0);
+    }
+
+    #[test]
+    fn profiles_from_a_scratch_buffer_are_exact_size_and_empty_it() {
+        let mut scratch = Vec::with_capacity(64);
+        for measure in [Measure::Jaccard, Measure::WeightedJaccard] {
+            scratch.extend([9, 4, 9, 9, 1, 4]);
+            let profile = Profile::from_scratch(&mut scratch, measure);
+            assert!(scratch.is_empty() && scratch.capacity() >= 64);
+            match profile {
+                Profile::Set(s) => assert_eq!((s.as_slice(), s.capacity()), (&[1, 4, 9][..], 3)),
+                Profile::Counts(c) => {
+                    assert_eq!(c, [(1, 1.0), (4, 2.0), (9, 3.0)]);
+                    assert_eq!(c.capacity(), 3);
+                }
+            }
+        }
+        assert_eq!(
+            Profile::from_scratch(&mut scratch, Measure::Jaccard),
+            Profile::Set(vec![])
+        );
     }
 }
