@@ -12,8 +12,8 @@ use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 use std::borrow::Cow;
 
-/// An Arrow `string`/`large_string`/`binary` column as Python hands it over (`neardup._buffers`): the
-/// offsets buffer, the data buffer, the offsets' width (4 or 8 bytes), the validity bitmap (None when
+/// One chunk of an Arrow `string`/`large_string`/`binary` column as Python hands it over (an item of
+/// `neardup._buffers`'s tuple): the offsets buffer, the data buffer, the offsets' width (4 or 8 bytes), the validity bitmap (None when
 /// nothing is null), the array's offset and length (a sliced array shares its parent's buffers), and
 /// whether it holds bytes (binary) rather than text (string).
 pub type Buffers<'a> = (
