@@ -28,8 +28,9 @@ is compared with. What is timed:
    calls (`insert_many`, `query_all`). Building the signatures is not timed.
 3. **dedup**: the whole process, JSONL in, cluster table (Parquet) out: `neardup dedup --jsonl FILE --table
    T.parquet` against `python -c "neardup.dedup(...)"` reading the same file with pyarrow and writing the same
-   table, for simhash-doc-v1 (k = 3) and minhash-oph-v1 (threshold 0.8), all cores; and the `neardup.dedup`
-   call alone (the Arrow column in, the table out), timed inside the Python process.
+   table, for simhash-doc-v1 (k = 3) and minhash-oph-v1 (threshold 0.8), all cores; the `neardup.dedup`
+   call alone (the Arrow column in, the table out), timed inside the Python process; and the whole process
+   with `neardup.dedup_files` reading the JSONL itself, as the CLI does.
 """
 
 import argparse
@@ -180,6 +181,11 @@ print(time.perf_counter() - start)
 pyarrow.parquet.write_table(result, sys.argv[2])
 """
 
+DEDUP_FILES_PY = """
+import sys, pyarrow.parquet, neardup
+pyarrow.parquet.write_table(neardup.dedup_files(sys.argv[1], sys.argv[3]), sys.argv[2])
+"""
+
 
 # --- the driver ------------------------------------------------------------------------------------------------
 
@@ -300,10 +306,11 @@ def bench_lsh(workdir, n, repeat, results):
 def bench_dedup(corpus, workdir, binary, mb, repeat, results):
     print(f"\n## dedup: {mb} MB of JSONL to a Parquet cluster table, whole process, all cores "
           f"(median of {repeat})\n")
-    print("| scheme | CLI s | Python s | Python / CLI | the `neardup.dedup` call s | call / CLI |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| scheme | CLI s | Python s | Python / CLI | the `neardup.dedup` call s | call / CLI "
+          "| Python, `dedup_files` s | `dedup_files` / CLI |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for scheme in ("simhash-doc-v1", "minhash-oph-v1"):
-        cli, py, call = [], [], []
+        cli, py, call, files = [], [], [], []
         for _ in range(repeat):
             print(f"dedup: {scheme} ...", file=sys.stderr, flush=True)
             cli.append(wall([binary, "dedup", "--jsonl", str(corpus), "--scheme", scheme,
@@ -311,16 +318,20 @@ def bench_dedup(corpus, workdir, binary, mb, repeat, results):
             t, inside = wall([sys.executable, "-c", DEDUP_PY, str(corpus), str(workdir / "py.parquet"), scheme])
             py.append(t)
             call.append(float(inside))
+            files.append(wall([sys.executable, "-c", DEDUP_FILES_PY, str(corpus), str(workdir / "files.parquet"),
+                               scheme])[0])
         import pyarrow.parquet as pq
         # The CLI's table has the clustered documents; Python's has every document (cluster null if none).
-        a, b = pq.read_table(workdir / "cli.parquet"), pq.read_table(workdir / "py.parquet")
-        b = b.filter(b["cluster"].is_valid())
         fields = ("id", "cluster", "representative", "duplicate_of")
-        if sorted(zip(*(a[c].to_pylist() for c in fields))) != sorted(zip(*(b[c].to_pylist() for c in fields))):
-            raise SystemExit(f"{scheme}: Python's clusters differ from the CLI's")
-        c, p, d = statistics.median(cli), statistics.median(py), statistics.median(call)
-        print(f"| {scheme} | {c:.2f} | {p:.2f} | {p / c:.2f} | {d:.2f} | {d / c:.2f} |")
-        results[f"dedup/{scheme}"] = {"cli": c, "python": p, "call": d}
+        a = pq.read_table(workdir / "cli.parquet")
+        for name in ("py.parquet", "files.parquet"):
+            b = pq.read_table(workdir / name)
+            b = b.filter(b["cluster"].is_valid())
+            if sorted(zip(*(a[c].to_pylist() for c in fields))) != sorted(zip(*(b[c].to_pylist() for c in fields))):
+                raise SystemExit(f"{scheme}: Python's clusters ({name}) differ from the CLI's")
+        c, p, d, f = (statistics.median(x) for x in (cli, py, call, files))
+        print(f"| {scheme} | {c:.2f} | {p:.2f} | {p / c:.2f} | {d:.2f} | {d / c:.2f} | {f:.2f} | {f / c:.2f} |")
+        results[f"dedup/{scheme}"] = {"cli": c, "python": p, "call": d, "dedup_files": f}
 
 
 def main():

@@ -259,14 +259,7 @@ pub fn sketch_input(
     hint: MediaHint<'_>,
     keep_profiles: bool,
 ) -> PyResult<Vec<Result<Signed, String>>> {
-    analyze_input(py, input, hint, true, |text| {
-        let (sketch, length, profile) = method.analyze_text(text, keep_profiles)?;
-        Ok(Signed {
-            sketch,
-            profile,
-            length,
-        })
-    })
+    analyze_input(py, input, hint, true, signer(method, keep_profiles))
 }
 
 /// [`analyze_rows`] over a column as Python handed it over, with the GIL released while it waits. Arrow
@@ -452,6 +445,38 @@ impl<'a> Part<'a> {
     }
 }
 
+/// A text's analysis: as it is (as the CLI reads the text field of records), unless `hint` forces a medium
+/// other than text, which is extracted from the text's bytes first.
+pub fn analyze_text_as(
+    text: &str,
+    hint: MediaHint<'_>,
+    analyze: &impl Fn(&str) -> Result<Signed, neardup::Error>,
+) -> Result<Signed, String> {
+    if matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text)) {
+        analyze(text)
+    } else {
+        let extracted = neardup::text::extract(text.as_bytes(), hint).map_err(|e| e.to_string())?;
+        analyze(&extracted.text)
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// The analysis `neardup.dedup` needs of a text: its sketch by `method`, its length, and its exact profile
+/// with `keep_profiles`.
+pub fn signer(
+    method: Method,
+    keep_profiles: bool,
+) -> impl Fn(&str) -> Result<Signed, neardup::Error> + Sync {
+    move |text| {
+        let (sketch, length, profile) = method.analyze_text(text, keep_profiles)?;
+        Ok(Signed {
+            sketch,
+            profile,
+            length,
+        })
+    }
+}
+
 /// Analyzes every row, each a [`Signed`] (sketch, exact profile when asked for, length), on all cores or
 /// (`parallel` false: a Spark task, one of many on the machine) one at a time on this thread; a row that cannot be
 /// analyzed (a null, no tokens, a broken document) gives its message. Text rows are taken as they are
@@ -463,25 +488,21 @@ fn analyze_rows(
     parallel: bool,
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> Vec<Result<Signed, String>> {
-    let as_text = matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text));
     let row = |i: usize| {
         let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
-        if as_text && !column.is_binary(i) {
-            let text = if column.text_is_utf8 {
-                // SAFETY: such rows were encoded by Python's UTF-8 encoder (`OwnedRows::column`).
-                unsafe { std::str::from_utf8_unchecked(bytes) }
-            } else {
-                // The fast check first; std's names the place of a fault.
-                simdutf8::basic::from_utf8(bytes).or_else(|_| {
-                    std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))
-                })?
-            };
-            analyze(text)
-        } else {
+        if column.is_binary(i) {
             let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
-            analyze(&extracted.text)
+            return analyze(&extracted.text).map_err(|e| e.to_string());
         }
-        .map_err(|e| e.to_string())
+        let text = if column.text_is_utf8 {
+            // SAFETY: such rows were encoded by Python's UTF-8 encoder (`OwnedRows::column`).
+            unsafe { std::str::from_utf8_unchecked(bytes) }
+        } else {
+            // The fast check first; std's names the place of a fault.
+            simdutf8::basic::from_utf8(bytes)
+                .or_else(|_| std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}")))?
+        };
+        analyze_text_as(text, hint, &analyze)
     };
     if parallel {
         (0..column.len())

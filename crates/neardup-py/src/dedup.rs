@@ -4,6 +4,7 @@
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, sketch_input};
 use crate::errors::{IntoPy, to_py};
+use neardup::Method;
 use neardup::dedup::{
     Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
 };
@@ -35,6 +36,15 @@ impl Rows {
             duplicate_of: vec![-1; n],
             score: vec![f64::NAN; n],
         }
+    }
+
+    /// The rows that duplicate another: `(row, the row it duplicates, score)`.
+    pub fn removals(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        self.duplicate_of
+            .iter()
+            .enumerate()
+            .filter(|&(_, &of)| of >= 0)
+            .map(|(r, &of)| (r, of as usize, self.score[r]))
     }
 
     /// The four columns as little-endian bytes: `cluster` (`uint64`), `representative` and `duplicate_of`
@@ -117,6 +127,26 @@ pub fn parse_verification(name: &str) -> PyResult<Verification> {
     }
 }
 
+/// The engine's `Dedup` for a method and `neardup.dedup`'s arguments.
+pub fn new_dedup(
+    method: Method,
+    k: Option<u32>,
+    threshold: Option<f64>,
+    verify: &str,
+    clustering: &str,
+    representative: &str,
+) -> PyResult<Dedup> {
+    let options = Options {
+        k: k.unwrap_or(Options::default().k),
+        threshold,
+        verification: parse_verification(verify)?,
+        clustering: parse_clustering(clustering)?,
+        representative: parse_representative(representative)?,
+        ..Options::default()
+    };
+    Dedup::new(method, options).py_err()
+}
+
 /// Each row's rank among the ids in byte order, the ids checked: one per row, none null, none repeated.
 /// Inside the engine a row's id is its rank, so that the engine's policies (smallest id, ties) see the
 /// caller's order of ids whatever their type and size.
@@ -185,15 +215,7 @@ fn dedup_column<'py>(
     let hint = media_hint(media)?;
     let n = column.len(py);
     let order = id_ranks(py, &ids, n)?;
-    let options = Options {
-        k: k.unwrap_or(Options::default().k),
-        threshold,
-        verification: parse_verification(verify)?,
-        clustering: parse_clustering(clustering)?,
-        representative: parse_representative(representative)?,
-        ..Options::default()
-    };
-    let mut dedup = Dedup::new(method, options).py_err()?;
+    let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
     let signed = sketch_input(py, &column, method, hint, keep_profiles)?;
     let (rows, failures, summary) = py

@@ -9,6 +9,8 @@
 //!   buffers (GIL released, all cores, results in input order whatever the thread count);
 //! * `index`: the engine's `Index`, in memory or in the same files as `neardup index`;
 //! * `dedup`: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
+//! * `files`: the same over datasets on disk (JSON Lines, Parquet), read by `neardup-io` as the CLI reads
+//!   them, with the deduplicated split written by its second pass;
 //! * `distributed`: the engine's distributed stages (sign, bucket keys, judge, cluster a component) over
 //!   Arrow columns, which `neardup.spark` runs on Spark's executors;
 //! * `datasketch`: the kernels under `neardup.datasketch` (datasketch's permutations, hashing and band
@@ -25,6 +27,7 @@ mod datasketch;
 mod dedup;
 mod distributed;
 mod errors;
+mod files;
 mod index;
 
 use pyo3::prelude::*;
@@ -36,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     api::register(m)?;
     index::register(m)?;
     dedup::register(m)?;
+    files::register(m)?;
     distributed::register(m)?;
     datasketch::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -107,6 +107,56 @@ def test_dedup_clusters_equal_the_cli(records, tmp_path, scheme, args):
         assert (a["score"] is None and b["score"] is None) or a["score"] == pytest.approx(b["score"])
 
 
+@pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
+def test_dedup_files_equals_dedup_and_writes_the_clis_split(records, tmp_path, scheme):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path, recs = records
+    expected = neardup.dedup([r["text"] for r in recs], ids=[r["id"] for r in recs], scheme=scheme)
+    kept, removed = tmp_path / "kept.jsonl", tmp_path / "removed.jsonl"
+    table = neardup.dedup_files(path, scheme, output=kept, removed=removed)
+    assert table.equals(expected) and table.column("duplicate_of").null_count < len(recs)
+    run_cli("dedup", "--scheme", scheme, "--output", str(tmp_path / "cli-kept.jsonl"),
+            "--removed", str(tmp_path / "cli-removed.jsonl"), str(path))
+    assert kept.read_bytes() == (tmp_path / "cli-kept.jsonl").read_bytes()
+    assert removed.read_bytes() == (tmp_path / "cli-removed.jsonl").read_bytes()
+    # Parquet shards in a directory, a nested text field: the same clusters.
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    nested = pa.table({"id": [r["id"] for r in recs], "doc": [{"body": r["text"]} for r in recs]})
+    pq.write_table(nested.slice(0, 700), shards / "a.parquet")
+    pq.write_table(nested.slice(700), shards / "b.parquet")
+    assert neardup.dedup_files([shards], scheme, text_field="doc.body").equals(expected)
+
+
+def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    lines = [
+        {"id": "a", "text": "the cat sat on the mat and looked at the dog"},
+        {"id": "b", "text": "the cat sat on the mat and looked at the dog"},
+        {"id": "a", "text": "a record whose id was seen before"},
+        {"id": "c"},
+        {"id": "d", "text": "..."},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in lines[:2]) + "\nnot json\n"
+                    + "\n".join(json.dumps(r) for r in lines[2:]) + "\n")
+    with pytest.warns(RuntimeWarning, match="4 records or files could not be used; the first, .*bad.jsonl:3"):
+        table = neardup.dedup_files(str(path), output=tmp_path / "kept.jsonl")
+    assert table.column("id").to_pylist() == ["a", "b", "d"]
+    assert table.column("duplicate_of").to_pylist() == [None, "a", None]
+    # Every record that is not a removed duplicate is kept, bad lines included.
+    assert (tmp_path / "kept.jsonl").read_text().count("\n") == 5
+    with pytest.raises(neardup.Error, match=r"bad.jsonl:3: .*\(and 3 more\)"):
+        neardup.dedup_files(path, output=tmp_path / "strict.jsonl", errors="raise")
+    assert not (tmp_path / "strict.jsonl").exists()
+    with pytest.raises(FileNotFoundError, match="no dataset to read: .*missing.jsonl"):
+        neardup.dedup_files(tmp_path / "missing.jsonl")
+    with pytest.raises(ValueError, match="standard input"):
+        neardup.dedup_files("-")
+    with pytest.raises(OSError, match="JSONL"):
+        neardup.dedup_files(path, output=tmp_path / "kept.parquet")
+
+
 def test_dedup_does_not_depend_on_input_order_or_chunks(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records

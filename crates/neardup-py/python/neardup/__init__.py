@@ -15,6 +15,8 @@ signatures and clusters everywhere:
   queries, in memory or in the same files as ``neardup index``.
 * ``neardup.dedup(texts, ids=None, ...)``: clusters safe to act on, as a ``pyarrow.Table`` with the CLI's
   columns (``id``, ``cluster``, ``representative``, ``duplicate_of``, ``score``).
+* ``neardup.dedup_files(paths, ...)``: the same over JSONL and Parquet files as the CLI reads them,
+  streamed (datasets larger than memory), optionally writing the deduplicated dataset.
 * ``neardup.datasketch``: a drop-in for datasketch 2.0's ``MinHash``, ``LeanMinHash`` and ``MinHashLSH``.
 
 Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, ``NoTokens``,
@@ -60,6 +62,7 @@ __all__ = [
     "UnsupportedError",
     "compare",
     "dedup",
+    "dedup_files",
     "fingerprint",
     "schemes",
     "sketch",
@@ -215,9 +218,6 @@ def dedup(
     Documents that cannot be sketched (empty, no words, broken) are kept alone, with a warning
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
     """
-    import numpy as np
-    import pyarrow as pa
-
     column, n = _column_input(texts)
     id_array = _strings([str(i).encode() for i in range(n)]) if ids is None else _string_array(ids)
     (cluster_b, rep_b, dup_b, score_b), failures, _summary = _native.dedup_column(
@@ -233,18 +233,114 @@ def dedup(
         **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
     _report(failures, errors)
+    return _cluster_table(id_array, cluster_b, rep_b, dup_b, score_b)
+
+
+def dedup_files(
+    paths: Any,
+    scheme: str = "simhash-doc-v1",
+    *,
+    id_field: str = "id",
+    text_field: str = "text",
+    media_field: Optional[str] = None,
+    output: Any = None,
+    removed: Any = None,
+    k: Optional[int] = None,
+    threshold: Optional[float] = None,
+    verify: str = "exact",
+    clustering: str = "centres",
+    representative: str = "smallest-id",
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    errors: str = "keep",
+):
+    """Deduplicates datasets on disk, read as ``neardup dedup`` reads them: JSON Lines (``.jsonl``, ``.json``,
+    ``.ndjson``, plain, ``.gz`` or ``.zst``), Parquet, or directories of such shards (``paths``: one path or a
+    list). Records stream through the sketching on all cores, a batch at a time, so a dataset larger than
+    memory is fine: what is held is each document's id and sketch (and, with exact verification, its
+    shingle set).
+
+    Each record's id is its ``id_field`` and its text its ``text_field`` (dotted paths reach nested fields;
+    ``media_field`` names a field giving a record's medium). The other arguments are :func:`dedup`'s, and the
+    result is the same table: one row per document, in input order, with the columns ``id``, ``cluster``,
+    ``representative``, ``duplicate_of`` and ``score``. The clusters are the CLI's for the same files.
+
+    ``output`` (and ``removed``) write the deduplicated dataset as ``neardup dedup --output`` (``--removed``)
+    does: the kept records with every field as they were (JSONL lines byte for byte; Parquet rows with the
+    input's schema), in input order, and the removed ones with ``duplicate_of`` and ``score`` added. JSONL
+    goes to JSONL and Parquet to Parquet; the format follows the name; a file is renamed into place only
+    when complete.
+
+    Records that are not documents (a line that is not JSON, no text, no id, an id seen before) and files
+    that cannot be read to their end are reported in one warning and the run goes on (they are kept in the
+    split, as the CLI keeps them); documents that cannot be sketched are kept alone. ``errors="raise"``
+    raises instead, naming the first, and then writes nothing.
+    """
+    import os
+
+    if errors not in ("keep", "raise"):
+        raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    ids_data, ids_offsets, (cluster_b, rep_b, dup_b, score_b), problems, counts = _native.dedup_files(
+        [os.fsdecode(p) for p in paths],
+        scheme,
+        id_field=id_field,
+        text_field=text_field,
+        media_field=media_field,
+        k=k,
+        threshold=threshold,
+        verify=verify,
+        clustering=clustering,
+        representative=representative,
+        media=media,
+        output=None if output is None else os.fspath(output),
+        removed=None if removed is None else os.fspath(removed),
+        strict=errors == "raise",
+        **_scheme_params(num_perm, seed, shingle, char_shingle),
+    )
+    if problems:
+        place, message = problems[0]
+        more = counts["problems"] - 1
+        text = f"{place}: {message}" + (f" (and {more} more)" if more else "")
+        if errors == "raise":
+            raise Error(text)
+        warnings.warn(f"{counts['problems']} records or files could not be used; the first, {text}",
+                      RuntimeWarning, stacklevel=2)
+    import pyarrow as pa
+
+    n = len(ids_offsets) // 8 - 1
+    id_array = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(ids_offsets), pa.py_buffer(ids_data)])
+    return _cluster_table(id_array, cluster_b, rep_b, dup_b, score_b)
+
+
+def _cluster_table(id_array, cluster_b, rep_b, dup_b, score_b):
+    """The result table of :func:`dedup` and :func:`dedup_files` from the native columns: each row's cluster
+    (0: none), representative row, the row it duplicates (-1: none) and score (NaN: none)."""
+    import numpy as np
+    import pyarrow as pa
+
     cluster = np.frombuffer(cluster_b, dtype="<u8")
     rep = np.frombuffer(rep_b, dtype="<i8")
     dup = np.frombuffer(dup_b, dtype="<i8")
     score = np.frombuffer(score_b, dtype="<f8")
     in_cluster = cluster != 0
     is_dup = dup >= 0
+    ids = id_array
+    if not pa.types.is_string(ids.type):
+        try:
+            ids = ids.cast(pa.string())
+        except pa.ArrowInvalid:  # over 2 GiB of ids: the three id columns stay large strings
+            ids = ids.cast(pa.large_string())
     return pa.table(
         {
-            "id": id_array.cast(pa.string()) if not pa.types.is_string(id_array.type) else id_array,
+            "id": ids,
             "cluster": _masked(pa.uint64(), cluster, ~in_cluster),
-            "representative": id_array.take(_masked(pa.int64(), np.where(in_cluster, rep, 0), ~in_cluster)),
-            "duplicate_of": id_array.take(_masked(pa.int64(), np.where(is_dup, dup, 0), ~is_dup)),
+            "representative": ids.take(_masked(pa.int64(), np.where(in_cluster, rep, 0), ~in_cluster)),
+            "duplicate_of": ids.take(_masked(pa.int64(), np.where(is_dup, dup, 0), ~is_dup)),
             "score": _masked(pa.float64(), score, np.isnan(score)),
         }
     )

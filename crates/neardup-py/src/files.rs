@@ -1,0 +1,237 @@
+//! `neardup.dedup_files`: the engine's `Dedup` over datasets on disk (JSON Lines, Parquet, directories of
+//! shards), read by `neardup-io` as `neardup dedup` reads them: a batch of 4,096 records at a time, each
+//! batch sketched on all cores, so that nothing but each document's id and sketch (and exact profile) is held;
+//! and, when asked, the deduplicated split written by the same second pass as the CLI's `--output` and
+//! `--removed`.
+
+use crate::api::{media_hint, method_of};
+use crate::batch::{analyze_text_as, signer};
+use crate::dedup::{RowSink, Rows, new_dedup};
+use crate::errors::IntoPy;
+use neardup::dedup::{Document, Verification};
+use neardup::media::{Media, MediaHint};
+use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Records read and sketched per batch (as the CLI's).
+const BATCH_ROWS: usize = 4096;
+/// Problems kept with their place and message (all are counted): a file of bad lines does not fill memory.
+const PROBLEMS_KEPT: usize = 1000;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(dedup_files, m)?)?;
+    Ok(())
+}
+
+fn field(name: &str, what: &str) -> PyResult<FieldPath> {
+    FieldPath::new(name).map_err(|e| PyValueError::new_err(format!("{what}: {}", e.0)))
+}
+
+/// The problems of a run: the first [`PROBLEMS_KEPT`] with their place and message, and how many.
+#[derive(Default)]
+struct Problems {
+    kept: Vec<(String, String)>,
+    count: u64,
+}
+
+impl Problems {
+    fn add(&mut self, place: String, message: String) {
+        self.count += 1;
+        if self.kept.len() < PROBLEMS_KEPT {
+            self.kept.push((place, message));
+        }
+    }
+}
+
+/// What the Python side needs of a run: the documents' ids (UTF-8, concatenated, with `uint64` offsets),
+/// their rows' clusters (see `dedup::Rows`), the problems `(where, message)` (records that are not
+/// documents, documents that could not be sketched, files that could not be read), and counts.
+type Outcome<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    [Bound<'py, PyBytes>; 4],
+    Vec<(String, String)>,
+    HashMap<&'static str, u64>,
+);
+
+/// Deduplicates the records of `paths`; with `output` or `removed`, writes the split (unless `strict` and a
+/// problem was found: then nothing is written and the problems are returned for the caller to raise).
+#[pyfunction]
+#[pyo3(signature = (paths, scheme, *, id_field="id", text_field="text", media_field=None, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, output=None, removed=None, strict=false))]
+#[allow(clippy::too_many_arguments)]
+fn dedup_files<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    scheme: &str,
+    id_field: &str,
+    text_field: &str,
+    media_field: Option<&str>,
+    k: Option<u32>,
+    threshold: Option<f64>,
+    verify: &str,
+    clustering: &str,
+    representative: &str,
+    media: Option<&str>,
+    num_perm: Option<u32>,
+    seed: Option<u64>,
+    shingle: Option<u32>,
+    char_shingle: Option<u32>,
+    output: Option<PathBuf>,
+    removed: Option<PathBuf>,
+    strict: bool,
+) -> PyResult<Outcome<'py>> {
+    let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+    let hint = media_hint(media)?;
+    let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
+    let keep_profiles = dedup.options().verification == Verification::Exact;
+    let options = DatasetOptions {
+        id_field: field(id_field, "id_field")?,
+        text_field: field(text_field, "text_field")?,
+        media_field: media_field.map(|f| field(f, "media_field")).transpose()?,
+        format: None,
+    };
+    if paths.is_empty() {
+        return Err(PyValueError::new_err("no paths given"));
+    }
+    if paths.iter().any(|p| p == "-") {
+        return Err(PyValueError::new_err(
+            "'-' (standard input) is the command's: in Python, read the records and pass their texts to neardup.dedup",
+        ));
+    }
+    let (dataset, open_errors) = Dataset::open(&paths, options);
+    if dataset.inputs().is_empty() {
+        let first = open_errors
+            .first()
+            .map_or_else(|| "no input".to_owned(), ToString::to_string);
+        return Err(PyFileNotFoundError::new_err(format!(
+            "no dataset to read: {first}"
+        )));
+    }
+    let mut problems = Problems::default();
+    for e in &open_errors {
+        problems.add(e.file.clone(), e.message.clone());
+    }
+    let analyze = signer(method, keep_profiles);
+    let run = py.detach(|| -> PyResult<_> {
+        // Each document's id and ordinal, in input order; a document's row is its place here.
+        let mut ids: Vec<String> = Vec::new();
+        let mut ordinals: Vec<u64> = Vec::new();
+        let mut unsketched = 0u64;
+        let read = dataset.for_each_batch(BATCH_ROWS, &mut |_| {}, &mut |batch| {
+            let signed: Vec<_> = batch
+                .par_iter()
+                .map(|record| {
+                    let text = record.text.as_deref().ok()?;
+                    let hint = match record.media.as_deref().and_then(Media::from_name) {
+                        Some(forced) => MediaHint::Force(forced),
+                        None => hint,
+                    };
+                    Some(analyze_text_as(text, hint, &analyze))
+                })
+                .collect();
+            for (record, signed) in batch.into_iter().zip(signed) {
+                let label = record.origin.to_string();
+                match (record.text, signed) {
+                    (Err(why), _) => problems.add(label, why),
+                    (Ok(_), Some(Ok(s))) => {
+                        dedup
+                            .push(Document {
+                                profile: s.profile,
+                                length: s.length,
+                                ..Document::new(record.id.clone(), s.sketch)
+                            })
+                            .py_err()?;
+                        ids.push(record.id);
+                        ordinals.push(record.ordinal);
+                    }
+                    (Ok(_), outcome) => {
+                        let why = outcome.and_then(Result::err).unwrap_or_default();
+                        problems.add(format!("{label} ({})", record.id), why);
+                        unsketched += 1;
+                        ids.push(record.id);
+                        ordinals.push(record.ordinal);
+                    }
+                }
+            }
+            Ok::<_, PyErr>(())
+        })?;
+        for e in &read.errors {
+            let place = e.position.map_or_else(String::new, |p| format!(":{p}"));
+            problems.add(format!("{}{place}", e.file), e.message.clone());
+        }
+        let row_of: HashMap<&str, usize> = ids
+            .iter()
+            .enumerate()
+            .map(|(r, id)| (id.as_str(), r))
+            .collect();
+        let mut rows = Rows::new(ids.len());
+        let summary = dedup
+            .clusters(&mut RowSink {
+                rows: &mut rows,
+                row_of: |id: &str| row_of[id],
+            })
+            .py_err()?;
+        drop(row_of);
+        let mut counts = HashMap::from([
+            ("records", read.records),
+            ("documents", read.documents),
+            ("not_documents", read.not_documents),
+            ("duplicate_ids", read.duplicate_ids),
+            ("unsketched", unsketched),
+            ("problems", problems.count),
+            ("clusters", summary.clusters as u64),
+            ("duplicates", summary.duplicates as u64),
+        ]);
+        let write = (output.is_some() || removed.is_some()) && !(strict && problems.count > 0);
+        if write {
+            let by_ordinal: HashMap<u64, Decision> = rows
+                .removals()
+                .map(|(r, of, score)| {
+                    let duplicate_of = ids[of].clone();
+                    (
+                        ordinals[r],
+                        Decision::Remove {
+                            duplicate_of,
+                            score,
+                        },
+                    )
+                })
+                .collect();
+            let split = dataset
+                .write_split(
+                    &|ordinal| by_ordinal.get(&ordinal).cloned().unwrap_or(Decision::Keep),
+                    output.as_deref(),
+                    removed.as_deref(),
+                )
+                .map_err(|e| PyOSError::new_err(e.to_string()))?;
+            if let Some(e) = split.errors.first() {
+                return Err(PyOSError::new_err(format!(
+                    "the dataset could not be written whole: {e}"
+                )));
+            }
+            counts.insert("kept", split.kept);
+            counts.insert("removed", split.removed);
+        }
+        Ok((ids, rows, problems.kept, counts))
+    });
+    let (ids, rows, problems, counts) = run?;
+    let mut offsets = Vec::with_capacity((ids.len() + 1) * 8);
+    let mut data = Vec::with_capacity(ids.iter().map(String::len).sum());
+    offsets.extend_from_slice(&0u64.to_le_bytes());
+    for id in &ids {
+        data.extend_from_slice(id.as_bytes());
+        offsets.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    }
+    Ok((
+        PyBytes::new(py, &data),
+        PyBytes::new(py, &offsets),
+        rows.to_bytes(py),
+        problems,
+        counts,
+    ))
+}
