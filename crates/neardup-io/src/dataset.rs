@@ -26,6 +26,16 @@ use std::sync::{Arc, Mutex};
 /// batches small (the writer gathers them into row groups).
 const SPLIT_BATCH_ROWS: usize = 1024;
 
+/// What the reading thread of [`Dataset::for_each_batch`] hands over.
+enum ReadEvent {
+    Batch(Vec<Record>),
+    Progress(u64),
+}
+
+/// The caller of [`Dataset::for_each_batch`] stopped the read.
+#[derive(Debug)]
+struct Stopped;
+
 /// One input file of a dataset.
 #[derive(Debug)]
 pub struct InputFile {
@@ -496,7 +506,8 @@ impl Dataset {
 
     /// Streams every record, in input order, in batches of up to `batch_rows`; `progress(bytes)` is called
     /// with the input bytes consumed so far (compressed bytes for .gz/.zst, file bytes for Parquet), at
-    /// most [`Dataset::total_bytes`].
+    /// most [`Dataset::total_bytes`]. The files are read on a thread of their own, one batch ahead of
+    /// `on_batch`, which (like `progress`) runs on the calling thread.
     ///
     /// A record that is not a document (not a JSON object, a missing or non-string text, a missing id, an
     /// id seen before) is still yielded, with `text: Err(message)`, so that the caller reports and counts
@@ -517,13 +528,52 @@ impl Dataset {
         progress: &mut dyn FnMut(u64),
         on_batch: &mut dyn FnMut(Vec<Record>) -> Result<(), E>,
     ) -> Result<ReadSummary, E> {
+        // The next batch is read (JSON parsed, Parquet decoded: one thread's work) while the caller works
+        // on this one, typically sketching it on every core; one batch waits at most.
+        let (to_caller, events) = std::sync::mpsc::sync_channel::<ReadEvent>(1);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                self.read_batches(batch_rows, &mut |event| to_caller.send(event).is_ok())
+            });
+            let mut failed = None;
+            for event in &events {
+                match event {
+                    ReadEvent::Batch(batch) => {
+                        if let Err(e) = on_batch(batch) {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                    ReadEvent::Progress(bytes) => progress(bytes),
+                }
+            }
+            // Dropping the receiver stops a reader still going (its next send fails).
+            drop(events);
+            let summary = reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            match failed {
+                Some(e) => Err(e),
+                None => Ok(summary),
+            }
+        })
+    }
+
+    /// The reading of [`for_each_batch`](Self::for_each_batch), on its own thread: each batch and each
+    /// progress report goes to `emit`, which returns `false` when nobody is listening any more (reading
+    /// then stops).
+    fn read_batches(
+        &self,
+        batch_rows: usize,
+        emit: &mut dyn FnMut(ReadEvent) -> bool,
+    ) -> ReadSummary {
         let batch_rows = batch_rows.max(1);
         let mut pass = Pass::new(self);
         let mut summary = ReadSummary::default();
         let mut batch: Vec<Record> = Vec::with_capacity(batch_rows.min(1 << 16));
         let mut done = 0u64;
         for (input, file) in self.inputs.iter().enumerate() {
-            let mut push = |record: Record, consumed: u64| -> Result<(), E> {
+            let mut push = |record: Record, consumed: u64| -> Result<(), Stopped> {
                 summary.records += 1;
                 if record.text.is_ok() {
                     summary.documents += 1;
@@ -532,17 +582,18 @@ impl Dataset {
                 }
                 batch.push(record);
                 if batch.len() >= batch_rows {
-                    on_batch(std::mem::replace(
-                        &mut batch,
-                        Vec::with_capacity(batch_rows.min(1 << 16)),
-                    ))?;
-                    progress(done + consumed);
+                    let full =
+                        std::mem::replace(&mut batch, Vec::with_capacity(batch_rows.min(1 << 16)));
+                    if !emit(ReadEvent::Batch(full)) || !emit(ReadEvent::Progress(done + consumed))
+                    {
+                        return Err(Stopped);
+                    }
                 }
                 Ok(())
             };
             let end = match file.format {
                 Format::Jsonl(compression) => {
-                    pass.read_jsonl(input, compression, &mut |r, _, consumed| push(r, consumed))?
+                    pass.read_jsonl(input, compression, &mut |r, _, consumed| push(r, consumed))
                 }
                 Format::Parquet => {
                     pass.read_parquet(input, batch_rows, true, &mut |event, consumed| {
@@ -552,21 +603,26 @@ impl Dataset {
                             }
                         }
                         Ok(())
-                    })?
+                    })
                 }
+            };
+            let Ok(end) = end else {
+                return summary; // the caller stopped listening
             };
             self.remember_count(input, end.records);
             summary.files += 1;
             summary.errors.extend(end.error);
             done += file.bytes;
-            progress(done);
+            if !emit(ReadEvent::Progress(done)) {
+                return summary;
+            }
         }
-        if !batch.is_empty() {
-            on_batch(batch)?;
+        if !batch.is_empty() && !emit(ReadEvent::Batch(batch)) {
+            return summary;
         }
         summary.duplicate_ids = pass.duplicate_ids;
         summary.bytes = done;
-        Ok(summary)
+        summary
     }
 
     /// The second pass: re-reads the inputs and writes, in input order with every original field, each

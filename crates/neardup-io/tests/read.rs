@@ -701,3 +701,29 @@ fn parquet_large_string_dictionary_and_binary_columns() {
     assert_eq!(ids(&records), ["18446744073709551615", "0"]);
     assert_eq!(records[1].text, Ok("same".to_owned()));
 }
+
+#[test]
+fn an_error_of_on_batch_stops_the_read_and_is_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jsonl");
+    let lines: String = (0..10_000)
+        .map(|i| format!("{{\"id\":\"{i}\",\"text\":\"text {i}\"}}\n"))
+        .collect();
+    std::fs::write(&path, lines).unwrap();
+    let (dataset, _) = open(&[&path], DatasetOptions::default());
+    let mut seen = Vec::new();
+    let result = dataset.for_each_batch(100, &mut |_| {}, &mut |batch| {
+        seen.push(batch[0].ordinal);
+        if seen.len() == 3 {
+            return Err("stop here");
+        }
+        Ok(())
+    });
+    assert_eq!(result, Err("stop here"));
+    // The batches came in order and none after the error; the reader (a batch ahead) stopped with it.
+    assert_eq!(seen, [0, 100, 200]);
+    // The dataset is still readable whole.
+    let (records, summary, progress) = read_all(&dataset, 4096);
+    assert_eq!((records.len(), summary.records), (10_000, 10_000));
+    assert_eq!(*progress.last().unwrap(), dataset.total_bytes());
+}
