@@ -299,9 +299,13 @@ pub fn analyze_input(
         let copied = (|| -> PyResult<()> {
             let mut next = 0;
             while next < n {
+                // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
+                py.check_signals()?;
                 let mut rows = spare.try_recv().unwrap_or_default();
                 next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS)?;
-                if to_analyze.send(rows).is_err() {
+                // Waiting for the analyzer to take the piece, the GIL is released: other Python threads
+                // (and signal handlers) run meanwhile.
+                if py.detach(|| to_analyze.send(rows)).is_err() {
                     break; // the analyzer panicked: its join below says so
                 }
             }

@@ -2,7 +2,8 @@
 //! shards), read by `neardup-io` as `neardup dedup` reads them: a batch of 4,096 records at a time, each
 //! batch sketched on all cores, so that nothing but each document's id and sketch (and exact profile) is held;
 //! and, when asked, the deduplicated split written by the same second pass as the CLI's `--output` and
-//! `--removed`.
+//! `--removed`. The GIL is released throughout; Python's signals are checked between batches, so Ctrl-C
+//! stops a long run.
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{analyze_text_as, signer};
@@ -123,6 +124,8 @@ fn dedup_files<'py>(
         let mut ordinals: Vec<u64> = Vec::new();
         let mut unsketched = 0u64;
         let read = dataset.for_each_batch(BATCH_ROWS, &mut |_| {}, &mut |batch| {
+            // Ctrl-C (KeyboardInterrupt) stops a long run between batches.
+            Python::attach(|py| py.check_signals())?;
             let signed: Vec<_> = batch
                 .par_iter()
                 .map(|record| {

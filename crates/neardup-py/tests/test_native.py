@@ -12,6 +12,7 @@ import pathlib
 import shutil
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -155,6 +156,29 @@ def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_pat
         neardup.dedup_files("-")
     with pytest.raises(OSError, match="JSONL"):
         neardup.dedup_files(path, output=tmp_path / "kept.parquet")
+
+
+def test_ctrl_c_stops_long_runs(tmp_path):
+    import _thread
+
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    texts = [" ".join(words[(i * 7 + j) % 12] + str(i % 997) for j in range(300)) for i in range(20_000)]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+    for run in (lambda: neardup.dedup_files(path), lambda: neardup.sketches(texts * 3, "minhash")):
+        started = time.perf_counter()
+        run()
+        whole = time.perf_counter() - started
+        # Interrupted a tenth of the way, a run stops at its next batch (or piece of a list), long before
+        # its end; without the checks, the interrupt would land only once the native call returned.
+        timer = threading.Timer(whole / 10, _thread.interrupt_main)
+        timer.start()
+        started = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            run()
+            time.sleep(whole)  # the run ended first: the interrupt lands here, and the test fails on time
+        timer.join()
+        assert time.perf_counter() - started < whole * 0.6, whole
 
 
 def test_dedup_does_not_depend_on_input_order_or_chunks(records):
