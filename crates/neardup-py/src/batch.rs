@@ -246,6 +246,9 @@ impl<'a> ColumnInput<'a> {
     }
 }
 
+/// An Arrow column is sketched this many rows at a time, Python's signals checked between them.
+const ROWS_BETWEEN_SIGNAL_CHECKS: usize = 16_384;
+
 /// A list is copied and sketched a piece at a time: about this many bytes of text...
 const PIECE_BYTES: usize = 2 << 20;
 /// ...or this many rows, whichever comes first.
@@ -278,7 +281,16 @@ pub fn analyze_input(
     let list = match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
-            return Ok(py.detach(|| analyze_rows(&column, hint, parallel, &analyze)));
+            // A stretch of rows at a time, Python's signals checked between them (Ctrl-C stops a long run).
+            return py.detach(|| {
+                let mut results = Vec::with_capacity(column.len());
+                for start in (0..column.len()).step_by(ROWS_BETWEEN_SIGNAL_CHECKS) {
+                    Python::attach(|py| py.check_signals())?;
+                    let end = (start + ROWS_BETWEEN_SIGNAL_CHECKS).min(column.len());
+                    results.extend(analyze_rows(&column, start..end, hint, parallel, &analyze));
+                }
+                Ok(results)
+            });
         }
         ColumnInput::Items(list) => list.bind(py),
     };
@@ -290,7 +302,14 @@ pub fn analyze_input(
         let analyzer = scope.spawn(|| {
             let mut results = Vec::with_capacity(n);
             for rows in pieces {
-                results.extend(analyze_rows(&rows.column(), hint, parallel, &analyze));
+                let column = rows.column();
+                results.extend(analyze_rows(
+                    &column,
+                    0..column.len(),
+                    hint,
+                    parallel,
+                    &analyze,
+                ));
                 // The copier may have finished; then the buffers are simply dropped.
                 let _ = to_reuse.send(rows);
             }
@@ -481,13 +500,14 @@ pub fn signer(
     }
 }
 
-/// Analyzes every row, each a [`Signed`] (sketch, exact profile when asked for, length), on all cores or
+/// Analyzes the rows `range` of the column, each a [`Signed`] (sketch, exact profile when asked for, length), on all cores or
 /// (`parallel` false: a Spark task, one of many on the machine) one at a time on this thread; a row that cannot be
 /// analyzed (a null, no tokens, a broken document) gives its message. Text rows are taken as they are
 /// unless `hint` forces a medium other than text (as the CLI reads the text field of records); bytes rows
 /// are documents in any medium, detected unless forced.
 fn analyze_rows(
     column: &Column<'_>,
+    range: std::ops::Range<usize>,
     hint: MediaHint<'_>,
     parallel: bool,
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
@@ -509,12 +529,8 @@ fn analyze_rows(
         analyze_text_as(text, hint, &analyze)
     };
     if parallel {
-        (0..column.len())
-            .into_par_iter()
-            .with_min_len(64)
-            .map(row)
-            .collect()
+        range.into_par_iter().with_min_len(64).map(row).collect()
     } else {
-        (0..column.len()).map(row).collect()
+        range.map(row).collect()
     }
 }

@@ -165,7 +165,14 @@ def test_ctrl_c_stops_long_runs(tmp_path):
     texts = [" ".join(words[(i * 7 + j) % 12] + str(i % 997) for j in range(300)) for i in range(20_000)]
     path = tmp_path / "long.jsonl"
     path.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
-    for run in (lambda: neardup.dedup_files(path), lambda: neardup.sketches(texts * 3, "minhash")):
+    pa = pytest.importorskip("pyarrow")
+    column = pa.array(texts * 3, pa.large_string())
+    runs = (
+        lambda: neardup.dedup_files(path),
+        lambda: neardup.sketches(texts * 3, "minhash"),
+        lambda: neardup.sketches(column, "minhash"),
+    )
+    for run in runs:
         started = time.perf_counter()
         run()
         whole = time.perf_counter() - started
