@@ -67,6 +67,85 @@ impl Rows {
     }
 }
 
+/// A string column in Arrow's layout: the offsets' width (4: `string`, 8: `large_string`, past 2 GiB of
+/// text), the offsets, the data and the validity bitmap (None when nothing is null).
+pub type StringColumn<'py> = (
+    usize,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Option<Bound<'py, PyBytes>>,
+);
+
+/// `n` rows of `value(row)` (None: null) as an Arrow string column.
+fn string_column<'py, 'a>(
+    py: Python<'py>,
+    n: usize,
+    value: impl Fn(usize) -> Option<&'a [u8]>,
+) -> StringColumn<'py> {
+    let total: usize = (0..n).filter_map(&value).map(<[u8]>::len).sum();
+    let width = if total <= i32::MAX as usize { 4 } else { 8 };
+    let mut offsets = Vec::with_capacity((n + 1) * width);
+    let mut data = Vec::with_capacity(total);
+    let mut validity = vec![0u8; n.div_ceil(8)];
+    let mut nulls = false;
+    let push_offset = |offsets: &mut Vec<u8>, at: usize| {
+        if width == 4 {
+            offsets.extend_from_slice(&(at as i32).to_le_bytes());
+        } else {
+            offsets.extend_from_slice(&(at as i64).to_le_bytes());
+        }
+    };
+    push_offset(&mut offsets, 0);
+    for r in 0..n {
+        match value(r) {
+            Some(v) => {
+                data.extend_from_slice(v);
+                validity[r / 8] |= 1 << (r % 8);
+            }
+            None => nulls = true,
+        }
+        push_offset(&mut offsets, data.len());
+    }
+    (
+        width,
+        PyBytes::new(py, &offsets),
+        PyBytes::new(py, &data),
+        nulls.then(|| PyBytes::new(py, &validity)),
+    )
+}
+
+/// The result table's columns, as `neardup.dedup` and `neardup.dedup_files` hand them to Python:
+/// `cluster` (`uint64` bytes, 0 for none) and `score` (`float64` bytes, NaN for none), then `id`,
+/// `representative` and `duplicate_of` as [`StringColumn`]s.
+pub type TableColumns<'py> = (
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    StringColumn<'py>,
+    StringColumn<'py>,
+    StringColumn<'py>,
+);
+
+impl Rows {
+    /// The result table's columns, with each row's id `id_of(row)`: the id columns are built here, so the
+    /// Python side needs no `take` or `cast` (nor `pyarrow.compute`'s import).
+    pub fn table_columns<'py, 'a>(
+        &self,
+        py: Python<'py>,
+        id_of: impl Fn(usize) -> &'a [u8],
+    ) -> TableColumns<'py> {
+        let n = self.cluster.len();
+        let of_row = |row: i64| (row >= 0).then(|| id_of(row as usize));
+        let [cluster, _, _, score] = self.to_bytes(py);
+        (
+            cluster,
+            score,
+            string_column(py, n, |r| Some(id_of(r))),
+            string_column(py, n, |r| of_row(self.representative[r])),
+            string_column(py, n, |r| of_row(self.duplicate_of[r])),
+        )
+    }
+}
+
 /// Collects clusters into [`Rows`], finding each member's row by its id with `row_of`.
 pub struct RowSink<'a, F: Fn(&str) -> usize> {
     pub rows: &'a mut Rows,
@@ -147,12 +226,11 @@ pub fn new_dedup(
     Dedup::new(method, options).py_err()
 }
 
-/// Each row's rank among the ids in byte order, the ids checked: one per row, none null, none repeated.
+/// Each row's id and its rank among the ids in byte order, the ids checked: one per row, none null, none
+/// repeated.
 /// Inside the engine a row's id is its rank, so that the engine's policies (smallest id, ties) see the
 /// caller's order of ids whatever their type and size.
-fn id_ranks(py: Python<'_>, ids: &ColumnInput<'_>, n: usize) -> PyResult<Vec<u64>> {
-    let owned = ids.rows(py)?;
-    let ids = ids.column(&owned)?;
+fn id_ranks<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<(Vec<&'a [u8]>, Vec<u64>)> {
     if ids.len() != n {
         return Err(PyValueError::new_err(format!(
             "{} ids for {n} documents",
@@ -166,28 +244,25 @@ fn id_ranks(py: Python<'_>, ids: &ColumnInput<'_>, n: usize) -> PyResult<Vec<u64
             })
         })
         .collect::<PyResult<_>>()?;
-    py.detach(|| {
-        let mut by_id: Vec<usize> = (0..n).collect();
-        by_id.par_sort_unstable_by_key(|&r| ids[r]);
-        if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {
-            let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-            return Err(PyValueError::new_err(format!(
-                "rows {a} and {b} have the same id {:?}: ids must be unique",
-                String::from_utf8_lossy(ids[a])
-            )));
-        }
-        let mut ranks = vec![0u64; n];
-        for (rank, &r) in by_id.iter().enumerate() {
-            ranks[r] = rank as u64;
-        }
-        Ok(ranks)
-    })
+    let mut by_id: Vec<usize> = (0..n).collect();
+    by_id.par_sort_unstable_by_key(|&r| ids[r]);
+    if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {
+        let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+        return Err(PyValueError::new_err(format!(
+            "rows {a} and {b} have the same id {:?}: ids must be unique",
+            String::from_utf8_lossy(ids[a])
+        )));
+    }
+    let mut ranks = vec![0u64; n];
+    for (rank, &r) in by_id.iter().enumerate() {
+        ranks[r] = rank as u64;
+    }
+    Ok((ids, ranks))
 }
 
 /// Deduplicates a column (Arrow chunks or a list, see `batch::ColumnInput`) whose rows have the ids of
-/// `ids` (the same kinds of column), pushing rows in column order. Returns `(cluster u64, representative
-/// i64, duplicate_of i64, score f64)` as little-endian bytes, the failures `(row, message)`, and the summary's
-/// counts.
+/// `ids` (the same kinds of column), pushing rows in column order. Returns the result table's columns
+/// ([`TableColumns`]), the failures `(row, message)`, and the summary's counts.
 #[pyfunction]
 #[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -207,14 +282,16 @@ fn dedup_column<'py>(
     shingle: Option<u32>,
     char_shingle: Option<u32>,
 ) -> PyResult<(
-    [Bound<'py, PyBytes>; 4],
+    TableColumns<'py>,
     Vec<(usize, String)>,
     (usize, usize, usize),
 )> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);
-    let order = id_ranks(py, &ids, n)?;
+    let owned_ids = ids.rows(py)?;
+    let id_column = ids.column(&owned_ids)?;
+    let (id_bytes, order) = py.detach(|| id_ranks(&id_column, n))?;
     let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
     let signed = sketch_input(py, &column, method, hint, keep_profiles)?;
@@ -245,7 +322,7 @@ fn dedup_column<'py>(
         })
         .map_err(to_py)?;
     Ok((
-        rows.to_bytes(py),
+        rows.table_columns(py, |r| id_bytes[r]),
         failures,
         (summary.documents, summary.clusters, summary.duplicates),
     ))

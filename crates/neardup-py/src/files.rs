@@ -7,14 +7,13 @@
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{analyze_text_as, signer};
-use crate::dedup::{RowSink, Rows, new_dedup};
+use crate::dedup::{RowSink, Rows, TableColumns, new_dedup};
 use crate::errors::IntoPy;
 use neardup::dedup::{Document, Verification};
 use neardup::media::{Media, MediaHint};
 use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -49,13 +48,10 @@ impl Problems {
     }
 }
 
-/// What the Python side needs of a run: the documents' ids (UTF-8, concatenated, with `uint64` offsets),
-/// their rows' clusters (see `dedup::Rows`), the problems `(where, message)` (records that are not
+/// What the Python side needs of a run: the result table's columns (see `dedup::TableColumns`), the problems `(where, message)` (records that are not
 /// documents, documents that could not be sketched, files that could not be read), and counts.
 type Outcome<'py> = (
-    Bound<'py, PyBytes>,
-    Bound<'py, PyBytes>,
-    [Bound<'py, PyBytes>; 4],
+    TableColumns<'py>,
     Vec<(String, String)>,
     HashMap<&'static str, u64>,
 );
@@ -223,17 +219,8 @@ fn dedup_files<'py>(
         Ok((ids, rows, problems.kept, counts))
     });
     let (ids, rows, problems, counts) = run?;
-    let mut offsets = Vec::with_capacity((ids.len() + 1) * 8);
-    let mut data = Vec::with_capacity(ids.iter().map(String::len).sum());
-    offsets.extend_from_slice(&0u64.to_le_bytes());
-    for id in &ids {
-        data.extend_from_slice(id.as_bytes());
-        offsets.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    }
     Ok((
-        PyBytes::new(py, &data),
-        PyBytes::new(py, &offsets),
-        rows.to_bytes(py),
+        rows.table_columns(py, |r| ids[r].as_bytes()),
         problems,
         counts,
     ))

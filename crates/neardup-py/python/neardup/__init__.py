@@ -220,7 +220,7 @@ def dedup(
     """
     column, n = _column_input(texts)
     id_array = _strings([str(i).encode() for i in range(n)]) if ids is None else _string_array(ids)
-    (cluster_b, rep_b, dup_b, score_b), failures, _summary = _native.dedup_column(
+    columns, failures, _summary = _native.dedup_column(
         column,
         _buffers(id_array),
         scheme,
@@ -233,7 +233,7 @@ def dedup(
         **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
     _report(failures, errors)
-    return _cluster_table(id_array, cluster_b, rep_b, dup_b, score_b)
+    return _cluster_table(*columns)
 
 
 def dedup_files(
@@ -285,7 +285,7 @@ def dedup_files(
         raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    ids_data, ids_offsets, (cluster_b, rep_b, dup_b, score_b), problems, counts = _native.dedup_files(
+    columns, problems, counts = _native.dedup_files(
         [os.fsdecode(p) for p in paths],
         scheme,
         id_field=id_field,
@@ -310,37 +310,31 @@ def dedup_files(
             raise Error(text)
         warnings.warn(f"{counts['problems']} records or files could not be used; the first, {text}",
                       RuntimeWarning, stacklevel=2)
-    import pyarrow as pa
-
-    n = len(ids_offsets) // 8 - 1
-    id_array = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(ids_offsets), pa.py_buffer(ids_data)])
-    return _cluster_table(id_array, cluster_b, rep_b, dup_b, score_b)
+    return _cluster_table(*columns)
 
 
-def _cluster_table(id_array, cluster_b, rep_b, dup_b, score_b):
+def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):
     """The result table of :func:`dedup` and :func:`dedup_files` from the native columns: each row's cluster
-    (0: none), representative row, the row it duplicates (-1: none) and score (NaN: none)."""
+    (``uint64``, 0: none) and score (``float64``, NaN: none) as bytes, and the three string columns built
+    natively as Arrow buffers (offsets' width, offsets, data, validity or None)."""
     import numpy as np
     import pyarrow as pa
 
     cluster = np.frombuffer(cluster_b, dtype="<u8")
-    rep = np.frombuffer(rep_b, dtype="<i8")
-    dup = np.frombuffer(dup_b, dtype="<i8")
     score = np.frombuffer(score_b, dtype="<f8")
-    in_cluster = cluster != 0
-    is_dup = dup >= 0
-    ids = id_array
-    if not pa.types.is_string(ids.type):
-        try:
-            ids = ids.cast(pa.string())
-        except pa.ArrowInvalid:  # over 2 GiB of ids: the three id columns stay large strings
-            ids = ids.cast(pa.large_string())
+    n = len(cluster)
+
+    def strings(width, offsets, data, validity):
+        kind = pa.string() if width == 4 else pa.large_string()
+        buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
+        return pa.Array.from_buffers(kind, n, buffers)
+
     return pa.table(
         {
-            "id": ids,
-            "cluster": _masked(pa.uint64(), cluster, ~in_cluster),
-            "representative": ids.take(_masked(pa.int64(), np.where(in_cluster, rep, 0), ~in_cluster)),
-            "duplicate_of": ids.take(_masked(pa.int64(), np.where(is_dup, dup, 0), ~is_dup)),
+            "id": strings(*id_column),
+            "cluster": _masked(pa.uint64(), cluster, cluster == 0),
+            "representative": strings(*rep_column),
+            "duplicate_of": strings(*dup_column),
             "score": _masked(pa.float64(), score, np.isnan(score)),
         }
     )
