@@ -226,25 +226,28 @@ pub fn new_dedup(
     Dedup::new(method, options).py_err()
 }
 
-/// Each row's id and its rank among the ids in byte order, the ids checked: one per row, none null, none
-/// repeated.
-/// Inside the engine a row's id is its rank, so that the engine's policies (smallest id, ties) see the
-/// caller's order of ids whatever their type and size.
-fn id_ranks<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<(Vec<&'a [u8]>, Vec<u64>)> {
+/// Each row's id, checked: one per row, none null.
+fn row_ids<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
     if ids.len() != n {
         return Err(PyValueError::new_err(format!(
             "{} ids for {n} documents",
             ids.len()
         )));
     }
-    let ids: Vec<&[u8]> = (0..n)
+    (0..n)
         .map(|r| {
             ids.get(r).ok_or_else(|| {
                 PyValueError::new_err(format!("row {r}: the id is null: ids must not be null"))
             })
         })
-        .collect::<PyResult<_>>()?;
-    let mut by_id: Vec<usize> = (0..n).collect();
+        .collect()
+}
+
+/// Each row's rank among the ids in byte order, the ids checked to be unique. Inside the engine a row's id
+/// is its rank, so that the engine's policies (smallest id, ties) see the caller's order of ids whatever
+/// their type and size.
+fn id_ranks(ids: &[&[u8]]) -> PyResult<Vec<u64>> {
+    let mut by_id: Vec<usize> = (0..ids.len()).collect();
     by_id.par_sort_unstable_by_key(|&r| ids[r]);
     if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {
         let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
@@ -253,15 +256,15 @@ fn id_ranks<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<(Vec<&'a [
             String::from_utf8_lossy(ids[a])
         )));
     }
-    let mut ranks = vec![0u64; n];
+    let mut ranks = vec![0u64; ids.len()];
     for (rank, &r) in by_id.iter().enumerate() {
         ranks[r] = rank as u64;
     }
-    Ok((ids, ranks))
+    Ok(ranks)
 }
 
 /// Deduplicates a column (Arrow chunks or a list, see `batch::ColumnInput`) whose rows have the ids of
-/// `ids` (the same kinds of column), pushing rows in column order. Returns the result table's columns
+/// `ids` (the same kinds of column; None: the row numbers, in decimal), pushing rows in column order. Returns the result table's columns
 /// ([`TableColumns`]), the failures `(row, message)`, and the summary's counts.
 #[pyfunction]
 #[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
@@ -269,7 +272,7 @@ fn id_ranks<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<(Vec<&'a [
 fn dedup_column<'py>(
     py: Python<'py>,
     column: ColumnInput<'_>,
-    ids: ColumnInput<'_>,
+    ids: Option<ColumnInput<'_>>,
     scheme: &str,
     k: Option<u32>,
     threshold: Option<f64>,
@@ -289,9 +292,18 @@ fn dedup_column<'py>(
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);
-    let owned_ids = ids.rows(py)?;
-    let id_column = ids.column(&owned_ids)?;
-    let (id_bytes, order) = py.detach(|| id_ranks(&id_column, n))?;
+    let (owned_ids, row_numbers);
+    let id_bytes: Vec<&[u8]> = match &ids {
+        Some(ids) => {
+            owned_ids = ids.rows(py)?;
+            row_ids(&ids.column(&owned_ids)?, n)?
+        }
+        None => {
+            row_numbers = (0..n).map(|r| r.to_string()).collect::<Vec<_>>();
+            row_numbers.iter().map(String::as_bytes).collect()
+        }
+    };
+    let order = py.detach(|| id_ranks(&id_bytes))?;
     let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
     let signed = sketch_input(py, &column, method, hint, keep_profiles)?;

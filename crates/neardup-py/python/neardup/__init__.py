@@ -218,11 +218,10 @@ def dedup(
     Documents that cannot be sketched (empty, no words, broken) are kept alone, with a warning
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
     """
-    column, n = _column_input(texts)
-    id_array = _strings([str(i).encode() for i in range(n)]) if ids is None else _string_array(ids)
+    column, _ = _column_input(texts)
     columns, failures, _summary = _native.dedup_column(
         column,
-        _buffers(id_array),
+        None if ids is None else _buffers(_string_array(ids)),
         scheme,
         k=k,
         threshold=threshold,
