@@ -15,6 +15,7 @@ use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -59,7 +60,7 @@ type Outcome<'py> = (
 /// Deduplicates the records of `paths`; with `output` or `removed`, writes the split (unless `strict` and a
 /// problem was found: then nothing is written and the problems are returned for the caller to raise).
 #[pyfunction]
-#[pyo3(signature = (paths, scheme, *, id_field="id", text_field="text", media_field=None, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, output=None, removed=None, strict=false))]
+#[pyo3(signature = (paths, scheme, *, id_field="id", text_field="text", media_field=None, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, output=None, removed=None, strict=false, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn dedup_files<'py>(
     py: Python<'py>,
@@ -81,6 +82,7 @@ fn dedup_files<'py>(
     output: Option<PathBuf>,
     removed: Option<PathBuf>,
     strict: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Outcome<'py>> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
@@ -119,7 +121,22 @@ fn dedup_files<'py>(
         let mut ids: Vec<String> = Vec::new();
         let mut ordinals: Vec<u64> = Vec::new();
         let mut unsketched = 0u64;
-        let read = dataset.for_each_batch(BATCH_ROWS, &mut |_| {}, &mut |batch| {
+        // `progress(bytes read, total bytes)`, called on this thread; its error (or Ctrl-C) stops the read
+        // at the next batch.
+        let total = dataset.total_bytes();
+        let progress_error: Cell<Option<PyErr>> = Cell::new(None);
+        let mut report = |bytes: u64| {
+            if let Some(callback) = &progress {
+                let error = progress_error
+                    .take()
+                    .or_else(|| Python::attach(|py| callback.call1(py, (bytes, total)).err()));
+                progress_error.set(error);
+            }
+        };
+        let read = dataset.for_each_batch(BATCH_ROWS, &mut report, &mut |batch| {
+            if let Some(e) = progress_error.take() {
+                return Err(e);
+            }
             // Ctrl-C (KeyboardInterrupt) stops a long run between batches.
             Python::attach(|py| py.check_signals())?;
             let signed: Vec<_> = batch
@@ -159,6 +176,9 @@ fn dedup_files<'py>(
             }
             Ok::<_, PyErr>(())
         })?;
+        if let Some(e) = progress_error.take() {
+            return Err(e);
+        }
         for e in &read.errors {
             let place = e.position.map_or_else(String::new, |p| format!(":{p}"));
             problems.add(format!("{}{place}", e.file), e.message.clone());

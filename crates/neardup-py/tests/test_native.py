@@ -130,6 +130,21 @@ def test_dedup_files_equals_dedup_and_writes_the_clis_split(records, tmp_path, s
     assert neardup.dedup_files([shards], scheme, text_field="doc.body").equals(expected)
 
 
+def test_dedup_files_reports_progress_and_stops_when_the_callback_raises(records):
+    path, recs = records
+    seen = []
+    neardup.dedup_files(path, progress=lambda done, total: seen.append((done, total)))
+    size = path.stat().st_size
+    assert seen and seen[-1] == (size, size) and all(t == size for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+    def stop(done, total):
+        raise RuntimeError(f"stopped at {done}")
+
+    with pytest.raises(RuntimeError, match="stopped at"):
+        neardup.dedup_files(path, progress=stop)
+
+
 def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_path):
     path = tmp_path / "bad.jsonl"
     lines = [

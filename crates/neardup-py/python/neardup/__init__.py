@@ -255,6 +255,7 @@ def dedup_files(
     shingle: Optional[int] = None,
     char_shingle: Optional[int] = None,
     errors: str = "keep",
+    progress: Optional[Any] = None,
 ):
     """Deduplicates datasets on disk, read as ``neardup dedup`` reads them: JSON Lines (``.jsonl``, ``.json``,
     ``.ndjson``, plain, ``.gz`` or ``.zst``), Parquet, or directories of such shards (``paths``: one path or a
@@ -277,6 +278,10 @@ def dedup_files(
     that cannot be read to their end are reported in one warning and the run goes on (they are kept in the
     split, as the CLI keeps them); documents that cannot be sketched are kept alone. ``errors="raise"``
     raises instead, naming the first, and then writes nothing.
+
+    ``progress``, a callable, is called as ``progress(bytes_read, total_bytes)`` after each batch and each
+    file (compressed bytes for ``.gz``/``.zst``), on the calling thread, for a bar such as tqdm's; an
+    exception it raises stops the run. Ctrl-C stops it between batches.
     """
     import os
 
@@ -299,6 +304,7 @@ def dedup_files(
         output=None if output is None else os.fspath(output),
         removed=None if removed is None else os.fspath(removed),
         strict=errors == "raise",
+        progress=progress,
         **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
     if problems:
