@@ -26,9 +26,15 @@ use std::sync::{Arc, Mutex};
 /// batches small (the writer gathers them into row groups).
 const SPLIT_BATCH_ROWS: usize = 1024;
 
+/// A batch of the first pass ends at this much text (or at its number of records, whichever comes first):
+/// large documents make small batches, so the three batches in flight stay small.
+pub const BATCH_TEXT_BYTES: u64 = 64 << 20;
+
 /// What the reading thread of [`Dataset::for_each_batch`] hands over.
 enum ReadEvent {
-    Batch(Vec<Record>),
+    /// A batch, and the input bytes consumed once it was read.
+    Batch(Vec<Record>, u64),
+    /// The input bytes consumed at the end of a file.
     Progress(u64),
 }
 
@@ -504,7 +510,8 @@ impl Dataset {
         }
     }
 
-    /// Streams every record, in input order, in batches of up to `batch_rows`; `progress(bytes)` is called
+    /// Streams every record, in input order, in batches of up to `batch_rows` (fewer once a batch holds
+    /// 64 MiB of text); `progress(bytes)` is called
     /// with the input bytes consumed so far (compressed bytes for .gz/.zst, file bytes for Parquet), at
     /// most [`Dataset::total_bytes`]. The files are read on a thread of their own, one batch ahead of
     /// `on_batch`, which (like `progress`) runs on the calling thread.
@@ -529,7 +536,8 @@ impl Dataset {
         on_batch: &mut dyn FnMut(Vec<Record>) -> Result<(), E>,
     ) -> Result<ReadSummary, E> {
         // The next batch is read (JSON parsed, Parquet decoded: one thread's work) while the caller works
-        // on this one, typically sketching it on every core; one batch waits at most.
+        // on this one, typically sketching it on every core. Three batches at most are held: the caller's,
+        // one waiting in the channel, and the one being read.
         let (to_caller, events) = std::sync::mpsc::sync_channel::<ReadEvent>(1);
         std::thread::scope(|scope| {
             let reader = scope.spawn(move || {
@@ -538,11 +546,12 @@ impl Dataset {
             let mut failed = None;
             for event in &events {
                 match event {
-                    ReadEvent::Batch(batch) => {
+                    ReadEvent::Batch(batch, bytes) => {
                         if let Err(e) = on_batch(batch) {
                             failed = Some(e);
                             break;
                         }
+                        progress(bytes);
                     }
                     ReadEvent::Progress(bytes) => progress(bytes),
                 }
@@ -571,6 +580,7 @@ impl Dataset {
         let mut pass = Pass::new(self);
         let mut summary = ReadSummary::default();
         let mut batch: Vec<Record> = Vec::with_capacity(batch_rows.min(1 << 16));
+        let mut batch_bytes = 0u64;
         let mut done = 0u64;
         for (input, file) in self.inputs.iter().enumerate() {
             let mut push = |record: Record, consumed: u64| -> Result<(), Stopped> {
@@ -580,12 +590,13 @@ impl Dataset {
                 } else {
                     summary.not_documents += 1;
                 }
+                batch_bytes += record.bytes;
                 batch.push(record);
-                if batch.len() >= batch_rows {
+                if batch.len() >= batch_rows || batch_bytes >= BATCH_TEXT_BYTES {
+                    batch_bytes = 0;
                     let full =
                         std::mem::replace(&mut batch, Vec::with_capacity(batch_rows.min(1 << 16)));
-                    if !emit(ReadEvent::Batch(full)) || !emit(ReadEvent::Progress(done + consumed))
-                    {
+                    if !emit(ReadEvent::Batch(full, done + consumed)) {
                         return Err(Stopped);
                     }
                 }
@@ -617,7 +628,7 @@ impl Dataset {
                 return summary;
             }
         }
-        if !batch.is_empty() && !emit(ReadEvent::Batch(batch)) {
+        if !batch.is_empty() && !emit(ReadEvent::Batch(batch, done)) {
             return summary;
         }
         summary.duplicate_ids = pass.duplicate_ids;

@@ -109,7 +109,7 @@ mod pq;
 mod record;
 mod table;
 
-pub use dataset::{Dataset, InputFile, spool};
+pub use dataset::{BATCH_TEXT_BYTES, Dataset, InputFile, spool};
 pub use error::{InputError, IoError};
 pub use format::{Compression, Format};
 pub use pq::decoding_parquet;

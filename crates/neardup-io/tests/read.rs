@@ -727,3 +727,24 @@ fn an_error_of_on_batch_stops_the_read_and_is_returned() {
     assert_eq!((records.len(), summary.records), (10_000, 10_000));
     assert_eq!(*progress.last().unwrap(), dataset.total_bytes());
 }
+
+#[test]
+fn a_batch_ends_at_its_text_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.jsonl");
+    let half = "w ".repeat((neardup_io::BATCH_TEXT_BYTES / 4 + 1) as usize);
+    let lines: String = (0..3)
+        .map(|i| format!("{{\"id\":\"{i}\",\"text\":\"{half}\"}}\n"))
+        .collect();
+    std::fs::write(&path, lines).unwrap();
+    let (dataset, _) = open(&[&path], DatasetOptions::default());
+    let mut sizes = Vec::new();
+    dataset
+        .for_each_batch(4096, &mut |_| {}, &mut |batch| {
+            sizes.push(batch.len());
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+    // Two texts of just over half the budget fill a batch; the third starts the next.
+    assert_eq!(sizes, [2, 1]);
+}
