@@ -13,9 +13,9 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// One chunk of an Arrow `string`/`large_string`/`binary` column as Python hands it over (an item of
-/// `neardup._buffers`'s tuple): the offsets buffer, the data buffer, the offsets' width (4 or 8 bytes), the validity bitmap (None when
-/// nothing is null), the array's offset and length (a sliced array shares its parent's buffers), and
-/// whether it holds bytes (binary) rather than text (string).
+/// `neardup._buffers`'s tuple): the offsets buffer, the data buffer, the offsets' width (4 or 8 bytes), the
+/// validity bitmap (None when nothing is null), the array's offset and length (a sliced array shares its
+/// parent's buffers), and whether it holds bytes (binary) rather than text (string).
 pub type Buffers<'a> = (
     &'a [u8],
     &'a [u8],
@@ -199,20 +199,17 @@ impl OwnedRows {
     /// The rows as a column. The text rows came from `str` through Python's UTF-8 encoder, so they are
     /// valid UTF-8 and are not checked again.
     fn column(&self) -> Column<'_> {
-        Column {
-            parts: vec![Part {
-                offsets: Cow::Borrowed(&self.offsets),
-                data: &self.data,
-                validity: self.validity.as_deref(),
-                first: 0,
-                binary: match &self.binary {
-                    None => RowKinds::Text,
-                    Some(rows) => RowKinds::PerRow(rows),
-                },
-            }],
-            starts: vec![0, self.offsets.len() - 1],
-            text_is_utf8: true,
-        }
+        let part = Part {
+            offsets: Cow::Borrowed(&self.offsets),
+            data: &self.data,
+            validity: self.validity.as_deref(),
+            first: 0,
+            binary: match &self.binary {
+                None => RowKinds::Text,
+                Some(rows) => RowKinds::PerRow(rows),
+            },
+        };
+        Column::of_parts(vec![part], true)
     }
 }
 
@@ -374,15 +371,19 @@ impl<'a> Column<'a> {
             .iter()
             .map(|&chunk| Part::new(chunk))
             .collect::<PyResult<Vec<_>>>()?;
+        Ok(Column::of_parts(parts, false))
+    }
+
+    fn of_parts(parts: Vec<Part<'a>>, text_is_utf8: bool) -> Self {
         let mut starts = vec![0];
         for part in &parts {
             starts.push(starts.last().unwrap() + part.offsets.len() - 1);
         }
-        Ok(Column {
+        Column {
             parts,
             starts,
-            text_is_utf8: false,
-        })
+            text_is_utf8,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -476,12 +477,20 @@ pub fn analyze_text_as(
     analyze: &impl Fn(&str) -> Result<Signed, neardup::Error>,
 ) -> Result<Signed, String> {
     if matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text)) {
-        analyze(text)
+        analyze(text).map_err(|e| e.to_string())
     } else {
-        let extracted = neardup::text::extract(text.as_bytes(), hint).map_err(|e| e.to_string())?;
-        analyze(&extracted.text)
+        analyze_extracted(text.as_bytes(), hint, analyze)
     }
-    .map_err(|e| e.to_string())
+}
+
+/// A document's analysis: its text extracted (the medium detected, or forced by `hint`), then analyzed.
+fn analyze_extracted(
+    bytes: &[u8],
+    hint: MediaHint<'_>,
+    analyze: &impl Fn(&str) -> Result<Signed, neardup::Error>,
+) -> Result<Signed, String> {
+    let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
+    analyze(&extracted.text).map_err(|e| e.to_string())
 }
 
 /// The analysis `neardup.dedup` needs of a text: its sketch by `method`, its length, and its exact profile
@@ -500,11 +509,11 @@ pub fn signer(
     }
 }
 
-/// Analyzes the rows `range` of the column, each a [`Signed`] (sketch, exact profile when asked for, length), on all cores or
-/// (`parallel` false: a Spark task, one of many on the machine) one at a time on this thread; a row that cannot be
-/// analyzed (a null, no tokens, a broken document) gives its message. Text rows are taken as they are
-/// unless `hint` forces a medium other than text (as the CLI reads the text field of records); bytes rows
-/// are documents in any medium, detected unless forced.
+/// Analyzes the rows `range` of the column, each a [`Signed`] (sketch, exact profile when asked for,
+/// length), on all cores or (`parallel` false: a Spark task, one of many on the machine) one at a time on
+/// this thread; a row that cannot be analyzed (a null, no tokens, a broken document) gives its message.
+/// Text rows are taken as they are unless `hint` forces a medium other than text (as the CLI reads the text
+/// field of records); bytes rows are documents in any medium, detected unless forced.
 fn analyze_rows(
     column: &Column<'_>,
     range: std::ops::Range<usize>,
@@ -515,8 +524,7 @@ fn analyze_rows(
     let row = |i: usize| {
         let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
         if column.is_binary(i) {
-            let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
-            return analyze(&extracted.text).map_err(|e| e.to_string());
+            return analyze_extracted(bytes, hint, &analyze);
         }
         let text = if column.text_is_utf8 {
             // SAFETY: such rows were encoded by Python's UTF-8 encoder (`OwnedRows::column`).
