@@ -50,21 +50,23 @@ impl Rows {
     /// The four columns as little-endian bytes: `cluster` (`uint64`), `representative` and `duplicate_of`
     /// (`int64`), `score` (`float64`).
     pub fn to_bytes<'py>(&self, py: Python<'py>) -> [Bound<'py, PyBytes>; 4] {
-        fn le<'py, T: Copy, const N: usize>(
-            py: Python<'py>,
-            values: &[T],
-            to: fn(T) -> [u8; N],
-        ) -> Bound<'py, PyBytes> {
-            let bytes: Vec<[u8; N]> = values.iter().map(|&v| to(v)).collect();
-            PyBytes::new(py, bytes.as_flattened())
-        }
         [
-            le(py, &self.cluster, u64::to_le_bytes),
-            le(py, &self.representative, i64::to_le_bytes),
-            le(py, &self.duplicate_of, i64::to_le_bytes),
-            le(py, &self.score, f64::to_le_bytes),
+            le_bytes(py, &self.cluster, u64::to_le_bytes),
+            le_bytes(py, &self.representative, i64::to_le_bytes),
+            le_bytes(py, &self.duplicate_of, i64::to_le_bytes),
+            le_bytes(py, &self.score, f64::to_le_bytes),
         ]
     }
+}
+
+/// Values as their little-endian bytes, one after another.
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to: fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let bytes: Vec<[u8; N]> = values.iter().map(|&v| to(v)).collect();
+    PyBytes::new(py, bytes.as_flattened())
 }
 
 /// A string column in Arrow's layout: the offsets' width (4: `string`, 8: `large_string`, past 2 GiB of
@@ -135,10 +137,9 @@ impl Rows {
     ) -> TableColumns<'py> {
         let n = self.cluster.len();
         let of_row = |row: i64| (row >= 0).then(|| id_of(row as usize));
-        let [cluster, _, _, score] = self.to_bytes(py);
         (
-            cluster,
-            score,
+            le_bytes(py, &self.cluster, u64::to_le_bytes),
+            le_bytes(py, &self.score, f64::to_le_bytes),
             string_column(py, n, |r| Some(id_of(r))),
             string_column(py, n, |r| of_row(self.representative[r])),
             string_column(py, n, |r| of_row(self.duplicate_of[r])),
@@ -264,8 +265,8 @@ fn id_ranks(ids: &[&[u8]]) -> PyResult<Vec<u64>> {
 }
 
 /// Deduplicates a column (Arrow chunks or a list, see `batch::ColumnInput`) whose rows have the ids of
-/// `ids` (the same kinds of column; None: the row numbers, in decimal), pushing rows in column order. Returns the result table's columns
-/// ([`TableColumns`]), the failures `(row, message)`, and the summary's counts.
+/// `ids` (the same kinds of column; None: the row numbers, in decimal), pushing rows in column order.
+/// Returns the result table's columns ([`TableColumns`]) and the failures `(row, message)`.
 #[pyfunction]
 #[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -284,11 +285,7 @@ fn dedup_column<'py>(
     seed: Option<u64>,
     shingle: Option<u32>,
     char_shingle: Option<u32>,
-) -> PyResult<(
-    TableColumns<'py>,
-    Vec<(usize, String)>,
-    (usize, usize, usize),
-)> {
+) -> PyResult<(TableColumns<'py>, Vec<(usize, String)>)> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);
@@ -307,7 +304,7 @@ fn dedup_column<'py>(
     let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
     let signed = sketch_input(py, &column, method, hint, keep_profiles)?;
-    let (rows, failures, summary) = py
+    let (rows, failures) = py
         .detach(|| -> Result<_, neardup::Error> {
             let mut row_of_rank = vec![0; n];
             for (r, &rank) in order.iter().enumerate() {
@@ -326,16 +323,12 @@ fn dedup_column<'py>(
             }
             let mut rows = Rows::new(n);
             // Inside the engine a row's id is its id rank, zero-padded so that byte order is rank order.
-            let summary = dedup.clusters(&mut RowSink {
+            dedup.clusters(&mut RowSink {
                 rows: &mut rows,
                 row_of: |id: &str| row_of_rank[id.parse::<usize>().expect("ids are ranks")],
             })?;
-            Ok((rows, failures, summary))
+            Ok((rows, failures))
         })
         .map_err(to_py)?;
-    Ok((
-        rows.table_columns(py, |r| id_bytes[r]),
-        failures,
-        (summary.documents, summary.clusters, summary.duplicates),
-    ))
+    Ok((rows.table_columns(py, |r| id_bytes[r]), failures))
 }

@@ -50,13 +50,10 @@ impl Problems {
     }
 }
 
-/// What the Python side needs of a run: the result table's columns (see `dedup::TableColumns`), the problems `(where, message)` (records that are not
-/// documents, documents that could not be sketched, files that could not be read), and counts.
-type Outcome<'py> = (
-    TableColumns<'py>,
-    Vec<(String, String)>,
-    HashMap<&'static str, u64>,
-);
+/// What the Python side needs of a run: the result table's columns (see `dedup::TableColumns`), the first
+/// problems `(where, message)` (records that are not documents, documents that could not be sketched,
+/// files that could not be read), and how many there were.
+type Outcome<'py> = (TableColumns<'py>, Vec<(String, String)>, u64);
 
 /// Deduplicates the records of `paths`; with `output` or `removed`, writes the split (unless `strict` and a
 /// problem was found: then nothing is written and the problems are returned for the caller to raise).
@@ -121,7 +118,6 @@ fn dedup_files<'py>(
         // Each document's id and ordinal, in input order; a document's row is its place here.
         let mut ids: Vec<String> = Vec::new();
         let mut ordinals: Vec<u64> = Vec::new();
-        let mut unsketched = 0u64;
         // `progress(bytes read, total bytes)`, called on this thread; its error (or Ctrl-C) stops the read
         // at the next batch.
         let total = dataset.total_bytes();
@@ -169,7 +165,6 @@ fn dedup_files<'py>(
                     (Ok(_), outcome) => {
                         let why = outcome.and_then(Result::err).unwrap_or_default();
                         problems.add(format!("{label} ({})", record.id), why);
-                        unsketched += 1;
                         ids.push(record.id);
                         ordinals.push(record.ordinal);
                     }
@@ -190,23 +185,13 @@ fn dedup_files<'py>(
             .map(|(r, id)| (id.as_str(), r))
             .collect();
         let mut rows = Rows::new(ids.len());
-        let summary = dedup
+        dedup
             .clusters(&mut RowSink {
                 rows: &mut rows,
                 row_of: |id: &str| row_of[id],
             })
             .py_err()?;
         drop(row_of);
-        let mut counts = HashMap::from([
-            ("records", read.records),
-            ("documents", read.documents),
-            ("not_documents", read.not_documents),
-            ("duplicate_ids", read.duplicate_ids),
-            ("unsketched", unsketched),
-            ("problems", problems.count),
-            ("clusters", summary.clusters as u64),
-            ("duplicates", summary.duplicates as u64),
-        ]);
         let write = (output.is_some() || removed.is_some()) && !(strict && problems.count > 0);
         if write {
             let by_ordinal: HashMap<u64, Decision> = rows
@@ -234,15 +219,13 @@ fn dedup_files<'py>(
                     "the dataset could not be written whole: {e}"
                 )));
             }
-            counts.insert("kept", split.kept);
-            counts.insert("removed", split.removed);
         }
-        Ok((ids, rows, problems.kept, counts))
+        Ok((ids, rows, problems))
     });
-    let (ids, rows, problems, counts) = run?;
+    let (ids, rows, problems) = run?;
     Ok((
         rows.table_columns(py, |r| ids[r].as_bytes()),
-        problems,
-        counts,
+        problems.kept,
+        problems.count,
     ))
 }

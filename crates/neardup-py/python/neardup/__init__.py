@@ -170,19 +170,19 @@ def sketches(
     return np.frombuffer(values, dtype="<u4").reshape(n, per_row)
 
 
-def _report(failures, errors: str) -> None:
+def _report(failures, errors: str, count=None, what="documents could not be sketched", more=" more rows") -> None:
+    """Raises (``errors="raise"``) or warns about ``failures``, ``(place, message)`` pairs (a place that is a
+    number is a row), naming the first; ``count`` of them in all (default: as many as listed)."""
     if not failures:
         return
-    row, message = failures[0]
+    place, message = failures[0]
+    first = f"{f'row {place}' if isinstance(place, int) else place}: {message}"
+    count = len(failures) if count is None else count
     if errors == "raise":
-        raise Error(f"row {row}: {message}" + (f" (and {len(failures) - 1} more rows)" if len(failures) > 1 else ""))
+        raise Error(first + (f" (and {count - 1}{more})" if count > 1 else ""))
     if errors not in ("zero", "keep"):
         raise ValueError(f"errors must be 'raise' or 'keep', not {errors!r}")
-    warnings.warn(
-        f"{len(failures)} documents could not be sketched; the first, row {row}: {message}",
-        RuntimeWarning,
-        stacklevel=3,
-    )
+    warnings.warn(f"{count} {what}; the first, {first}", RuntimeWarning, stacklevel=3)
 
 
 def dedup(
@@ -219,7 +219,7 @@ def dedup(
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
     """
     column, _ = _column_input(texts)
-    columns, failures, _summary = _native.dedup_column(
+    columns, failures = _native.dedup_column(
         column,
         None if ids is None else _buffers(_string_array(ids)),
         scheme,
@@ -289,7 +289,7 @@ def dedup_files(
         raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    columns, problems, counts = _native.dedup_files(
+    columns, problems, count = _native.dedup_files(
         [os.fsdecode(p) for p in paths],
         scheme,
         id_field=id_field,
@@ -307,14 +307,7 @@ def dedup_files(
         progress=progress,
         **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
-    if problems:
-        place, message = problems[0]
-        more = counts["problems"] - 1
-        text = f"{place}: {message}" + (f" (and {more} more)" if more else "")
-        if errors == "raise":
-            raise Error(text)
-        warnings.warn(f"{counts['problems']} records or files could not be used; the first, {text}",
-                      RuntimeWarning, stacklevel=2)
+    _report(problems, errors, count, "records or files could not be used", more=" more")
     return _cluster_table(*columns)
 
 
