@@ -91,9 +91,9 @@ impl Profile {
     /// of a run, and a vector grown by pushing holds up to twice its length.
     pub fn from_scratch(hashes: &mut Vec<u64>, measure: Measure) -> Profile {
         hashes.sort_unstable();
-        let distinct = 1 + hashes.windows(2).filter(|w| w[0] != w[1]).count();
         let profile = match measure {
             Measure::WeightedJaccard | Measure::ProbabilityJaccard | Measure::Cosine => {
+                let distinct = 1 + hashes.windows(2).filter(|w| w[0] != w[1]).count();
                 let mut counts: Vec<(u64, f64)> = Vec::with_capacity(distinct);
                 for &h in hashes.iter() {
                     match counts.last_mut() {
