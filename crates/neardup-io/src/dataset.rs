@@ -511,10 +511,10 @@ impl Dataset {
     }
 
     /// Streams every record, in input order, in batches of up to `batch_rows` (fewer once a batch holds
-    /// 64 MiB of text); `progress(bytes)` is called
-    /// with the input bytes consumed so far (compressed bytes for .gz/.zst, file bytes for Parquet), at
-    /// most [`Dataset::total_bytes`]. The files are read on a thread of their own, one batch ahead of
-    /// `on_batch`, which (like `progress`) runs on the calling thread.
+    /// [`BATCH_TEXT_BYTES`] of text); `progress(bytes)` is called with the input bytes consumed so far
+    /// (compressed bytes for .gz/.zst, file bytes for Parquet), at most [`Dataset::total_bytes`]. The files
+    /// are read on a thread of their own, up to two batches ahead of `on_batch`, which (like `progress`)
+    /// runs on the calling thread.
     ///
     /// A record that is not a document (not a JSON object, a missing or non-string text, a missing id, an
     /// id seen before) is still yielded, with `text: Err(message)`, so that the caller reports and counts

@@ -9,7 +9,7 @@ use arrow_array::{
     StructArray, UInt64Array,
 };
 use arrow_schema::{DataType, Field};
-use common::{gzip, ids, open, read_all, zstd};
+use common::{gzip, ids, open, read_all, texts_dataset, zstd};
 use neardup_io::{Compression, Dataset, DatasetOptions, FieldPath, Format, Position};
 use std::io::Cursor;
 use std::path::Path;
@@ -705,12 +705,11 @@ fn parquet_large_string_dictionary_and_binary_columns() {
 #[test]
 fn an_error_of_on_batch_stops_the_read_and_is_returned() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("many.jsonl");
-    let lines: String = (0..10_000)
-        .map(|i| format!("{{\"id\":\"{i}\",\"text\":\"text {i}\"}}\n"))
-        .collect();
-    std::fs::write(&path, lines).unwrap();
-    let (dataset, _) = open(&[&path], DatasetOptions::default());
+    let dataset = texts_dataset(
+        dir.path(),
+        "many.jsonl",
+        (0..10_000).map(|i| format!("text {i}")),
+    );
     let mut seen = Vec::new();
     let result = dataset.for_each_batch(100, &mut |_| {}, &mut |batch| {
         seen.push(batch[0].ordinal);
@@ -731,13 +730,8 @@ fn an_error_of_on_batch_stops_the_read_and_is_returned() {
 #[test]
 fn a_batch_ends_at_its_text_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("large.jsonl");
     let half = "w ".repeat((neardup_io::BATCH_TEXT_BYTES / 4 + 1) as usize);
-    let lines: String = (0..3)
-        .map(|i| format!("{{\"id\":\"{i}\",\"text\":\"{half}\"}}\n"))
-        .collect();
-    std::fs::write(&path, lines).unwrap();
-    let (dataset, _) = open(&[&path], DatasetOptions::default());
+    let dataset = texts_dataset(dir.path(), "large.jsonl", (0..3).map(|_| half.clone()));
     let mut sizes = Vec::new();
     dataset
         .for_each_batch(4096, &mut |_| {}, &mut |batch| {

@@ -21,6 +21,18 @@ pub fn open(paths: &[&Path], options: DatasetOptions) -> (Dataset, Vec<InputErro
     Dataset::open(&operands, options)
 }
 
+/// A JSON Lines file `name` in `dir` of one record per text, its id the text's place (0, 1, …), opened as a
+/// dataset.
+pub fn texts_dataset(dir: &Path, name: &str, texts: impl Iterator<Item = String>) -> Dataset {
+    let path = dir.join(name);
+    let lines: String = texts
+        .enumerate()
+        .map(|(i, text)| format!("{{\"id\":\"{i}\",\"text\":\"{text}\"}}\n"))
+        .collect();
+    std::fs::write(&path, lines).unwrap();
+    open(&[&path], DatasetOptions::default()).0
+}
+
 /// Every record, with the summary and the progress reports.
 pub fn read_all(dataset: &Dataset, batch_rows: usize) -> (Vec<Record>, ReadSummary, Vec<u64>) {
     let mut records = Vec::new();
