@@ -60,7 +60,7 @@ impl Rows {
 }
 
 /// Values as their little-endian bytes, one after another.
-fn le_bytes<'py, T: Copy, const N: usize>(
+pub fn le_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     values: &[T],
     to: fn(T) -> [u8; N],
@@ -79,7 +79,7 @@ pub type StringColumn<'py> = (
 );
 
 /// `n` rows of `value(row)` (None: null) as an Arrow string column.
-fn string_column<'py, 'a>(
+pub fn string_column<'py, 'a>(
     py: Python<'py>,
     n: usize,
     value: impl Fn(usize) -> Option<&'a [u8]>,
@@ -228,7 +228,7 @@ pub fn new_dedup(
 }
 
 /// Each row's id, checked: one per row, none null.
-fn row_ids<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
+pub fn row_ids<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
     if ids.len() != n {
         return Err(PyValueError::new_err(format!(
             "{} ids for {n} documents",

@@ -1,12 +1,16 @@
 //! `neardup.Index`: the engine's `Index`, in memory or in the same files as `neardup index` (so the CLI and
 //! Python can share one). Queries take a read lock and run with the GIL released; writes take the write lock.
 
-use crate::api::{PySketch, as_sketch, method_of, sketch_document};
+use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
+use crate::batch::{ColumnInput, sketch_input};
+use crate::dedup::{StringColumn, le_bytes, row_ids, string_column};
 use crate::errors::IntoPy;
 use neardup::Sketch;
 use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, is_redis_url};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::RwLock;
 
@@ -30,8 +34,10 @@ macro_rules! with {
 }
 
 /// An index of one scheme's sketches: add documents (or sketches) under ids, and ask which stored ids are
-/// within a distance `k` (SimHash) or a similarity `threshold` (MinHash) of a document.
-#[pyclass(name = "Index", module = "neardup")]
+/// within a distance `k` (SimHash) or a similarity `threshold` (MinHash) of a document. The Python class
+/// `neardup.Index` derives from it, adding the column methods (`add_many`, `query_many`) over the
+/// underscored ones here.
+#[pyclass(name = "Index", module = "neardup", subclass)]
 pub struct PyIndex {
     inner: RwLock<AnyIndex>,
 }
@@ -243,6 +249,111 @@ impl PyIndex {
         py.detach(|| self.read(|i| with!(i, i => i.query(&sketch, radius))))
             .py_err()
             .map(matches)
+    }
+
+    /// Sketches a column of documents (see `batch::ColumnInput`) on all cores with the GIL released, and
+    /// stores each under its row's id (`ids`: Arrow buffers of strings), in order, in transactions of
+    /// 10,000; if a row cannot be sketched and not `keep_going`, stores nothing. Returns how many were
+    /// stored and the failures `(row, message)`.
+    #[pyo3(signature = (ids, documents, *, media=None, keep_going=false))]
+    fn _add_column(
+        &self,
+        py: Python<'_>,
+        ids: ColumnInput<'_>,
+        documents: ColumnInput<'_>,
+        media: Option<&str>,
+        keep_going: bool,
+    ) -> PyResult<(usize, Vec<(usize, String)>)> {
+        let method = self.read(|i| with!(i, i => i.method()));
+        let hint = media_hint(media)?;
+        let id_rows = ids.rows(py)?;
+        let id_column = ids.column(&id_rows)?;
+        let ids = row_ids(&id_column, documents.len(py))?
+            .into_iter()
+            .enumerate()
+            .map(|(row, id)| {
+                std::str::from_utf8(id).map_err(|_| {
+                    PyValueError::new_err(format!("row {row}: the id is not UTF-8 text"))
+                })
+            })
+            .collect::<PyResult<Vec<&str>>>()?;
+        let mut entries = Vec::with_capacity(ids.len());
+        let mut failures = Vec::new();
+        for (row, signed) in sketch_input(py, &documents, method, hint, false)?
+            .into_iter()
+            .enumerate()
+        {
+            match signed {
+                Ok(signed) => entries.push((ids[row], signed.sketch)),
+                Err(message) => failures.push((row, message)),
+            }
+        }
+        if !failures.is_empty() && !keep_going {
+            return Ok((0, failures));
+        }
+        let stored = py
+            .detach(|| {
+                self.write(|i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (*id, s)))))
+            })
+            .py_err()?;
+        Ok((stored, failures))
+    }
+
+    /// Sketches a column of documents and queries the index with each, on all cores with the GIL
+    /// released. Returns the matches as columns, each query's closest first, queries in row order: the
+    /// query's row (`int64` bytes), the stored id (a [`StringColumn`]) and the score (`float64` bytes);
+    /// and the rows that could not be sketched `(row, message)`, which have no matches.
+    #[pyo3(signature = (documents, *, k=None, threshold=None, media=None))]
+    #[allow(clippy::type_complexity)]
+    fn _query_column<'py>(
+        &self,
+        py: Python<'py>,
+        documents: ColumnInput<'_>,
+        k: Option<u32>,
+        threshold: Option<f64>,
+        media: Option<&str>,
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        StringColumn<'py>,
+        Bound<'py, PyBytes>,
+        Vec<(usize, String)>,
+    )> {
+        let method = self.read(|i| with!(i, i => i.method()));
+        let radius = Radius::asked(method, k, threshold).py_err()?;
+        let hint = media_hint(media)?;
+        let signed = sketch_input(py, &documents, method, hint, false)?;
+        let found = py
+            .detach(|| {
+                self.read(|i| {
+                    with!(i, i => signed
+                        .par_iter()
+                        .map(|s| match s {
+                            Ok(s) => i.query(&s.sketch, radius),
+                            Err(_) => Ok(Vec::new()),
+                        })
+                        .collect::<Result<Vec<_>, _>>())
+                })
+            })
+            .py_err()?;
+        let failures = signed
+            .into_iter()
+            .enumerate()
+            .filter_map(|(row, s)| s.err().map(|message| (row, message)))
+            .collect();
+        let (mut rows, mut scores, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+        for (row, matches) in found.into_iter().enumerate() {
+            for m in matches {
+                rows.push(row as i64);
+                scores.push(m.score.value());
+                ids.push(m.id);
+            }
+        }
+        Ok((
+            le_bytes(py, &rows, i64::to_le_bytes),
+            string_column(py, ids.len(), |j| Some(ids[j].as_bytes())),
+            le_bytes(py, &scores, f64::to_le_bytes),
+            failures,
+        ))
     }
 
     /// Removes an id; returns whether it was stored.

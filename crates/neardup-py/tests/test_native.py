@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -234,6 +235,48 @@ def test_dedup_accepts_arrow_numpy_and_pandas():
     assert expected[0]["duplicate_of"] == "0" or expected[1]["duplicate_of"] == "0"
 
 
+def test_dedup_decodes_dictionaries_and_reads_polars():
+    pa = pytest.importorskip("pyarrow")
+    texts = ["the cat sat on the mat today", "the cat sat on the mat today", "a different sentence here"]
+    expected = neardup.dedup(texts).to_pylist()
+    # Categoricals and Parquet's dictionary-encoded columns arrive as dictionary arrays: decoded, not refused.
+    assert neardup.dedup(pa.array(texts).dictionary_encode()).to_pylist() == expected
+    assert neardup.dedup(pa.chunked_array([pa.array(texts).dictionary_encode()])).to_pylist() == expected
+    pd = pytest.importorskip("pandas")
+    assert neardup.dedup(pd.Series(texts, dtype="category")).to_pylist() == expected
+    assert np.array_equal(neardup.sketches(pd.Series(texts, dtype="category")), neardup.sketches(texts))
+    with pytest.raises(TypeError, match="documents must be strings or bytes, not int64"):
+        neardup.dedup(pa.array([1, 2, 3]))
+    pl = pytest.importorskip("polars")
+    assert neardup.dedup(pl.Series("text", texts)).to_pylist() == expected
+    assert neardup.dedup(pl.Series("text", texts, dtype=pl.Categorical)).to_pylist() == expected
+
+
+def test_integer_ids_are_their_decimal_text_as_in_the_cli(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    # Chosen so that the text order ("12" < "7") and the number order pick different representatives.
+    texts = ["the quick brown fox jumps over the lazy dog", "the quick brown fox jumps over the lazy dog",
+             "something else entirely, written in other words"]
+    ids = [7, 12, 3]
+    path = tmp_path / "numbered.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
+    table_path = tmp_path / "table.jsonl"
+    run_cli("dedup", "--table", str(table_path), str(path))
+    theirs = sorted((json.loads(line) for line in table_path.read_text().splitlines()), key=lambda r: r["id"])
+    fields = ("id", "cluster", "representative", "duplicate_of")
+    for given in (ids, np.array(ids, dtype=np.uint32), pa.array(ids).dictionary_encode()):
+        table = neardup.dedup(texts, ids=given)
+        ours = sorted((r for r in table.to_pylist() if r["cluster"] is not None), key=lambda r: r["id"])
+        assert [{f: r[f] for f in fields} for r in ours] == [{f: r[f] for f in fields} for r in theirs]
+    assert theirs[0]["representative"] == "12"
+    pd = pytest.importorskip("pandas")
+    assert neardup.dedup(texts, ids=pd.Series(ids)).equals(neardup.dedup(texts, ids=[str(i) for i in ids]))
+    with pytest.raises(TypeError, match="row 0: ids must be strings, bytes or integers, not float"):
+        neardup.dedup(texts, ids=[1.5, 2.5, 3.5])
+    with pytest.raises(TypeError, match="ids must be strings, bytes or integers, not double"):
+        neardup.dedup(texts, ids=np.array([1.5, 2.5, 3.5]))
+
+
 def test_lists_read_natively_equal_arrow_columns(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records
@@ -251,6 +294,11 @@ def test_lists_read_natively_equal_arrow_columns(records):
         neardup.sketches(["a b c", 7])
     with pytest.raises(ValueError, match="row 0: not valid Unicode"):
         neardup.sketches(["\ud800 lone surrogate"])
+    # An unknown errors= is refused before any work, not only when a row fails.
+    with pytest.raises(ValueError, match="errors must be one of 'raise', 'zero', 'keep', not 'skip'"):
+        neardup.sketches(["a b c"], errors="skip")
+    with pytest.raises(ValueError, match="errors must be 'keep' or 'raise', not 'zero'"):
+        neardup.dedup(["a b c"], errors="zero")
 
 
 def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(records):
@@ -364,6 +412,88 @@ def test_index_in_memory_and_shared_with_the_cli(tmp_path):
     assert "from-python" in out
     with pytest.raises(neardup.SchemeMismatch):
         neardup.Index(str(path), "minhash")
+
+
+@pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
+def test_index_columns_equal_one_document_at_a_time(records, tmp_path, scheme):
+    pa = pytest.importorskip("pyarrow")
+    _, recs = records
+    # Real text, and two documents without words among it (they cannot be sketched).
+    texts = [r["text"] for r in recs[:300]] + ["", "  ...  "] + [r["text"] for r in recs[300:600]]
+    ids = [r["id"] for r in recs[:300]] + ["empty", "dots"] + [r["id"] for r in recs[300:600]]
+    one = neardup.Index(None, scheme)
+    for i, t in zip(ids, texts):
+        try:
+            one.add(i, t)
+        except neardup.Error:
+            pass
+    assert len(one) == len(texts) - 2
+    index_path = tmp_path / "idx"
+    many = neardup.Index(str(index_path), scheme)
+    with pytest.warns(RuntimeWarning, match="could not be sketched and were not stored"):
+        assert many.add_many(ids, pa.array(texts), errors="skip") == len(one)
+    assert all((i in many) == (i in one) and many.get(i) == one.get(i) for i in ids)
+    with pytest.warns(RuntimeWarning, match="have no matches"):
+        table = many.query_many(texts, errors="skip")
+    assert table.column_names == ["row", "id", "score"]
+    found = {}
+    for row in table.to_pylist():
+        found.setdefault(row["row"], []).append((row["id"], row["score"]))
+    expected = {}
+    for r, t in enumerate(texts):
+        try:
+            matches = one.query(t)
+        except neardup.Error:
+            continue
+        if matches:
+            expected[r] = matches
+    assert found == expected and len(found) == len(texts) - 2
+    # Several threads asking at once get the same answers.
+    answers = [None] * 4
+
+    def work(i):
+        answers[i] = many.query_many(texts, errors="skip")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert all(a.equals(table) for a in answers)
+    # Durable: the files reopen with every entry, and the CLI answers from them.
+    del many
+    reopened = neardup.Index(str(index_path))
+    assert len(reopened) == len(one)
+    first = next(r for r in range(len(texts)) if texts[r].strip() and ids[r] in one)
+    doc = tmp_path / "doc.txt"
+    doc.write_text(texts[first])
+    assert ids[first] in run_cli("index", "query", "--media", "text", str(index_path), str(doc))
+
+
+def test_index_columns_refuse_bad_input_before_storing_anything():
+    index = neardup.Index(None, "simhash")
+    texts = ["the quick brown fox jumps over the lazy dog", "   ", "another document with some words in it"]
+    with pytest.raises(neardup.Error, match=r"row 1: no tokens.*"):
+        index.add_many(["a", "b", "c"], texts)
+    assert len(index) == 0
+    with pytest.raises(ValueError, match="errors must be 'raise' or 'skip', not 'keep'"):
+        index.add_many(["a"], texts[:1], errors="keep")
+    with pytest.raises(ValueError, match="2 ids for 3 documents"):
+        index.add_many(["a", "b"], texts)
+    with pytest.raises(ValueError, match="row 1: the id is null"):
+        index.add_many(["a", None, "c"], texts, errors="skip")
+    with pytest.raises(ValueError, match="row 0: the id is not UTF-8 text"):
+        index.add_many([b"\xff"], texts[:1])
+    with pytest.raises(neardup.Error, match="row 1: no tokens"):
+        index.query_many(texts)
+    with pytest.raises(neardup.UnsupportedError):
+        index.query_many(texts[:1], threshold=0.5)
+    # Integer ids are their decimal text; a later row replaces an earlier one with the same id.
+    assert index.add_many([7, 7], [texts[0], texts[2]]) == 2
+    assert len(index) == 1 and index.get("7") == neardup.fingerprint(texts[2])
+    assert index.query_many([texts[0], texts[2]]).to_pylist() == [{"row": 1, "id": "7", "score": 0.0}]
 
 
 def test_a_read_only_index_follows_a_cli_writer(tmp_path):

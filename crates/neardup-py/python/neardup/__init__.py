@@ -31,7 +31,6 @@ from typing import Any, Optional, Sequence
 from . import _native
 from ._native import (
     Error,
-    Index,
     IndexError,
     MediaError,
     NoTokens,
@@ -70,10 +69,11 @@ __all__ = [
 ]
 
 
-def _string_array(values: Any):
-    """A pyarrow string or binary Array, or ChunkedArray (its chunks kept as they are, not concatenated), for
-    any column-like input (list, tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars Series),
-    without a Python object per item where the input is already columnar."""
+def _arrow_column(values: Any):
+    """A pyarrow Array or ChunkedArray (its chunks kept as they are, not concatenated) for any column-like
+    input (list, tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars Series), without a Python
+    object per item where the input is already columnar. Dictionary-encoded columns (pandas categoricals,
+    Parquet dictionaries) are decoded, and string views read as large strings."""
     import pyarrow as pa
 
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
@@ -82,15 +82,59 @@ def _string_array(values: Any):
         values = _strings([v.encode() for v in values])
     elif not isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = pa.array(values)
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
     if getattr(pa.types, "is_string_view", lambda _: False)(values.type):
         values = values.cast(pa.large_string())
-    if not (
-        pa.types.is_string(values.type)
-        or pa.types.is_large_string(values.type)
-        or pa.types.is_binary(values.type)
-        or pa.types.is_large_binary(values.type)
-    ):
+    return values
+
+
+def _is_text(arrow_type) -> bool:
+    import pyarrow as pa
+
+    return (
+        pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+        or pa.types.is_binary(arrow_type)
+        or pa.types.is_large_binary(arrow_type)
+    )
+
+
+def _string_array(values: Any):
+    """The documents of a column-like input (see :func:`_arrow_column`) as a pyarrow string or binary Array
+    or ChunkedArray."""
+    values = _arrow_column(values)
+    if not _is_text(values.type):
         raise TypeError(f"documents must be strings or bytes, not {values.type}")
+    return values
+
+
+def _id_input(ids: Any):
+    """What the native functions take for a column of ids: a list as it is (integers as their decimal
+    text; no pyarrow needed), anything else as the Arrow buffers of :func:`_id_array`."""
+    if isinstance(ids, (list, tuple)):
+        out = []
+        for row, value in enumerate(ids):
+            if value is None or isinstance(value, (str, bytes)):
+                out.append(value)
+            elif isinstance(value, int) and not isinstance(value, bool):
+                out.append(str(value))
+            else:
+                raise TypeError(f"row {row}: ids must be strings, bytes or integers, not {type(value).__name__}")
+        return out
+    return _buffers(_id_array(ids))
+
+
+def _id_array(ids: Any):
+    """The ids of a column-like input as a pyarrow string or binary Array or ChunkedArray: integers become
+    their decimal text, as the CLI and ``neardup.spark`` read integer ids."""
+    import pyarrow as pa
+
+    values = _arrow_column(ids)
+    if pa.types.is_integer(values.type):
+        values = values.cast(pa.string())
+    if not _is_text(values.type):
+        raise TypeError(f"ids must be strings, bytes or integers, not {values.type}")
     return values
 
 
@@ -154,11 +198,12 @@ def sketches(
     (``media=`` names the medium of both). Returns a NumPy array: one
     ``uint64`` per document for a SimHash scheme (the fingerprint's value, as ``Sketch.value``), or a 2-D
     ``uint32`` array of signatures (one row per document) for a MinHash scheme. ``errors="raise"`` (default)
-    raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` leaves its row at
-    zero and warns with the count.
+    raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` (or ``"keep"``, as
+    :func:`dedup` names it) leaves its row at zero and warns with the count.
     """
     import numpy as np
 
+    _check_errors(errors, "raise", "zero", "keep")
     column, n = _column_input(texts)
     kind, per_row, values, failures = _native.sketch_column(
         column, scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
@@ -168,6 +213,14 @@ def sketches(
     if kind == "simhash":
         return np.frombuffer(values, dtype="<u8")
     return np.frombuffer(values, dtype="<u4").reshape(n, per_row)
+
+
+def _check_errors(errors: str, *allowed: str) -> None:
+    """Refuses an ``errors`` argument the function does not know, before any work."""
+    if errors not in allowed:
+        names = [repr(a) for a in allowed]
+        choices = " or ".join(names) if len(names) == 2 else "one of " + ", ".join(names)
+        raise ValueError(f"errors must be {choices}, not {errors!r}")
 
 
 def _report(failures, errors: str, count=None, what="documents could not be sketched", more=" more rows") -> None:
@@ -180,8 +233,6 @@ def _report(failures, errors: str, count=None, what="documents could not be sket
     count = len(failures) if count is None else count
     if errors == "raise":
         raise Error(first + (f" (and {count - 1}{more})" if count > 1 else ""))
-    if errors not in ("zero", "keep"):
-        raise ValueError(f"errors must be 'raise' or 'keep', not {errors!r}")
     warnings.warn(f"{count} {what}; the first, {first}", RuntimeWarning, stacklevel=3)
 
 
@@ -204,8 +255,8 @@ def dedup(
 ):
     """Finds near-duplicate documents and groups them in clusters safe to act on.
 
-    ``texts`` as for :func:`sketches`; ``ids`` (same length; default the row numbers as strings) must be
-    unique. SimHash schemes pair documents within ``k`` bits (default 3); MinHash schemes at similarity
+    ``texts`` as for :func:`sketches`; ``ids`` (same length; strings, or integers read as their decimal text
+    as the CLI reads them; default the row numbers as strings) must be unique. SimHash schemes pair documents within ``k`` bits (default 3); MinHash schemes at similarity
     ``threshold`` or more (default 0.8), verified exactly by default (``verify="estimate"`` or ``"none"``).
     ``clustering="centres"`` (default) keeps every member within the threshold of its representative;
     ``"components"`` gives connected components. ``representative``: ``"smallest-id"`` (default),
@@ -218,10 +269,11 @@ def dedup(
     Documents that cannot be sketched (empty, no words, broken) are kept alone, with a warning
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
     """
+    _check_errors(errors, "keep", "raise")
     column, _ = _column_input(texts)
     columns, failures = _native.dedup_column(
         column,
-        None if ids is None else _buffers(_string_array(ids)),
+        None if ids is None else _id_input(ids),
         scheme,
         k=k,
         threshold=threshold,
@@ -285,8 +337,7 @@ def dedup_files(
     """
     import os
 
-    if errors not in ("keep", "raise"):
-        raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
+    _check_errors(errors, "keep", "raise")
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     columns, problems, count = _native.dedup_files(
@@ -309,6 +360,80 @@ def dedup_files(
     )
     _report(problems, errors, count, "records or files could not be used", more=" more")
     return _cluster_table(*columns)
+
+
+class Index(_native.Index):
+    """Stored sketches and exact-radius queries, in memory (``path`` None) or in the same files as
+    ``neardup index`` (or in Redis, ``redis://HOST:PORT/NAME``).
+
+    ``Index(path=None, scheme=None, *, k=None, threshold=None, expected=None, num_perm=None, seed=None,
+    shingle=None, char_shingle=None, read_only=False)`` opens the index at ``path``, or creates it for
+    ``scheme`` (default ``simhash-doc-v1``). SimHash: ``k`` is the largest distance queries may ask for
+    (default 3) and ``expected`` the number of entries the tables are designed for. MinHash: ``threshold``
+    (default 0.8) chooses the LSH bands. ``read_only=True`` opens an existing index beside its writer (another
+    process): it sees what the writer committed at each ``refresh()``, and refuses writes.
+
+    One document at a time: ``add(id, document)``, ``query(document)``, ``get``, ``remove``, ``id in index``.
+    A column at a time, sketched on all cores with the GIL released: :meth:`add_many` and :meth:`query_many`.
+    """
+
+    def add_many(self, ids: Any, documents: Any, *, media: Optional[str] = None, errors: str = "raise") -> int:
+        """Sketches a column of documents and stores each under its id, as :meth:`add` one by one would
+        (a later row replaces an earlier one with the same id), in durable transactions of 10,000.
+
+        ``documents`` as for :func:`sketches` (``str`` text, ``bytes`` documents in any medium); ``ids`` the
+        same length, strings or integers (their decimal text), none null (a list of them needs no pyarrow). ``errors="raise"`` (default) raises
+        naming the first document that cannot be sketched, and stores nothing; ``errors="skip"`` stores the
+        others and warns with the count. Returns how many were stored.
+        """
+        _check_errors(errors, "raise", "skip")
+        column, _ = _column_input(documents)
+        stored, failures = self._add_column(
+            _id_input(ids), column, media=media, keep_going=errors == "skip"
+        )
+        _report(failures, errors, what="documents could not be sketched and were not stored")
+        return stored
+
+    def query_many(
+        self,
+        documents: Any,
+        *,
+        k: Optional[int] = None,
+        threshold: Optional[float] = None,
+        media: Optional[str] = None,
+        errors: str = "raise",
+    ):
+        """Queries the index with every document of a column, sketched and answered on all cores.
+
+        ``documents`` as for :func:`sketches`; ``k`` or ``threshold`` narrows the index's radius, as in
+        :meth:`query`. Returns a ``pyarrow.Table`` with one row per match: ``row`` (the query's row in
+        ``documents``, ``int64``), ``id`` (the stored id) and ``score`` (its distance, or estimated
+        similarity), queries in row order and each one's matches closest first, as :meth:`query` lists them.
+        ``errors="raise"`` (default) raises naming the first document that cannot be sketched;
+        ``errors="skip"`` warns and gives it no matches. Needs pyarrow (``pip install neardup[arrow]``).
+        """
+        import numpy as np
+        import pyarrow as pa
+
+        _check_errors(errors, "raise", "skip")
+        column, _ = _column_input(documents)
+        rows_b, (width, offsets, data, _), scores_b, failures = self._query_column(
+            column, k=k, threshold=threshold, media=media
+        )
+        _report(failures, errors, what="documents could not be sketched and have no matches")
+        rows = np.frombuffer(rows_b, dtype="<i8")
+        ids = pa.Array.from_buffers(
+            pa.string() if width == 4 else pa.large_string(),
+            len(rows),
+            [None, pa.py_buffer(offsets), pa.py_buffer(data)],
+        )
+        return pa.table(
+            {
+                "row": pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)]),
+                "id": ids,
+                "score": pa.Array.from_buffers(pa.float64(), len(rows), [None, pa.py_buffer(scores_b)]),
+            }
+        )
 
 
 def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):
