@@ -294,6 +294,12 @@ def test_lists_read_natively_equal_arrow_columns(records):
         neardup.sketches(["a b c", 7])
     with pytest.raises(ValueError, match="row 0: not valid Unicode"):
         neardup.sketches(["\ud800 lone surrogate"])
+    # One document where a column belongs is refused, not read as a column of its characters.
+    for one in ("the cat sat on the mat", b"the cat sat on the mat"):
+        with pytest.raises(TypeError, match="expected a column .* for one document, use neardup.sketch"):
+            neardup.sketches(one)
+        with pytest.raises(TypeError, match="expected a column"):
+            neardup.dedup(["a b c"], ids=one)
     # An unknown errors= is refused before any work, not only when a row fails.
     with pytest.raises(ValueError, match="errors must be one of 'raise', 'zero', 'keep', not 'skip'"):
         neardup.sketches(["a b c"], errors="skip")

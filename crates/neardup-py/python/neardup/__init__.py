@@ -69,6 +69,15 @@ __all__ = [
 ]
 
 
+def _refuse_one_document(values: Any) -> None:
+    """A lone ``str`` or ``bytes`` where a column is expected would be read as a column of its characters."""
+    if isinstance(values, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"expected a column (a list, array or Series), not one {type(values).__name__}: "
+            "for one document, use neardup.sketch or neardup.fingerprint"
+        )
+
+
 def _arrow_column(values: Any):
     """A pyarrow Array or ChunkedArray (its chunks kept as they are, not concatenated) for any column-like
     input (list, tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars Series), without a Python
@@ -76,6 +85,7 @@ def _arrow_column(values: Any):
     Parquet dictionaries) are decoded, and string views read as large strings."""
     import pyarrow as pa
 
+    _refuse_one_document(values)
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
         values = values.to_arrow()
     if isinstance(values, (list, tuple)) and all(isinstance(v, str) for v in values):
