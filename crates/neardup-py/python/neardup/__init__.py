@@ -233,9 +233,17 @@ def _check_errors(errors: str, *allowed: str) -> None:
         raise ValueError(f"errors must be {choices}, not {errors!r}")
 
 
-def _report(failures, errors: str, count=None, what="documents could not be sketched", more=" more rows") -> None:
+def _report(
+    failures,
+    errors: str,
+    count=None,
+    things=("document", "documents"),
+    what="could not be sketched",
+    more=" more rows",
+) -> None:
     """Raises (``errors="raise"``) or warns about ``failures``, ``(place, message)`` pairs (a place that is a
-    number is a row), naming the first; ``count`` of them in all (default: as many as listed)."""
+    number is a row), naming the first; ``count`` of them in all (default: as many as listed), ``things``
+    the singular and plural of what failed."""
     if not failures:
         return
     place, message = failures[0]
@@ -243,7 +251,7 @@ def _report(failures, errors: str, count=None, what="documents could not be sket
     count = len(failures) if count is None else count
     if errors == "raise":
         raise Error(first + (f" (and {count - 1}{more})" if count > 1 else ""))
-    warnings.warn(f"{count} {what}; the first, {first}", RuntimeWarning, stacklevel=3)
+    warnings.warn(f"{count} {things[count != 1]} {what}; the first, {first}", RuntimeWarning, stacklevel=3)
 
 
 def dedup(
@@ -368,7 +376,7 @@ def dedup_files(
         progress=progress,
         **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
-    _report(problems, errors, count, "records or files could not be used", more=" more")
+    _report(problems, errors, count, ("record or file", "records or files"), "could not be used", more=" more")
     return _cluster_table(*columns)
 
 
@@ -401,7 +409,7 @@ class Index(_native.Index):
         stored, failures = self._add_column(
             _id_input(ids), column, media=media, keep_going=errors == "skip"
         )
-        _report(failures, errors, what="documents could not be sketched and were not stored")
+        _report(failures, errors, what="could not be sketched (not stored)")
         return stored
 
     def query_many(
@@ -430,7 +438,7 @@ class Index(_native.Index):
         rows_b, (width, offsets, data, _), scores_b, failures = self._query_column(
             column, k=k, threshold=threshold, media=media
         )
-        _report(failures, errors, what="documents could not be sketched and have no matches")
+        _report(failures, errors, what="could not be sketched (no matches)")
         rows = np.frombuffer(rows_b, dtype="<i8")
         ids = pa.Array.from_buffers(
             pa.string() if width == 4 else pa.large_string(),
