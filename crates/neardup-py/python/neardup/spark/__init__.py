@@ -68,8 +68,8 @@ def _report_failures(signed, errors: str) -> int:
     if count:
         first = failed.orderBy("id").select("id", "error").first()
         message = (
-            f"{count} documents could not be sketched and are kept alone; the first by id, {first['id']!r}: "
-            f"{first['error']}"
+            f"{count} {'document' if count == 1 else 'documents'} could not be sketched (kept alone); the first "
+            f"by id, {first['id']!r}: {first['error']}"
         )
         if errors == "raise":
             raise _native.Error(message)
