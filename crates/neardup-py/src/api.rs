@@ -269,7 +269,7 @@ fn schemes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 /// `kind` is "simhash" (one `uint64` per row) or "minhash" (`width` `uint32` values per row), `values` the
 /// little-endian bytes in a `bytearray` (a failed row's are zeros), and `failures` `(row, message)` pairs in row order.
 #[pyfunction]
-#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn sketch_column<'py>(
     py: Python<'py>,
@@ -280,6 +280,7 @@ fn sketch_column<'py>(
     seed: Option<u64>,
     shingle: Option<u32>,
     char_shingle: Option<u32>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(
     &'static str,
     usize,
@@ -301,7 +302,7 @@ fn sketch_column<'py>(
             ));
         }
     };
-    let rows = sketch_input(py, &column, method, hint, false)?;
+    let rows = sketch_input(py, &column, method, hint, false, progress.as_ref())?;
     let mut failures = Vec::new();
     // Written in place into the bytearray NumPy then views (no copy of the values on either side).
     let values = PyByteArray::new_with(py, rows.len() * row_bytes, |out| {

@@ -258,8 +258,29 @@ pub fn sketch_input(
     method: Method,
     hint: MediaHint<'_>,
     keep_profiles: bool,
+    progress: Option<&Py<PyAny>>,
 ) -> PyResult<Vec<Result<Signed, String>>> {
-    analyze_input(py, input, hint, true, signer(method, keep_profiles))
+    analyze_input(
+        py,
+        input,
+        hint,
+        true,
+        progress,
+        signer(method, keep_profiles),
+    )
+}
+
+/// Calls a Python progress callback as `progress(rows_done, rows)`; what it raises stops the work.
+fn report_progress(
+    py: Python<'_>,
+    progress: Option<&Py<PyAny>>,
+    done: usize,
+    total: usize,
+) -> PyResult<()> {
+    if let Some(callback) = progress {
+        callback.call1(py, (done, total))?;
+    }
+    Ok(())
 }
 
 /// [`analyze_rows`] over a column as Python handed it over, with the GIL released while it waits. Arrow
@@ -268,30 +289,41 @@ pub fn sketch_input(
 /// already copied are analyzed (by one helper thread, on all cores when `parallel`), and the copy costs no
 /// wall time when the analysis is slower. The buffers of analyzed pieces are reused. The results, in row
 /// order, are the same as for the whole list at once.
+///
+/// `progress`, a Python callable, is called on the calling thread as `progress(rows_done, rows)` between
+/// stretches of rows and at the end; an exception it raises stops the work and is raised.
 pub fn analyze_input(
     py: Python<'_>,
     input: &ColumnInput<'_>,
     hint: MediaHint<'_>,
     parallel: bool,
+    progress: Option<&Py<PyAny>>,
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> PyResult<Vec<Result<Signed, String>>> {
     let list = match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
+            let n = column.len();
             // A stretch of rows at a time, Python's signals checked between them (Ctrl-C stops a long run).
             return py.detach(|| {
-                let mut results = Vec::with_capacity(column.len());
-                for start in (0..column.len()).step_by(ROWS_BETWEEN_SIGNAL_CHECKS) {
-                    Python::attach(|py| py.check_signals())?;
-                    let end = (start + ROWS_BETWEEN_SIGNAL_CHECKS).min(column.len());
+                let mut results = Vec::with_capacity(n);
+                for start in (0..n).step_by(ROWS_BETWEEN_SIGNAL_CHECKS) {
+                    Python::attach(|py| {
+                        py.check_signals()?;
+                        report_progress(py, progress, start, n)
+                    })?;
+                    let end = (start + ROWS_BETWEEN_SIGNAL_CHECKS).min(n);
                     results.extend(analyze_rows(&column, start..end, hint, parallel, &analyze));
                 }
+                Python::attach(|py| report_progress(py, progress, n, n))?;
                 Ok(results)
             });
         }
         ColumnInput::Items(list) => list.bind(py),
     };
     let n = list.len();
+    // Rows analyzed so far, for `progress` (the copier reports them; the analyzer counts them).
+    let analyzed = std::sync::atomic::AtomicUsize::new(0);
     // Two pieces in flight at most: one being analyzed, one copied and waiting.
     let (to_analyze, pieces) = std::sync::mpsc::sync_channel::<OwnedRows>(1);
     let (to_reuse, spare) = std::sync::mpsc::channel::<OwnedRows>();
@@ -307,6 +339,7 @@ pub fn analyze_input(
                     parallel,
                     &analyze,
                 ));
+                analyzed.store(results.len(), std::sync::atomic::Ordering::Relaxed);
                 // The copier may have finished; then the buffers are simply dropped.
                 let _ = to_reuse.send(rows);
             }
@@ -317,6 +350,8 @@ pub fn analyze_input(
             while next < n {
                 // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
                 py.check_signals()?;
+                let done = analyzed.load(std::sync::atomic::Ordering::Relaxed);
+                report_progress(py, progress, done, n)?;
                 let mut rows = spare.try_recv().unwrap_or_default();
                 next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS)?;
                 // Waiting for the analyzer to take the piece, the GIL is released: other Python threads
@@ -331,7 +366,9 @@ pub fn analyze_input(
         let results = py
             .detach(|| analyzer.join())
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        copied.map(|()| results)
+        copied?;
+        report_progress(py, progress, n, n)?;
+        Ok(results)
     })
 }
 

@@ -268,7 +268,7 @@ fn id_ranks(ids: &[&[u8]]) -> PyResult<Vec<u64>> {
 /// `ids` (the same kinds of column; None: the row numbers, in decimal), pushing rows in column order.
 /// Returns the result table's columns ([`TableColumns`]) and the failures `(row, message)`.
 #[pyfunction]
-#[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+#[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn dedup_column<'py>(
     py: Python<'py>,
@@ -285,6 +285,7 @@ fn dedup_column<'py>(
     seed: Option<u64>,
     shingle: Option<u32>,
     char_shingle: Option<u32>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(TableColumns<'py>, Vec<(usize, String)>)> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
@@ -303,7 +304,7 @@ fn dedup_column<'py>(
     let order = py.detach(|| id_ranks(&id_bytes))?;
     let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
-    let signed = sketch_input(py, &column, method, hint, keep_profiles)?;
+    let signed = sketch_input(py, &column, method, hint, keep_profiles, progress.as_ref())?;
     let (rows, failures) = py
         .detach(|| -> Result<_, neardup::Error> {
             let mut row_of_rank = vec![0; n];

@@ -217,7 +217,7 @@ impl PyStages {
         Vec<(usize, String)>,
     )> {
         let width = self.sketch_width();
-        let results = analyze_input(py, &column, self.hint, parallel, |text| {
+        let results = analyze_input(py, &column, self.hint, parallel, None, |text| {
             self.stages.sign(text)
         })?;
         let n = results.len();

@@ -255,7 +255,7 @@ impl PyIndex {
     /// stores each under its row's id (`ids`: Arrow buffers of strings), in order, in transactions of
     /// 10,000; if a row cannot be sketched and not `keep_going`, stores nothing. Returns how many were
     /// stored and the failures `(row, message)`.
-    #[pyo3(signature = (ids, documents, *, media=None, keep_going=false))]
+    #[pyo3(signature = (ids, documents, *, media=None, keep_going=false, progress=None))]
     fn _add_column(
         &self,
         py: Python<'_>,
@@ -263,6 +263,7 @@ impl PyIndex {
         documents: ColumnInput<'_>,
         media: Option<&str>,
         keep_going: bool,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<(usize, Vec<(usize, String)>)> {
         let method = self.read(|i| with!(i, i => i.method()));
         let hint = media_hint(media)?;
@@ -279,7 +280,7 @@ impl PyIndex {
             .collect::<PyResult<Vec<&str>>>()?;
         let mut entries = Vec::with_capacity(ids.len());
         let mut failures = Vec::new();
-        for (row, signed) in sketch_input(py, &documents, method, hint, false)?
+        for (row, signed) in sketch_input(py, &documents, method, hint, false, progress.as_ref())?
             .into_iter()
             .enumerate()
         {
@@ -303,7 +304,7 @@ impl PyIndex {
     /// released. Returns the matches as columns, each query's closest first, queries in row order: the
     /// query's row (`int64` bytes), the stored id (a [`StringColumn`]) and the score (`float64` bytes);
     /// and the rows that could not be sketched `(row, message)`, which have no matches.
-    #[pyo3(signature = (documents, *, k=None, threshold=None, media=None))]
+    #[pyo3(signature = (documents, *, k=None, threshold=None, media=None, progress=None))]
     #[allow(clippy::type_complexity)]
     fn _query_column<'py>(
         &self,
@@ -312,6 +313,7 @@ impl PyIndex {
         k: Option<u32>,
         threshold: Option<f64>,
         media: Option<&str>,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<(
         Bound<'py, PyBytes>,
         StringColumn<'py>,
@@ -321,7 +323,7 @@ impl PyIndex {
         let method = self.read(|i| with!(i, i => i.method()));
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;
-        let signed = sketch_input(py, &documents, method, hint, false)?;
+        let signed = sketch_input(py, &documents, method, hint, false, progress.as_ref())?;
         let found = py
             .detach(|| {
                 self.read(|i| {

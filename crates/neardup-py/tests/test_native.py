@@ -277,6 +277,39 @@ def test_integer_ids_are_their_decimal_text_as_in_the_cli(tmp_path):
         neardup.dedup(texts, ids=np.array([1.5, 2.5, 3.5]))
 
 
+def test_progress_counts_documents_and_its_exception_stops_the_run():
+    pa = pytest.importorskip("pyarrow")
+    # Over 16,384 rows: an Arrow column reports between stretches; a list between its pieces (4,096 rows).
+    texts = [f"document number {i} says {i % 97} things about {i % 13} topics" for i in range(40_000)]
+    for column in (texts, pa.array(texts)):
+        calls = []
+        expected = neardup.sketches(column, errors="zero")
+        assert np.array_equal(neardup.sketches(column, errors="zero", progress=lambda *a: calls.append(a)),
+                              expected)
+        n = len(texts)
+        assert calls[0] == (0, n) and calls[-1] == (n, n) and len(calls) >= 4, calls
+        assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:])) and {t for _, t in calls} == {n}
+
+        class Stop(Exception):
+            pass
+
+        def stop(done, total):
+            raise Stop(done)
+
+        with pytest.raises(Stop):
+            neardup.dedup(column, progress=stop)
+        index = neardup.Index(None)
+        with pytest.raises(Stop):
+            index.add_many(range(n), column, progress=stop)
+        assert len(index) == 0
+        seen = []
+        assert index.add_many(range(n), column, progress=lambda d, t: seen.append(d)) == n and seen[-1] == n
+        seen.clear()
+        index.query_many(column[:10] if isinstance(column, list) else column.slice(0, 10),
+                         progress=lambda d, t: seen.append(d))
+        assert seen == [0, 10]
+
+
 def test_lists_read_natively_equal_arrow_columns(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records

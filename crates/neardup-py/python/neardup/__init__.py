@@ -200,6 +200,7 @@ def sketches(
     shingle: Optional[int] = None,
     char_shingle: Optional[int] = None,
     errors: str = "raise",
+    progress: Optional[Any] = None,
 ):
     """Sketches a column of documents on all cores (the GIL released).
 
@@ -209,14 +210,15 @@ def sketches(
     ``uint64`` per document for a SimHash scheme (the fingerprint's value, as ``Sketch.value``), or a 2-D
     ``uint32`` array of signatures (one row per document) for a MinHash scheme. ``errors="raise"`` (default)
     raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` (or ``"keep"``, as
-    :func:`dedup` names it) leaves its row at zero and warns with the count.
+    :func:`dedup` names it) leaves its row at zero and warns with the count. ``progress``: see
+    :func:`dedup`.
     """
     import numpy as np
 
     _check_errors(errors, "raise", "zero", "keep")
     column, n = _column_input(texts)
     kind, per_row, values, failures = _native.sketch_column(
-        column, scheme, media=media, **_scheme_params(num_perm, seed, shingle, char_shingle)
+        column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
     )
     _report(failures, errors)
     # ``values`` is a bytearray written by the native code and referenced by nothing else: the array views it.
@@ -270,6 +272,7 @@ def dedup(
     shingle: Optional[int] = None,
     char_shingle: Optional[int] = None,
     errors: str = "keep",
+    progress: Optional[Any] = None,
 ):
     """Finds near-duplicate documents and groups them in clusters safe to act on.
 
@@ -286,6 +289,10 @@ def dedup(
     and ``score`` (its distance or similarity to that one). Keep the rows where ``duplicate_of`` is null.
     Documents that cannot be sketched (empty, no words, broken) are kept alone, with a warning
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
+
+    ``progress``, a callable, is called as ``progress(documents_sketched, documents)`` as the documents are
+    sketched (most of the time a run takes), on the calling thread, for a bar such as tqdm's; an exception it
+    raises stops the run. Ctrl-C stops it too.
     """
     _check_errors(errors, "keep", "raise")
     column, _ = _column_input(texts)
@@ -299,6 +306,7 @@ def dedup(
         clustering=clustering,
         representative=representative,
         media=media,
+        progress=progress,
         **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
     _report(failures, errors)
@@ -395,19 +403,27 @@ class Index(_native.Index):
     A column at a time, sketched on all cores with the GIL released: :meth:`add_many` and :meth:`query_many`.
     """
 
-    def add_many(self, ids: Any, documents: Any, *, media: Optional[str] = None, errors: str = "raise") -> int:
+    def add_many(
+        self,
+        ids: Any,
+        documents: Any,
+        *,
+        media: Optional[str] = None,
+        errors: str = "raise",
+        progress: Optional[Any] = None,
+    ) -> int:
         """Sketches a column of documents and stores each under its id, as :meth:`add` one by one would
         (a later row replaces an earlier one with the same id), in durable transactions of 10,000.
 
         ``documents`` as for :func:`sketches` (``str`` text, ``bytes`` documents in any medium); ``ids`` the
         same length, strings or integers (their decimal text), none null (a list of them needs no pyarrow). ``errors="raise"`` (default) raises
         naming the first document that cannot be sketched, and stores nothing; ``errors="skip"`` stores the
-        others and warns with the count. Returns how many were stored.
+        others and warns with the count. ``progress`` as for :func:`dedup`. Returns how many were stored.
         """
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
         stored, failures = self._add_column(
-            _id_input(ids), column, media=media, keep_going=errors == "skip"
+            _id_input(ids), column, media=media, keep_going=errors == "skip", progress=progress
         )
         _report(failures, errors, what="could not be sketched (not stored)")
         return stored
@@ -420,6 +436,7 @@ class Index(_native.Index):
         threshold: Optional[float] = None,
         media: Optional[str] = None,
         errors: str = "raise",
+        progress: Optional[Any] = None,
     ):
         """Queries the index with every document of a column, sketched and answered on all cores.
 
@@ -428,7 +445,8 @@ class Index(_native.Index):
         ``documents``, ``int64``), ``id`` (the stored id) and ``score`` (its distance, or estimated
         similarity), queries in row order and each one's matches closest first, as :meth:`query` lists them.
         ``errors="raise"`` (default) raises naming the first document that cannot be sketched;
-        ``errors="skip"`` warns and gives it no matches. Needs pyarrow (``pip install neardup[arrow]``).
+        ``errors="skip"`` warns and gives it no matches. ``progress`` as for :func:`dedup`. Needs pyarrow
+        (``pip install neardup[arrow]``).
         """
         import numpy as np
         import pyarrow as pa
@@ -436,7 +454,7 @@ class Index(_native.Index):
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
         rows_b, (width, offsets, data, _), scores_b, failures = self._query_column(
-            column, k=k, threshold=threshold, media=media
+            column, k=k, threshold=threshold, media=media, progress=progress
         )
         _report(failures, errors, what="could not be sketched (no matches)")
         rows = np.frombuffer(rows_b, dtype="<i8")

@@ -104,10 +104,22 @@ class Index:
     def remove(self, id: str) -> bool: ...
     # Internal: the column methods under neardup.Index.add_many and query_many (neardup/__init__.py).
     def _add_column(
-        self, ids: Any, documents: Any, *, media: Optional[str] = None, keep_going: bool = False
+        self,
+        ids: Any,
+        documents: Any,
+        *,
+        media: Optional[str] = None,
+        keep_going: bool = False,
+        progress: Optional[Any] = None,
     ) -> tuple[int, list[tuple[int, str]]]: ...
     def _query_column(
-        self, documents: Any, *, k: Optional[int] = None, threshold: Optional[float] = None, media: Optional[str] = None
+        self,
+        documents: Any,
+        *,
+        k: Optional[int] = None,
+        threshold: Optional[float] = None,
+        media: Optional[str] = None,
+        progress: Optional[Any] = None,
     ) -> tuple[bytes, tuple[int, bytes, bytes, Optional[bytes]], bytes, list[tuple[int, str]]]: ...
 
 # Internal: batch work over Arrow buffers, and the datasketch kernels (see neardup/datasketch.py).
