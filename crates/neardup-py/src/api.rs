@@ -1,6 +1,7 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
 use crate::batch::{ColumnInput, sketch_input};
+use crate::dedup::{StringColumn, string_column};
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::schemes::{Params, lookup};
@@ -19,6 +20,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_column, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_string_column, m)?)?;
     Ok(())
 }
 
@@ -327,4 +329,41 @@ fn sketch_column<'py>(
         Ok(())
     })?;
     Ok((kind, width, values, failures))
+}
+
+/// Sketches a column of documents as [`sketch_column`] does, and returns each sketch's self-describing
+/// string (`simhash-doc-v1:…`, as `neardup hash` prints it; formatted on all cores) as an Arrow string
+/// column, null for a row that failed, with the failures `(row, message)`. Any scheme, bottom-k included.
+#[pyfunction]
+#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn sketch_string_column<'py>(
+    py: Python<'py>,
+    column: ColumnInput<'_>,
+    scheme: &str,
+    media: Option<&str>,
+    num_perm: Option<u32>,
+    seed: Option<u64>,
+    shingle: Option<u32>,
+    char_shingle: Option<u32>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(StringColumn<'py>, Vec<(usize, String)>)> {
+    use rayon::prelude::*;
+    let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+    let hint = media_hint(media)?;
+    let rows = sketch_input(py, &column, method, hint, false, progress.as_ref())?;
+    let strings: Vec<Option<String>> = py.detach(|| {
+        rows.par_iter()
+            .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
+            .collect()
+    });
+    let failures = rows
+        .into_iter()
+        .enumerate()
+        .filter_map(|(row, result)| result.err().map(|message| (row, message)))
+        .collect();
+    let column = string_column(py, strings.len(), |r| {
+        strings[r].as_deref().map(str::as_bytes)
+    });
+    Ok((column, failures))
 }

@@ -67,6 +67,10 @@ def test_sketches_equal_the_cli(records, scheme):
     for r, s in zip(recs, ours):
         if s is not None:
             assert s == by_id[r["id"]], r["id"]
+    # The self-describing strings of a whole column are the CLI's, null where the CLI has none.
+    pa = pytest.importorskip("pyarrow")
+    strings = neardup.sketches(pa.array(texts), scheme, errors="zero", strings=True).to_pylist()
+    assert strings == [by_id.get(r["id"]) for r in recs]
     # The batch call gives the same values as one at a time.
     batch = neardup.sketches(texts, scheme, errors="keep")
     for i, r in enumerate(recs[:200]):
@@ -423,6 +427,14 @@ def test_fingerprints_compare_and_refuse_other_schemes():
 
     assert pickle.loads(pickle.dumps(a)) == a
     assert {s["name"] for s in neardup.schemes()} >= {"simhash-doc-v1", "minhash-datasketch-affine32"}
+    # As strings, a column of any scheme (bottom-k samples, which vary in length, included).
+    texts = ["Fixed a crash when opening empty files.", "Fixed a crash when opening empty files!"]
+    for scheme in ("simhash-doc-v1", "minhash", "bottomk-v1"):
+        strings = neardup.sketches(texts, scheme, strings=True)
+        assert strings.to_pylist() == [str(neardup.sketch(t, scheme)) for t in texts]
+        assert neardup.Sketch.parse(strings[0].as_py()) == neardup.sketch(texts[1], scheme)
+    with pytest.warns(RuntimeWarning, match="^1 document could not be sketched; the first, row 1: no tokens"):
+        assert neardup.sketches([texts[0], " ... "], strings=True, errors="zero").null_count == 1
 
 
 def test_index_in_memory_and_shared_with_the_cli(tmp_path):

@@ -201,6 +201,7 @@ def sketches(
     char_shingle: Optional[int] = None,
     errors: str = "raise",
     progress: Optional[Any] = None,
+    strings: bool = False,
 ):
     """Sketches a column of documents on all cores (the GIL released).
 
@@ -212,11 +213,25 @@ def sketches(
     raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` (or ``"keep"``, as
     :func:`dedup` names it) leaves its row at zero and warns with the count. ``progress``: see
     :func:`dedup`.
+
+    ``strings=True`` returns instead a ``pyarrow`` string array of the self-describing forms
+    (``simhash-doc-v1:…``, ``minhash-oph-v1:k=128,…:…``: ``str(Sketch)``, as ``neardup hash`` prints them,
+    which parse back with ``Sketch.parse`` in any implementation), for any scheme, bottom-k included; a row
+    that cannot be sketched is null (with ``errors="zero"``).
     """
     import numpy as np
 
     _check_errors(errors, "raise", "zero", "keep")
     column, n = _column_input(texts)
+    if strings:
+        import pyarrow as pa
+
+        (width, offsets, data, validity), failures = _native.sketch_string_column(
+            column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
+        )
+        _report(failures, errors)
+        buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
+        return pa.Array.from_buffers(pa.string() if width == 4 else pa.large_string(), n, buffers)
     kind, per_row, values, failures = _native.sketch_column(
         column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
     )
