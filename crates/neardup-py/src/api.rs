@@ -1,7 +1,7 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
 use crate::batch::{ColumnInput, sketch_input};
-use crate::dedup::{StringColumn, string_column};
+use crate::columns::{StringColumn, string_column};
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::schemes::{Params, lookup};

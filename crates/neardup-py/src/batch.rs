@@ -579,3 +579,20 @@ fn analyze_rows(
         range.map(row).collect()
     }
 }
+
+/// Each row's id, checked: one per row, none null.
+pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
+    if ids.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "{} ids for {n} documents",
+            ids.len()
+        )));
+    }
+    (0..n)
+        .map(|r| {
+            ids.get(r).ok_or_else(|| {
+                PyValueError::new_err(format!("row {r}: the id is null: ids must not be null"))
+            })
+        })
+        .collect()
+}

@@ -2,7 +2,8 @@
 //! Python side turns them into a `pyarrow.Table` with the CLI's columns, taking ids from the caller's array.
 
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, sketch_input};
+use crate::batch::{ColumnInput, row_ids, sketch_input};
+use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, to_py};
 use neardup::Method;
 use neardup::dedup::{
@@ -57,63 +58,6 @@ impl Rows {
             le_bytes(py, &self.score, f64::to_le_bytes),
         ]
     }
-}
-
-/// Values as their little-endian bytes, one after another.
-pub fn le_bytes<'py, T: Copy, const N: usize>(
-    py: Python<'py>,
-    values: &[T],
-    to: fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    let bytes: Vec<[u8; N]> = values.iter().map(|&v| to(v)).collect();
-    PyBytes::new(py, bytes.as_flattened())
-}
-
-/// A string column in Arrow's layout: the offsets' width (4: `string`, 8: `large_string`, past 2 GiB of
-/// text), the offsets, the data and the validity bitmap (None when nothing is null).
-pub type StringColumn<'py> = (
-    usize,
-    Bound<'py, PyBytes>,
-    Bound<'py, PyBytes>,
-    Option<Bound<'py, PyBytes>>,
-);
-
-/// `n` rows of `value(row)` (None: null) as an Arrow string column.
-pub fn string_column<'py, 'a>(
-    py: Python<'py>,
-    n: usize,
-    value: impl Fn(usize) -> Option<&'a [u8]>,
-) -> StringColumn<'py> {
-    let total: usize = (0..n).filter_map(&value).map(<[u8]>::len).sum();
-    let width = if total <= i32::MAX as usize { 4 } else { 8 };
-    let mut offsets = Vec::with_capacity((n + 1) * width);
-    let mut data = Vec::with_capacity(total);
-    let mut validity = vec![0u8; n.div_ceil(8)];
-    let mut nulls = false;
-    let push_offset = |offsets: &mut Vec<u8>, at: usize| {
-        if width == 4 {
-            offsets.extend_from_slice(&(at as i32).to_le_bytes());
-        } else {
-            offsets.extend_from_slice(&(at as i64).to_le_bytes());
-        }
-    };
-    push_offset(&mut offsets, 0);
-    for r in 0..n {
-        match value(r) {
-            Some(v) => {
-                data.extend_from_slice(v);
-                validity[r / 8] |= 1 << (r % 8);
-            }
-            None => nulls = true,
-        }
-        push_offset(&mut offsets, data.len());
-    }
-    (
-        width,
-        PyBytes::new(py, &offsets),
-        PyBytes::new(py, &data),
-        nulls.then(|| PyBytes::new(py, &validity)),
-    )
 }
 
 /// The result table's columns, as `neardup.dedup` and `neardup.dedup_files` hand them to Python:
@@ -225,23 +169,6 @@ pub fn new_dedup(
         ..Options::default()
     };
     Dedup::new(method, options).py_err()
-}
-
-/// Each row's id, checked: one per row, none null.
-pub fn row_ids<'a>(ids: &crate::batch::Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
-    if ids.len() != n {
-        return Err(PyValueError::new_err(format!(
-            "{} ids for {n} documents",
-            ids.len()
-        )));
-    }
-    (0..n)
-        .map(|r| {
-            ids.get(r).ok_or_else(|| {
-                PyValueError::new_err(format!("row {r}: the id is null: ids must not be null"))
-            })
-        })
-        .collect()
 }
 
 /// Each row's rank among the ids in byte order, the ids checked to be unique. Inside the engine a row's id

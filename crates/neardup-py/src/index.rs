@@ -2,8 +2,8 @@
 //! Python can share one). Queries take a read lock and run with the GIL released; writes take the write lock.
 
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
-use crate::batch::{ColumnInput, sketch_input};
-use crate::dedup::{StringColumn, le_bytes, row_ids, string_column};
+use crate::batch::{ColumnInput, row_ids, sketch_input};
+use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::Sketch;
 use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, is_redis_url};

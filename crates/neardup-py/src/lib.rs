@@ -15,6 +15,8 @@
 //!   Arrow columns, which `neardup.spark` runs on Spark's executors;
 //! * `datasketch`: the kernels under `neardup.datasketch` (datasketch's permutations, hashing and band
 //!   tables), bit-exact with datasketch 2.0;
+//! * `batch` and `columns`: columns in (Arrow buffers read in place, or a list copied once; sketched on all
+//!   cores) and out (values and strings built as Arrow buffers);
 //! * `errors`: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
 //!
 //! Buffers cross the boundary as bytes, or as NumPy arrays' and pyarrow buffers' addresses (read in place,
@@ -23,6 +25,7 @@
 
 mod api;
 mod batch;
+mod columns;
 mod datasketch;
 mod dedup;
 mod distributed;

@@ -224,14 +224,11 @@ def sketches(
     _check_errors(errors, "raise", "zero", "keep")
     column, n = _column_input(texts)
     if strings:
-        import pyarrow as pa
-
         (width, offsets, data, validity), failures = _native.sketch_string_column(
             column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
         )
         _report(failures, errors)
-        buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
-        return pa.Array.from_buffers(pa.string() if width == 4 else pa.large_string(), n, buffers)
+        return _string_column(n, width, offsets, data, validity)
     kind, per_row, values, failures = _native.sketch_column(
         column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
     )
@@ -468,21 +465,18 @@ class Index(_native.Index):
 
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
-        rows_b, (width, offsets, data, _), scores_b, failures = self._query_column(
+        rows_b, id_column, scores_b, failures = self._query_column(
             column, k=k, threshold=threshold, media=media, progress=progress
         )
         _report(failures, errors, what="could not be sketched (no matches)")
         rows = np.frombuffer(rows_b, dtype="<i8")
-        ids = pa.Array.from_buffers(
-            pa.string() if width == 4 else pa.large_string(),
-            len(rows),
-            [None, pa.py_buffer(offsets), pa.py_buffer(data)],
-        )
+        scores = np.frombuffer(scores_b, dtype="<f8")
+        no_nulls = np.zeros(len(rows), dtype=bool)
         return pa.table(
             {
-                "row": pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)]),
-                "id": ids,
-                "score": pa.Array.from_buffers(pa.float64(), len(rows), [None, pa.py_buffer(scores_b)]),
+                "row": _masked(pa.int64(), rows, no_nulls),
+                "id": _string_column(len(rows), *id_column),
+                "score": _masked(pa.float64(), scores, no_nulls),
             }
         )
 
@@ -497,18 +491,12 @@ def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):
     cluster = np.frombuffer(cluster_b, dtype="<u8")
     score = np.frombuffer(score_b, dtype="<f8")
     n = len(cluster)
-
-    def strings(width, offsets, data, validity):
-        kind = pa.string() if width == 4 else pa.large_string()
-        buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
-        return pa.Array.from_buffers(kind, n, buffers)
-
     return pa.table(
         {
-            "id": strings(*id_column),
+            "id": _string_column(n, *id_column),
             "cluster": _masked(pa.uint64(), cluster, cluster == 0),
-            "representative": strings(*rep_column),
-            "duplicate_of": strings(*dup_column),
+            "representative": _string_column(n, *rep_column),
+            "duplicate_of": _string_column(n, *dup_column),
             "score": _masked(pa.float64(), score, np.isnan(score)),
         }
     )
@@ -525,6 +513,16 @@ def _masked(arrow_type, values, nulls):
 
     validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
     return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(np.ascontiguousarray(values))])
+
+
+def _string_column(n, width, offsets, data, validity):
+    """An Arrow string array of ``n`` rows from a string column built natively: the offsets' width (4:
+    ``string``, 8: ``large_string``), the offsets, the data and the validity bitmap (None: no nulls)."""
+    import pyarrow as pa
+
+    kind = pa.string() if width == 4 else pa.large_string()
+    buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(kind, n, buffers)
 
 
 def _strings(items):
