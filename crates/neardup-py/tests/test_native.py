@@ -618,8 +618,19 @@ def test_an_index_in_redis_is_shared(tmp_path):
         assert [m[0] for m in reader.query(text)] == ["first", "second"]
         with pytest.raises(neardup.IndexError, match="reader"):
             reader.add("third", text)
+        with pytest.raises(neardup.IndexError, match="reader"):
+            reader.add_many(["third"], [text])
+        # A column at a time over the shared store: stored for every handle, answered as one at a time.
+        others = [f"{text} (copy {i})" for i in range(50)] + ["a different note about the printing dialog"]
+        assert other.add_many([f"copy-{i}" for i in range(len(others))], others) == len(others)
+        assert len(writer) == 2 + len(others)
+        table = reader.query_many([text] + others)
+        found = {}
+        for row in table.to_pylist():
+            found.setdefault(row["row"], []).append((row["id"], row["score"]))
+        assert found == {r: reader.query(t) for r, t in enumerate([text] + others) if reader.query(t)}
         stats = json.loads(run_cli("index", "stats", url, "--json"))
-        assert stats["entries"] == 2 and stats["store"] == "redis"
+        assert stats["entries"] == 2 + len(others) and stats["store"] == "redis"
     finally:
         server.kill()
         server.wait(timeout=30)
