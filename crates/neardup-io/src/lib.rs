@@ -16,9 +16,9 @@
 //! first pass must keep is a few bytes per record (its sketch), not the record. Reading is sequential and
 //! cheap next to sketching (the first pass reads on a thread of its own, ahead of the caller, so parsing
 //! overlaps the sketching of the batch before), and the second pass copies the original bytes (JSON Lines)
-//! or Arrow batches (Parquet) untouched, so nothing is lost in a round trip through a Rust value. Standard input cannot be
-//! read twice, so `-` is spooled to a temporary file when the dataset is opened. Since the passes are
-//! joined by ordinals, the second checks that every file gives as many records as on the first
+//! or Arrow batches (Parquet) untouched, so nothing is lost in a round trip through a Rust value. Standard
+//! input cannot be read twice, so `-` is spooled to a temporary file when the dataset is opened. Since the
+//! passes are joined by ordinals, the second checks that every file gives as many records as on the first
 //! ([`IoError::Changed`] otherwise).
 //!
 //! Records that are not documents (bad JSON, no text, no id, an id seen before) are yielded with

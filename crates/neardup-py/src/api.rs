@@ -1,7 +1,7 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{ColumnInput, sketch_input};
-use crate::columns::{StringColumn, string_column};
+use crate::batch::{ColumnInput, failures_of, sketch_input};
+use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::schemes::{Params, lookup};
@@ -9,6 +9,7 @@ use neardup::{Method, Sketch};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -20,7 +21,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_column, m)?)?;
-    m.add_function(wrap_pyfunction!(sketch_string_column, m)?)?;
     Ok(())
 }
 
@@ -267,11 +267,16 @@ fn schemes(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Sketches a column of documents (Arrow buffers, see `batch::Buffers`) on all cores with the GIL released. Returns `(kind, width, values, failures)`:
-/// `kind` is "simhash" (one `uint64` per row) or "minhash" (`width` `uint32` values per row), `values` the
-/// little-endian bytes in a `bytearray` (a failed row's are zeros), and `failures` `(row, message)` pairs in row order.
+/// Sketches a column of documents (a list or Arrow buffers, see `batch::ColumnInput`) on all cores with the
+/// GIL released. Returns `(kind, width, values, failures)`, `failures` being `(row, message)` pairs in row
+/// order:
+/// * `kind` "simhash" (one `uint64` per row) or "minhash" (`width` `uint32` values per row), `values` the
+///   little-endian bytes in a `bytearray` (a failed row's are zeros);
+/// * with `strings`, any scheme: `kind` "strings", and `width` and `values` each sketch's self-describing
+///   string (`simhash-doc-v1:…`, as `neardup hash` prints it; formatted on all cores) as an Arrow string
+///   column (the offsets' width, and `(offsets, data, validity)`), null for a row that failed.
 #[pyfunction]
-#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
+#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None, strings=false))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn sketch_column<'py>(
     py: Python<'py>,
@@ -283,15 +288,12 @@ fn sketch_column<'py>(
     shingle: Option<u32>,
     char_shingle: Option<u32>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(
-    &'static str,
-    usize,
-    Bound<'py, PyByteArray>,
-    Vec<(usize, String)>,
-)> {
+    strings: bool,
+) -> PyResult<(&'static str, usize, Bound<'py, PyAny>, Vec<(usize, String)>)> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let (kind, width, row_bytes) = match method {
+        _ if strings => ("strings", 0, 0),
         Method::SimHash(_) => ("simhash", 1, 8),
         Method::MinHash(scheme) => (
             "minhash",
@@ -305,65 +307,33 @@ fn sketch_column<'py>(
         }
     };
     let rows = sketch_input(py, &column, method, hint, false, progress.as_ref())?;
-    let mut failures = Vec::new();
+    let failures = failures_of(&rows);
+    if strings {
+        let texts: Vec<Option<String>> = py.detach(|| {
+            rows.par_iter()
+                .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
+                .collect()
+        });
+        let (width, offsets, data, validity) =
+            string_column(py, texts.len(), |r| texts[r].as_deref().map(str::as_bytes));
+        let values = (offsets, data, validity).into_pyobject(py)?.into_any();
+        return Ok((kind, width, values, failures));
+    }
     // Written in place into the bytearray NumPy then views (no copy of the values on either side).
     let values = PyByteArray::new_with(py, rows.len() * row_bytes, |out| {
-        for ((row, result), out) in rows
-            .into_iter()
-            .enumerate()
-            .zip(out.chunks_exact_mut(row_bytes))
-        {
-            match result {
-                Ok(done) => match &done.sketch {
-                    Sketch::Fingerprint(f) => out.copy_from_slice(&f.bits().to_le_bytes()),
-                    Sketch::Signature(s) => {
-                        for (v, out) in s.values().iter().zip(out.chunks_exact_mut(4)) {
-                            out.copy_from_slice(&v.to_le_bytes());
-                        }
+        for (result, out) in rows.iter().zip(out.chunks_exact_mut(row_bytes)) {
+            match result.as_ref().map(|done| &done.sketch) {
+                Ok(Sketch::Fingerprint(f)) => out.copy_from_slice(&f.bits().to_le_bytes()),
+                Ok(Sketch::Signature(s)) => {
+                    for (v, out) in s.values().iter().zip(out.chunks_exact_mut(4)) {
+                        out.copy_from_slice(&v.to_le_bytes());
                     }
-                    Sketch::BottomK(_) => unreachable!("refused above"),
-                },
-                Err(message) => failures.push((row, message)), // the row stays zero
+                }
+                Ok(Sketch::BottomK(_)) => unreachable!("refused above"),
+                Err(_) => {} // the row stays zero
             }
         }
         Ok(())
     })?;
-    Ok((kind, width, values, failures))
-}
-
-/// Sketches a column of documents as [`sketch_column`] does, and returns each sketch's self-describing
-/// string (`simhash-doc-v1:…`, as `neardup hash` prints it; formatted on all cores) as an Arrow string
-/// column, null for a row that failed, with the failures `(row, message)`. Any scheme, bottom-k included.
-#[pyfunction]
-#[pyo3(signature = (column, scheme, *, media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
-#[allow(clippy::too_many_arguments)]
-fn sketch_string_column<'py>(
-    py: Python<'py>,
-    column: ColumnInput<'_>,
-    scheme: &str,
-    media: Option<&str>,
-    num_perm: Option<u32>,
-    seed: Option<u64>,
-    shingle: Option<u32>,
-    char_shingle: Option<u32>,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<(StringColumn<'py>, Vec<(usize, String)>)> {
-    use rayon::prelude::*;
-    let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
-    let hint = media_hint(media)?;
-    let rows = sketch_input(py, &column, method, hint, false, progress.as_ref())?;
-    let strings: Vec<Option<String>> = py.detach(|| {
-        rows.par_iter()
-            .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
-            .collect()
-    });
-    let failures = rows
-        .into_iter()
-        .enumerate()
-        .filter_map(|(row, result)| result.err().map(|message| (row, message)))
-        .collect();
-    let column = string_column(py, strings.len(), |r| {
-        strings[r].as_deref().map(str::as_bytes)
-    });
-    Ok((column, failures))
+    Ok((kind, width, values.into_any(), failures))
 }

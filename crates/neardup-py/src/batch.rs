@@ -270,6 +270,15 @@ pub fn sketch_input(
     )
 }
 
+/// The rows that could not be analyzed, `(row, message)` in row order.
+pub fn failures_of(results: &[Result<Signed, String>]) -> Vec<(usize, String)> {
+    results
+        .iter()
+        .enumerate()
+        .filter_map(|(row, result)| result.as_ref().err().map(|message| (row, message.clone())))
+        .collect()
+}
+
 /// Calls a Python progress callback as `progress(rows_done, rows)`; what it raises stops the work.
 fn report_progress(
     py: Python<'_>,

@@ -48,11 +48,10 @@ impl Rows {
             .map(|(r, &of)| (r, of as usize, self.score[r]))
     }
 
-    /// The four columns as little-endian bytes: `cluster` (`uint64`), `representative` and `duplicate_of`
+    /// The rows' places as little-endian bytes, by row number: `representative` and `duplicate_of`
     /// (`int64`), `score` (`float64`).
-    pub fn to_bytes<'py>(&self, py: Python<'py>) -> [Bound<'py, PyBytes>; 4] {
+    pub fn row_numbers<'py>(&self, py: Python<'py>) -> [Bound<'py, PyBytes>; 3] {
         [
-            le_bytes(py, &self.cluster, u64::to_le_bytes),
             le_bytes(py, &self.representative, i64::to_le_bytes),
             le_bytes(py, &self.duplicate_of, i64::to_le_bytes),
             le_bytes(py, &self.score, f64::to_le_bytes),

@@ -484,8 +484,7 @@ impl PyStages {
             }
             Ok::<_, PyErr>(rows)
         })?;
-        let [_, representative, duplicate_of, score] = rows.to_bytes(py);
-        Ok([representative, duplicate_of, score])
+        Ok(rows.row_numbers(py))
     }
 
     fn __repr__(&self) -> String {

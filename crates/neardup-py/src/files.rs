@@ -1,10 +1,9 @@
 //! `neardup.dedup_files`: the engine's `Dedup` over datasets on disk (JSON Lines, Parquet, directories of
 //! shards), read by `neardup-io` as `neardup dedup` reads them: a batch of 4,096 records (or 64 MiB of
 //! text) at a time, each batch sketched on all cores, so that nothing but each document's id and sketch (and
-//! exact profile) is held;
-//! and, when asked, the deduplicated split written by the same second pass as the CLI's `--output` and
-//! `--removed`. The GIL is released throughout; Python's signals are checked between batches, so Ctrl-C
-//! stops a long run.
+//! exact profile) is held; and, when asked, the deduplicated split written by the same second pass as the
+//! CLI's `--output` and `--removed`. The GIL is released throughout; Python's signals are checked between
+//! batches, so Ctrl-C stops a long run.
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{analyze_text_as, signer};

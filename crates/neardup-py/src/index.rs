@@ -2,11 +2,11 @@
 //! Python can share one). Queries take a read lock and run with the GIL released; writes take the write lock.
 
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
-use crate::batch::{ColumnInput, row_ids, sketch_input};
+use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
-use neardup::Sketch;
 use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, is_redis_url};
+use neardup::{Method, Sketch};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -51,6 +51,11 @@ impl PyIndex {
         f(&self.inner.read().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The method of every entry (fixed when the index was made).
+    fn method(&self) -> Method {
+        self.read(|i| with!(i, i => i.method()))
+    }
+
     fn write<T>(&self, f: impl FnOnce(&mut AnyIndex) -> T) -> T {
         f(&mut self.inner.write().unwrap_or_else(|e| e.into_inner()))
     }
@@ -65,7 +70,7 @@ impl PyIndex {
     ) -> PyResult<Sketch> {
         match (document, sketch) {
             (Some(doc), None) => {
-                let method = self.read(|i| with!(i, i => i.method()));
+                let method = self.method();
                 sketch_document(py, method, doc, media)
             }
             (None, Some(s)) => as_sketch(s),
@@ -164,7 +169,7 @@ impl PyIndex {
     /// The scheme of every entry.
     #[getter]
     fn scheme(&self) -> String {
-        self.read(|i| with!(i, i => i.method().name()))
+        self.method().name()
     }
 
     /// Where the index lives (a path, or "memory").
@@ -244,7 +249,7 @@ impl PyIndex {
         media: Option<&str>,
     ) -> PyResult<Vec<(String, f64)>> {
         let sketch = self.sketch_of(py, document, sketch, media)?;
-        let method = self.read(|i| with!(i, i => i.method()));
+        let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
         py.detach(|| self.read(|i| with!(i, i => i.query(&sketch, radius))))
             .py_err()
@@ -265,7 +270,7 @@ impl PyIndex {
         keep_going: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<(usize, Vec<(usize, String)>)> {
-        let method = self.read(|i| with!(i, i => i.method()));
+        let method = self.method();
         let hint = media_hint(media)?;
         let id_rows = ids.rows(py)?;
         let id_column = ids.column(&id_rows)?;
@@ -320,7 +325,7 @@ impl PyIndex {
         Bound<'py, PyBytes>,
         Vec<(usize, String)>,
     )> {
-        let method = self.read(|i| with!(i, i => i.method()));
+        let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;
         let signed = sketch_input(py, &documents, method, hint, false, progress.as_ref())?;
@@ -337,11 +342,7 @@ impl PyIndex {
                 })
             })
             .py_err()?;
-        let failures = signed
-            .into_iter()
-            .enumerate()
-            .filter_map(|(row, s)| s.err().map(|message| (row, message)))
-            .collect();
+        let failures = failures_of(&signed);
         let (mut rows, mut scores, mut ids) = (Vec::new(), Vec::new(), Vec::new());
         for (row, matches) in found.into_iter().enumerate() {
             for m in matches {

@@ -88,9 +88,7 @@ def _arrow_column(values: Any):
     _refuse_one_document(values)
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
         values = values.to_arrow()
-    if isinstance(values, (list, tuple)) and all(isinstance(v, str) for v in values):
-        values = _strings([v.encode() for v in values])
-    elif not isinstance(values, (pa.Array, pa.ChunkedArray)):
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = pa.array(values)
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
@@ -223,20 +221,21 @@ def sketches(
 
     _check_errors(errors, "raise", "zero", "keep")
     column, n = _column_input(texts)
-    if strings:
-        (width, offsets, data, validity), failures = _native.sketch_string_column(
-            column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
-        )
-        _report(failures, errors)
-        return _string_column(n, width, offsets, data, validity)
-    kind, per_row, values, failures = _native.sketch_column(
-        column, scheme, media=media, progress=progress, **_scheme_params(num_perm, seed, shingle, char_shingle)
+    kind, width, values, failures = _native.sketch_column(
+        column,
+        scheme,
+        media=media,
+        progress=progress,
+        strings=strings,
+        **_scheme_params(num_perm, seed, shingle, char_shingle),
     )
     _report(failures, errors)
+    if kind == "strings":
+        return _string_column(n, width, *values)
     # ``values`` is a bytearray written by the native code and referenced by nothing else: the array views it.
     if kind == "simhash":
         return np.frombuffer(values, dtype="<u8")
-    return np.frombuffer(values, dtype="<u4").reshape(n, per_row)
+    return np.frombuffer(values, dtype="<u4").reshape(n, width)
 
 
 def _check_errors(errors: str, *allowed: str) -> None:
@@ -289,8 +288,9 @@ def dedup(
     """Finds near-duplicate documents and groups them in clusters safe to act on.
 
     ``texts`` as for :func:`sketches`; ``ids`` (same length; strings, or integers read as their decimal text
-    as the CLI reads them; default the row numbers as strings) must be unique. SimHash schemes pair documents within ``k`` bits (default 3); MinHash schemes at similarity
-    ``threshold`` or more (default 0.8), verified exactly by default (``verify="estimate"`` or ``"none"``).
+    as the CLI reads them; default the row numbers as strings) must be unique. SimHash schemes pair
+    documents within ``k`` bits (default 3); MinHash schemes at similarity ``threshold`` or more (default
+    0.8), verified exactly by default (``verify="estimate"`` or ``"none"``).
     ``clustering="centres"`` (default) keeps every member within the threshold of its representative;
     ``"components"`` gives connected components. ``representative``: ``"smallest-id"`` (default),
     ``"first"`` (input order) or ``"longest"``.
@@ -428,9 +428,10 @@ class Index(_native.Index):
         (a later row replaces an earlier one with the same id), in durable transactions of 10,000.
 
         ``documents`` as for :func:`sketches` (``str`` text, ``bytes`` documents in any medium); ``ids`` the
-        same length, strings or integers (their decimal text), none null (a list of them needs no pyarrow). ``errors="raise"`` (default) raises
-        naming the first document that cannot be sketched, and stores nothing; ``errors="skip"`` stores the
-        others and warns with the count. ``progress`` as for :func:`dedup`. Returns how many were stored.
+        same length, strings or integers (their decimal text), none null (a list of them needs no pyarrow).
+        ``errors="raise"`` (default) raises naming the first document that cannot be sketched, and stores
+        nothing; ``errors="skip"`` stores the others and warns with the count. ``progress`` as for
+        :func:`dedup`. Returns how many were stored.
         """
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
@@ -470,13 +471,11 @@ class Index(_native.Index):
         )
         _report(failures, errors, what="could not be sketched (no matches)")
         rows = np.frombuffer(rows_b, dtype="<i8")
-        scores = np.frombuffer(scores_b, dtype="<f8")
-        no_nulls = np.zeros(len(rows), dtype=bool)
         return pa.table(
             {
-                "row": _masked(pa.int64(), rows, no_nulls),
+                "row": _masked(pa.int64(), rows),
                 "id": _string_column(len(rows), *id_column),
-                "score": _masked(pa.float64(), scores, no_nulls),
+                "score": _masked(pa.float64(), np.frombuffer(scores_b, dtype="<f8")),
             }
         )
 
@@ -506,12 +505,12 @@ def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):
 # import it if it is installed, which costs a third of a second on the first call.
 
 
-def _masked(arrow_type, values, nulls):
+def _masked(arrow_type, values, nulls=None):
     """An Arrow array of a NumPy array's values (of `arrow_type`'s width), null where `nulls` is true."""
     import numpy as np
     import pyarrow as pa
 
-    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
+    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls is not None and nulls.any() else None
     return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(np.ascontiguousarray(values))])
 
 
@@ -523,14 +522,3 @@ def _string_column(n, width, offsets, data, validity):
     kind = pa.string() if width == 4 else pa.large_string()
     buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
     return pa.Array.from_buffers(kind, n, buffers)
-
-
-def _strings(items):
-    """An Arrow string array of UTF-8 `bytes` items."""
-    import numpy as np
-    import pyarrow as pa
-
-    offsets = np.zeros(len(items) + 1, dtype="<i8")
-    np.cumsum([len(b) for b in items], out=offsets[1:])
-    data = pa.py_buffer(b"".join(items))
-    return pa.Array.from_buffers(pa.large_string(), len(items), [None, pa.py_buffer(offsets), data])
