@@ -548,72 +548,56 @@ fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
 }
 
 fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
-    let index = open_reader(dir)?;
-    let (bytes, log_bytes) = index.disk_bytes();
-    let store_kind = index.store_kind();
-    let store = store_kind.name();
-    let stats = index.stats();
-    let (layout, tables, k, threshold) = match index.kind() {
-        Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k), None),
-        Kind::Lsh { banding, threshold } => (
-            banding.to_string(),
-            banding.bands as u64,
-            None,
-            Some(*threshold),
-        ),
-    };
-    let scheme = index.method().name();
-    let kind = index.kind().name();
+    let summary = open_reader(dir)?.summary();
     let mut out = std::io::stdout().lock();
-    let per_entry = |b: u64| b as f64 / stats.entries.max(1) as f64;
     if json {
+        writeln!(out, "{}", summary.to_json())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let per_entry = |b: u64| b as f64 / summary.entries.max(1) as f64;
+    writeln!(out, "entries\t{}", summary.entries)?;
+    writeln!(out, "scheme\t{}", summary.scheme)?;
+    writeln!(out, "kind\t{}", summary.kind)?;
+    if let Some(k) = summary.k {
+        writeln!(out, "k\t{k}")?;
+    }
+    if let Some(t) = summary.threshold {
+        writeln!(out, "threshold\t{t}")?;
+    }
+    writeln!(
+        out,
+        "design\t{} ({} tables)",
+        summary.design, summary.tables
+    )?;
+    writeln!(out, "store\t{}", summary.store)?;
+    let store = summary.store;
+    if store != StoreKind::Redis.name() {
         writeln!(
             out,
-            "{}",
-            json!({"entries": stats.entries, "scheme": scheme, "kind": kind, "k": k,
-                   "threshold": threshold, "design": layout, "tables": tables, "store": store,
-                   "file_bytes": bytes, "log_bytes": log_bytes,
-                   "memory_table_bytes": stats.table_bytes, "memory_id_bytes": stats.id_bytes})
-        )?;
-    } else {
-        writeln!(out, "entries\t{}", stats.entries)?;
-        writeln!(out, "scheme\t{scheme}")?;
-        writeln!(out, "kind\t{kind}")?;
-        if let Some(k) = k {
-            writeln!(out, "k\t{k}")?;
-        }
-        if let Some(t) = threshold {
-            writeln!(out, "threshold\t{t}")?;
-        }
-        writeln!(out, "design\t{layout} ({tables} tables)")?;
-        writeln!(out, "store\t{store}")?;
-        if store_kind != StoreKind::Redis {
-            writeln!(
-                out,
-                "file bytes\t{bytes} ({:.1} per entry)",
-                per_entry(bytes)
-            )?;
-        }
-        if store_kind == StoreKind::Segments {
-            writeln!(out, "log bytes\t{log_bytes}")?;
-        }
-        if store_kind == StoreKind::Redis {
-            // The index lives in Redis: this process holds nothing of it.
-            return Ok(ExitCode::SUCCESS);
-        }
-        writeln!(
-            out,
-            "memory, tables\t{} ({:.1} per entry)",
-            stats.table_bytes,
-            per_entry(stats.table_bytes)
-        )?;
-        writeln!(
-            out,
-            "memory, ids\t{} ({:.1} per entry)",
-            stats.id_bytes,
-            per_entry(stats.id_bytes)
+            "file bytes\t{} ({:.1} per entry)",
+            summary.file_bytes,
+            per_entry(summary.file_bytes)
         )?;
     }
+    if store == StoreKind::Segments.name() {
+        writeln!(out, "log bytes\t{}", summary.log_bytes)?;
+    }
+    if store == StoreKind::Redis.name() {
+        // The index lives in Redis: this process holds nothing of it.
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "memory, tables\t{} ({:.1} per entry)",
+        summary.memory_table_bytes,
+        per_entry(summary.memory_table_bytes)
+    )?;
+    writeln!(
+        out,
+        "memory, ids\t{} ({:.1} per entry)",
+        summary.memory_id_bytes,
+        per_entry(summary.memory_id_bytes)
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

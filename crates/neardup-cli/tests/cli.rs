@@ -396,7 +396,7 @@ fn readers_see_a_running_writers_commits() {
         let second = neardup(&["index", "remove", &idx, "doc0"]);
         assert_eq!(second.status.code(), Some(2));
         assert!(
-            text(&second.stderr).contains("open in another process"),
+            text(&second.stderr).contains("already open for writing"),
             "{}",
             text(&second.stderr)
         );

@@ -9,7 +9,7 @@ use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radiu
 use neardup::{Method, Sketch};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -39,7 +39,11 @@ macro_rules! with {
 /// underscored ones here.
 #[pyclass(name = "Index", module = "neardup", subclass)]
 pub struct PyIndex {
-    inner: RwLock<AnyIndex>,
+    /// None once closed.
+    inner: RwLock<Option<AnyIndex>>,
+    /// Fixed when the index was made, so known after it is closed.
+    method: Method,
+    location: String,
 }
 
 fn matches(found: Vec<Match>) -> Vec<(String, f64)> {
@@ -47,17 +51,32 @@ fn matches(found: Vec<Match>) -> Vec<(String, f64)> {
 }
 
 impl PyIndex {
-    fn read<T>(&self, f: impl FnOnce(&AnyIndex) -> T) -> T {
-        f(&self.inner.read().unwrap_or_else(|e| e.into_inner()))
+    /// Runs `f` on the index under the read lock, or says that it is closed.
+    fn read<T>(&self, f: impl FnOnce(&AnyIndex) -> T) -> PyResult<T> {
+        match &*self.inner.read().unwrap_or_else(|e| e.into_inner()) {
+            Some(index) => Ok(f(index)),
+            None => Err(self.closed_error()),
+        }
     }
 
-    /// The method of every entry (fixed when the index was made).
+    /// Runs `f` on the index under the write lock, or says that it is closed.
+    fn write<T>(&self, f: impl FnOnce(&mut AnyIndex) -> T) -> PyResult<T> {
+        match &mut *self.inner.write().unwrap_or_else(|e| e.into_inner()) {
+            Some(index) => Ok(f(index)),
+            None => Err(self.closed_error()),
+        }
+    }
+
+    fn closed_error(&self) -> PyErr {
+        crate::errors::IndexError::new_err(format!(
+            "the index {} is closed (open it again to use it)",
+            self.location
+        ))
+    }
+
+    /// The method of every entry.
     fn method(&self) -> Method {
-        self.read(|i| with!(i, i => i.method()))
-    }
-
-    fn write<T>(&self, f: impl FnOnce(&mut AnyIndex) -> T) -> T {
-        f(&mut self.inner.write().unwrap_or_else(|e| e.into_inner()))
+        self.method
     }
 
     /// The sketch of a document, or the sketch given.
@@ -161,8 +180,11 @@ impl PyIndex {
                 None => AnyIndex::Memory(Index::in_memory(method, &settings).py_err()?),
             }
         };
+        let (method, location) = with!(&inner, i => (i.method(), i.location().to_owned()));
         Ok(PyIndex {
-            inner: RwLock::new(inner),
+            inner: RwLock::new(Some(inner)),
+            method,
+            location,
         })
     }
 
@@ -175,30 +197,31 @@ impl PyIndex {
     /// Where the index lives (a path, or "memory").
     #[getter]
     fn location(&self) -> String {
-        self.read(|i| with!(i, i => i.location().to_owned()))
+        self.location.clone()
     }
 
     /// Catches up with what other writers of the index committed since it was opened (or last refreshed):
     /// returns whether anything changed.
     fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
         use neardup::index::Refreshed;
-        py.detach(|| self.write(|i| with!(i, i => i.refresh())))
+        py.detach(|| self.write(|i| with!(i, i => i.refresh())))?
             .py_err()
             .map(|r| r != Refreshed::Current)
     }
 
-    fn __len__(&self) -> usize {
+    fn __len__(&self) -> PyResult<usize> {
         self.read(|i| with!(i, i => i.len()))
     }
 
-    fn __contains__(&self, id: &str) -> bool {
+    fn __contains__(&self, id: &str) -> PyResult<bool> {
         self.read(|i| with!(i, i => i.contains(id)))
     }
 
     /// The stored sketch of an id, or None.
-    fn get(&self, id: &str) -> Option<PySketch> {
-        self.read(|i| with!(i, i => i.get(id)))
-            .map(|sketch| PySketch { sketch })
+    fn get(&self, id: &str) -> PyResult<Option<PySketch>> {
+        Ok(self
+            .read(|i| with!(i, i => i.get(id)))?
+            .map(|sketch| PySketch { sketch }))
     }
 
     /// Stores a document (bytes or text, any medium) or a sketch under `id`, replacing what the id held.
@@ -213,7 +236,7 @@ impl PyIndex {
         media: Option<&str>,
     ) -> PyResult<PySketch> {
         let sketch = self.sketch_of(py, document, sketch, media)?;
-        py.detach(|| self.write(|i| with!(i, i => i.insert(id, &sketch))))
+        py.detach(|| self.write(|i| with!(i, i => i.insert(id, &sketch))))?
             .py_err()?;
         Ok(PySketch { sketch })
     }
@@ -232,7 +255,7 @@ impl PyIndex {
             self.write(
                 |i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (id.as_str(), s)))),
             )
-        })
+        })?
         .py_err()
     }
 
@@ -251,7 +274,7 @@ impl PyIndex {
         let sketch = self.sketch_of(py, document, sketch, media)?;
         let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
-        py.detach(|| self.read(|i| with!(i, i => i.query(&sketch, radius))))
+        py.detach(|| self.read(|i| with!(i, i => i.query(&sketch, radius))))?
             .py_err()
             .map(matches)
     }
@@ -272,6 +295,8 @@ impl PyIndex {
     ) -> PyResult<(usize, Vec<(usize, String)>)> {
         let method = self.method();
         let hint = media_hint(media)?;
+        // A closed index is refused before the documents are sketched.
+        self.read(|_| ())?;
         let id_rows = ids.rows(py)?;
         let id_column = ids.column(&id_rows)?;
         let ids = row_ids(&id_column, documents.len(py))?
@@ -300,7 +325,7 @@ impl PyIndex {
         let stored = py
             .detach(|| {
                 self.write(|i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (*id, s)))))
-            })
+            })?
             .py_err()?;
         Ok((stored, failures))
     }
@@ -328,6 +353,7 @@ impl PyIndex {
         let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;
+        self.read(|_| ())?;
         let signed = sketch_input(py, &documents, method, hint, false, progress.as_ref())?;
         let found = py
             .detach(|| {
@@ -340,7 +366,7 @@ impl PyIndex {
                         })
                         .collect::<Result<Vec<_>, _>>())
                 })
-            })
+            })?
             .py_err()?;
         let failures = failures_of(&signed);
         let (mut rows, mut scores, mut ids) = (Vec::new(), Vec::new(), Vec::new());
@@ -361,17 +387,102 @@ impl PyIndex {
 
     /// Removes an id; returns whether it was stored.
     fn remove(&self, py: Python<'_>, id: &str) -> PyResult<bool> {
-        py.detach(|| self.write(|i| with!(i, i => i.remove([id]))))
+        py.detach(|| self.write(|i| with!(i, i => i.remove([id]))))?
             .py_err()
             .map(|n| n > 0)
     }
 
+    /// What the index holds and how, as `neardup index stats --json` prints it: `entries`, `scheme`,
+    /// `kind`, `k` or `threshold`, `design`, `tables`, `store` (`segments`, `redb`, `redis`, `memory`),
+    /// `file_bytes`, `log_bytes`, `memory_table_bytes`, `memory_id_bytes`.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let summary = self.read(|i| match i {
+            AnyIndex::Disk(i) => i.summary(),
+            AnyIndex::Memory(i) => i.summary(),
+        })?;
+        let out = PyDict::new(py);
+        out.set_item("entries", summary.entries)?;
+        out.set_item("scheme", summary.scheme)?;
+        out.set_item("kind", summary.kind)?;
+        out.set_item("k", summary.k)?;
+        out.set_item("threshold", summary.threshold)?;
+        out.set_item("design", summary.design)?;
+        out.set_item("tables", summary.tables)?;
+        out.set_item("store", summary.store)?;
+        out.set_item("file_bytes", summary.file_bytes)?;
+        out.set_item("log_bytes", summary.log_bytes)?;
+        out.set_item("memory_table_bytes", summary.memory_table_bytes)?;
+        out.set_item("memory_id_bytes", summary.memory_id_bytes)?;
+        Ok(out)
+    }
+
+    /// Reads every file of an index on disk against its checksums (every entry of one in Redis), as
+    /// `neardup index verify` does; raises `neardup.IndexError` naming the damaged file. Nothing to check
+    /// for an index in memory.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            self.read(|i| match i {
+                AnyIndex::Disk(i) => i.verify(),
+                AnyIndex::Memory(_) => Ok(()),
+            })
+        })?
+        .py_err()
+    }
+
+    /// Writes every entry of an index in segments into one new segment now, emptying the write-ahead log
+    /// (the writer also merges by itself as the index grows). Other kinds of index have nothing to merge.
+    fn merge(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            self.write(|i| match i {
+                AnyIndex::Disk(i) => i.merge(),
+                AnyIndex::Memory(_) => Err(neardup::Error::Index {
+                    location: "memory".into(),
+                    reason: "an index in memory has no segments to merge".into(),
+                }),
+            })
+        })?
+        .py_err()
+    }
+
+    /// Closes the index: an index on disk lets its files go (another writer may open them; every add had
+    /// already been made durable), one in memory frees it. Later calls raise `neardup.IndexError`; closing
+    /// again does nothing. `with neardup.Index(...) as index:` closes it at the end of the block.
+    fn close(&self, py: Python<'_>) {
+        // Waits without the GIL for calls in other threads to finish, then drops the index.
+        py.detach(|| {
+            let index = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
+            drop(index)
+        });
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
     fn __repr__(&self) -> String {
+        let state = match self.__len__() {
+            Ok(n) => format!("entries={n}"),
+            Err(_) => "closed".to_owned(),
+        };
         format!(
-            "neardup.Index({:?}, scheme={:?}, entries={})",
-            self.location(),
+            "neardup.Index({:?}, scheme={:?}, {state})",
+            self.location,
             self.scheme(),
-            self.__len__()
         )
     }
 }

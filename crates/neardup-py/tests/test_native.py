@@ -465,6 +465,61 @@ def test_index_in_memory_and_shared_with_the_cli(tmp_path):
         neardup.Index(str(path), "minhash")
 
 
+def test_an_index_closes_its_files_and_reports_stats_as_the_cli(records, tmp_path):
+    import json
+
+    texts = [r["text"] for r in records[1][:200]]
+    path = tmp_path / "idx"
+    with neardup.Index(str(path), "simhash", k=3) as index:
+        assert index.add_many([f"d{i}" for i in range(len(texts))], texts) == len(texts)
+        # One writer at a time, in this process too, until the first handle is closed.
+        with pytest.raises(neardup.IndexError, match="already open for writing"):
+            neardup.Index(str(path))
+    assert index.closed and "closed" in repr(index)
+    for call in (
+        lambda: len(index),
+        lambda: "d0" in index,
+        lambda: index.query(texts[0]),
+        lambda: index.add("x", texts[0]),
+        lambda: index.add_many(["x"], [texts[0]]),
+        lambda: index.query_many([texts[0]]),
+        lambda: index.stats(),
+    ):
+        with pytest.raises(neardup.IndexError, match="is closed"):
+            call()
+    index.close()  # again: nothing to do
+    assert index.scheme == "simhash-doc-v1" and index.location == str(path)
+
+    # The files are free: the CLI writes to them, and a new handle sees its entry.
+    doc = tmp_path / "doc.txt"
+    doc.write_text(texts[0])
+    run_cli("index", "add", str(path), str(doc))
+    index = neardup.Index(str(path))
+    assert len(index) == len(texts) + 1 and index.query(texts[0])[0][1] == 0
+    index.merge()
+    index.verify()
+    stats = index.stats()
+    index.close()
+    cli_stats = json.loads(run_cli("index", "stats", "--json", str(path)))
+    for key in ("entries", "scheme", "kind", "k", "threshold", "design", "tables", "store", "file_bytes", "log_bytes"):
+        assert stats[key] == cli_stats[key], key
+    assert stats["store"] == "segments" and stats["file_bytes"] > 0 and stats["memory_id_bytes"] >= 0
+
+    # verify() names a damaged segment.
+    segment = max((f for f in path.iterdir() if f.is_file()), key=lambda f: f.stat().st_size)
+    damaged = bytearray(segment.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    segment.write_bytes(bytes(damaged))
+    with neardup.Index(str(path), read_only=True) as reader, pytest.raises(neardup.IndexError, match=segment.name):
+        reader.verify()
+
+    memory = neardup.Index(None, "minhash-oph-v1", threshold=0.7)
+    assert memory.stats()["store"] == "memory" and memory.stats()["threshold"] == 0.7
+    memory.verify()
+    with pytest.raises(neardup.IndexError, match="no segments"):
+        memory.merge()
+
+
 @pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
 def test_index_columns_equal_one_document_at_a_time(records, tmp_path, scheme):
     pa = pytest.importorskip("pyarrow")
@@ -564,7 +619,7 @@ def test_a_read_only_index_follows_a_cli_writer(tmp_path):
         writer.stdin.flush()
         assert writer.stdout.readline().strip() == "ok 1"
         # The writer holds the index: a second writer is refused, a reader opens beside it.
-        with pytest.raises(neardup.IndexError, match="another process"):
+        with pytest.raises(neardup.IndexError, match="already open for writing"):
             neardup.Index(str(path))
         reader = neardup.Index(str(path), read_only=True)
         assert len(reader) == 1 and reader.query(sketch=fp)[0][0] == "first"

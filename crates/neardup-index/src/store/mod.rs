@@ -152,8 +152,11 @@ pub enum StoreError {
         /// What was wrong.
         reason: String,
     },
-    /// Another process has the store open.
-    #[error("{0} is open in another process (one writer at a time)")]
+    /// Another writer (another process, or another handle in this one) has the store open.
+    #[error(
+        "{0} is already open for writing (one writer at a time: another process, or another handle in this \
+         one, has it)"
+    )]
     Locked(PathBuf),
     /// A change or setting the store does not take (an id or value too long, a reserved setting); nothing
     /// of the batch was applied.

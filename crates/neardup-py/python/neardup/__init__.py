@@ -413,6 +413,8 @@ class Index(_native.Index):
 
     One document at a time: ``add(id, document)``, ``query(document)``, ``get``, ``remove``, ``id in index``.
     A column at a time, sketched on all cores with the GIL released: :meth:`add_many` and :meth:`query_many`.
+    ``close()`` (or a ``with`` block) lets the files and the writer's lock go; ``stats()``, ``verify()`` and
+    ``merge()`` do what ``neardup index stats``, ``verify`` and ``merge`` do.
     """
 
     def add_many(

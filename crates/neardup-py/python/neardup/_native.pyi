@@ -3,6 +3,8 @@
 from os import PathLike
 from typing import Any, Optional, Union
 
+from typing_extensions import Self
+
 __version__: str
 
 class Error(Exception):
@@ -102,6 +104,18 @@ class Index:
         media: Optional[str] = None,
     ) -> list[tuple[str, float]]: ...
     def remove(self, id: str) -> bool: ...
+    def stats(self) -> dict[str, Any]:
+        """What `neardup index stats --json` prints: entries, scheme, kind, k or threshold, design, sizes."""
+    def verify(self) -> None:
+        """Reads every file against its checksums; raises IndexError naming a damaged one."""
+    def merge(self) -> None:
+        """Writes an index in segments into one segment now."""
+    def close(self) -> None:
+        """Lets the files (and the writer's lock) go; later calls raise IndexError."""
+    @property
+    def closed(self) -> bool: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> bool: ...
     # Internal: the column methods under neardup.Index.add_many and query_many (neardup/__init__.py).
     def _add_column(
         self,

@@ -149,6 +149,48 @@ pub struct Stats {
     pub id_bytes: u64,
 }
 
+/// What an index holds and how: the answer of `neardup index stats` and Python's `Index.stats()`
+/// ([`Index::summary`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Stored entries.
+    pub entries: usize,
+    /// The scheme of every entry.
+    pub scheme: String,
+    /// `hamming` (SimHash tables) or `lsh` (MinHash bands).
+    pub kind: &'static str,
+    /// The largest distance a query may ask for (Hamming tables).
+    pub k: Option<u32>,
+    /// The similarity the bands were chosen for (LSH).
+    pub threshold: Option<f64>,
+    /// The tables' design or the banding, in words (`4 blocks, choose 1`, `16 bands × 8 rows`).
+    pub design: String,
+    /// How many tables (or bands) the design has.
+    pub tables: u64,
+    /// Where the entries are kept: `segments`, `redb`, `redis` or `memory`.
+    pub store: &'static str,
+    /// Bytes of the segment files (or the redb file); 0 in Redis or memory.
+    pub file_bytes: u64,
+    /// Bytes of the write-ahead log (segments only).
+    pub log_bytes: u64,
+    /// Bytes of the tables (or bands) in this process's memory.
+    pub memory_table_bytes: u64,
+    /// Bytes of the id table in this process's memory.
+    pub memory_id_bytes: u64,
+}
+
+impl Summary {
+    /// The summary as one JSON object (`neardup index stats --json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "entries": self.entries, "scheme": self.scheme, "kind": self.kind, "k": self.k,
+            "threshold": self.threshold, "design": self.design, "tables": self.tables,
+            "store": self.store, "file_bytes": self.file_bytes, "log_bytes": self.log_bytes,
+            "memory_table_bytes": self.memory_table_bytes, "memory_id_bytes": self.memory_id_bytes,
+        })
+    }
+}
+
 /// An index's segments at one moment ([`Index::segments`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentsNow {
@@ -314,6 +356,11 @@ impl Index<IndexStore> {
         }
     }
 
+    /// What the index holds and how (see [`Summary`]).
+    pub fn summary(&self) -> Summary {
+        self.summary_in(self.store_kind().name(), self.disk_bytes())
+    }
+
     /// Bytes on disk: (segment files, write-ahead log) for segments, (file, 0) for redb, (0, 0) for Redis.
     pub fn disk_bytes(&self) -> (u64, u64) {
         match self.store() {
@@ -345,6 +392,11 @@ impl Index<MemoryStore> {
             reason: e.to_string(),
         })?;
         Self::from_store(store, "memory".to_owned())
+    }
+
+    /// What the index holds and how (see [`Summary`]).
+    pub fn summary(&self) -> Summary {
+        self.summary_in("memory", (0, 0))
     }
 }
 
@@ -625,6 +677,34 @@ impl<S: Store> Index<S> {
             entries: self.len(),
             table_bytes: memory.table_bytes as u64,
             id_bytes: memory.id_bytes as u64,
+        }
+    }
+
+    /// The summary of this index, kept in `store` with `(file_bytes, log_bytes)` on disk.
+    fn summary_in(&self, store: &'static str, (file_bytes, log_bytes): (u64, u64)) -> Summary {
+        let stats = self.stats();
+        let (design, tables, k, threshold) = match self.kind() {
+            Kind::Hamming(design) => (design.to_string(), design.tables(), Some(design.k), None),
+            Kind::Lsh { banding, threshold } => (
+                banding.to_string(),
+                banding.bands as u64,
+                None,
+                Some(*threshold),
+            ),
+        };
+        Summary {
+            entries: stats.entries,
+            scheme: self.method.name(),
+            kind: self.kind().name(),
+            k,
+            threshold,
+            design,
+            tables,
+            store,
+            file_bytes,
+            log_bytes,
+            memory_table_bytes: stats.table_bytes,
+            memory_id_bytes: stats.id_bytes,
         }
     }
 
