@@ -104,19 +104,21 @@ impl IdTable {
     pub(crate) fn renumber(&mut self, order: &[u32]) {
         let old_len = self.slots();
         let (arena, map) = (&mut self.arena, &mut self.map);
-        rayon::join(
-            || arena.renumber(order),
-            || {
-                let mut new_slot = vec![u32::MAX; old_len];
-                for (new, &old) in order.iter().enumerate() {
-                    new_slot[old as usize] = new as u32;
-                }
-                // An id's hash does not change: rewrite the slots in place.
-                for (s, _) in map.table.iter_mut() {
-                    *s = new_slot[*s as usize];
-                }
-            },
-        );
+        crate::parallel::install(|| {
+            rayon::join(
+                || arena.renumber(order),
+                || {
+                    let mut new_slot = vec![u32::MAX; old_len];
+                    for (new, &old) in order.iter().enumerate() {
+                        new_slot[old as usize] = new as u32;
+                    }
+                    // An id's hash does not change: rewrite the slots in place.
+                    for (s, _) in map.table.iter_mut() {
+                        *s = new_slot[*s as usize];
+                    }
+                },
+            )
+        });
     }
 
     /// Bytes held: the arena (ids, end offsets, slot → entry) and the map.

@@ -46,7 +46,8 @@
 //!
 //! This crate knows nothing of text or media.
 
-// One `unsafe` block: mapping segment files (store::segments::file).
+// `unsafe` in two places: mapping segment files (store::segments::file), and the fork handler with its
+// lock-free pool pointer (parallel).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -56,6 +57,8 @@ pub mod hamming;
 mod ids;
 pub mod lsh;
 pub mod memory;
+#[allow(unsafe_code)]
+pub mod parallel;
 pub mod persistent;
 mod radix;
 pub mod store;

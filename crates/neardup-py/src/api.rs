@@ -4,6 +4,7 @@ use crate::batch::{ColumnInput, failures_of, sketch_input};
 use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
+use neardup::parallel;
 use neardup::schemes::{Params, lookup};
 use neardup::{Method, Sketch};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -310,9 +311,11 @@ fn sketch_column<'py>(
     let failures = failures_of(&rows);
     if strings {
         let texts: Vec<Option<String>> = py.detach(|| {
-            rows.par_iter()
-                .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
-                .collect()
+            parallel::install(|| {
+                rows.par_iter()
+                    .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
+                    .collect()
+            })
         });
         let (width, offsets, data, validity) =
             string_column(py, texts.len(), |r| texts[r].as_deref().map(str::as_bytes));

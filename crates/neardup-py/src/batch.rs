@@ -5,6 +5,7 @@
 use neardup::Method;
 use neardup::dedup::distributed::Signed;
 use neardup::media::{Media, MediaHint};
+use neardup::parallel;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -583,7 +584,7 @@ fn analyze_rows(
         analyze_text_as(text, hint, &analyze)
     };
     if parallel {
-        range.into_par_iter().with_min_len(64).map(row).collect()
+        parallel::install(|| range.into_par_iter().with_min_len(64).map(row).collect())
     } else {
         range.map(row).collect()
     }

@@ -9,6 +9,7 @@ use neardup::Method;
 use neardup::dedup::{
     Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
 };
+use neardup::parallel;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -175,7 +176,7 @@ pub fn new_dedup(
 /// their type and size.
 fn id_ranks(ids: &[&[u8]]) -> PyResult<Vec<u64>> {
     let mut by_id: Vec<usize> = (0..ids.len()).collect();
-    by_id.par_sort_unstable_by_key(|&r| ids[r]);
+    parallel::install(|| by_id.par_sort_unstable_by_key(|&r| ids[r]));
     if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {
         let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
         return Err(PyValueError::new_err(format!(

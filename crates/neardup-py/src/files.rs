@@ -11,6 +11,7 @@ use crate::dedup::{RowSink, Rows, TableColumns, new_dedup};
 use crate::errors::IntoPy;
 use neardup::dedup::{Document, Verification};
 use neardup::media::{Media, MediaHint};
+use neardup::parallel;
 use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -135,17 +136,19 @@ fn dedup_files<'py>(
             }
             // Ctrl-C (KeyboardInterrupt) stops a long run between batches.
             Python::attach(|py| py.check_signals())?;
-            let signed: Vec<_> = batch
-                .par_iter()
-                .map(|record| {
-                    let text = record.text.as_deref().ok()?;
-                    let hint = match record.media.as_deref().and_then(Media::from_name) {
-                        Some(forced) => MediaHint::Force(forced),
-                        None => hint,
-                    };
-                    Some(analyze_text_as(text, hint, &analyze))
-                })
-                .collect();
+            let signed: Vec<_> = parallel::install(|| {
+                batch
+                    .par_iter()
+                    .map(|record| {
+                        let text = record.text.as_deref().ok()?;
+                        let hint = match record.media.as_deref().and_then(Media::from_name) {
+                            Some(forced) => MediaHint::Force(forced),
+                            None => hint,
+                        };
+                        Some(analyze_text_as(text, hint, &analyze))
+                    })
+                    .collect()
+            });
             for (record, signed) in batch.into_iter().zip(signed) {
                 let label = record.origin.to_string();
                 match (record.text, signed) {

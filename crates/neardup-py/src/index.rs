@@ -6,6 +6,7 @@ use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, is_redis_url};
+use neardup::parallel;
 use neardup::{Method, Sketch};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -358,13 +359,15 @@ impl PyIndex {
         let found = py
             .detach(|| {
                 self.read(|i| {
-                    with!(i, i => signed
+                    parallel::install(|| {
+                        with!(i, i => signed
                         .par_iter()
                         .map(|s| match s {
                             Ok(s) => i.query(&s.sketch, radius),
                             Err(_) => Ok(Vec::new()),
                         })
                         .collect::<Result<Vec<_>, _>>())
+                    })
                 })
             })?
             .py_err()?;

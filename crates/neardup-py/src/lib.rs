@@ -38,6 +38,8 @@ use pyo3::prelude::*;
 /// The native module. Its names are re-exported, documented and typed by the `neardup` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Forked children (multiprocessing, datasets.map(num_proc=...)) get a pool of their own.
+    neardup::parallel::watch_forks();
     errors::register(m)?;
     api::register(m)?;
     index::register(m)?;

@@ -401,6 +401,43 @@ def test_threads_give_the_same_sketches_as_one(records):
         assert np.array_equal(r, expected)
 
 
+def _batch_work(args):
+    """Every kind of parallel work, for test_forked_children_run_batch_work (module level: Pool pickles it)."""
+    texts, path = args
+    from neardup.datasketch import MinHash, MinHashLSH
+
+    sigs = neardup.sketches(texts, "minhash", errors="zero")
+    table = neardup.dedup(texts, scheme="simhash", errors="keep")
+    with neardup.Index(path, "simhash", k=3) as index:
+        index.add_many([str(i) for i in range(len(texts))], texts, errors="skip")
+        index.merge()
+        found = index.query_many(texts[:50])
+    lsh = MinHashLSH(threshold=0.5, num_perm=64)
+    for i, text in enumerate(texts[:300]):
+        m = MinHash(num_perm=64)
+        m.update_batch([w.encode() for w in text.split()[:200]])
+        lsh.insert(str(i), m)
+    return sigs.tobytes(), table.to_pylist(), found.to_pylist(), sorted(len(lsh.query(m)) for _ in range(1))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork(2) here")
+def test_forked_children_run_batch_work(records, tmp_path):
+    """Rayon's threads do not survive fork(2): a child forked after the parent's batch work (multiprocessing,
+    datasets.map(num_proc=...)) waited forever on its first batch call. Now it runs in a pool of its own."""
+    import multiprocessing
+    import warnings
+
+    texts = [r["text"] for r in records[1][:1500]]
+    expected = _batch_work((texts, str(tmp_path / "parent")))
+    with warnings.catch_warnings():
+        # Python 3.12 warns about forking a process that has threads (rayon's); forking is what is tested.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            jobs = [(texts, str(tmp_path / f"child{i}")) for i in range(2)]
+            results = pool.map_async(_batch_work, jobs).get(timeout=300)
+    assert results == [expected, expected]
+
+
 def test_fingerprints_compare_and_refuse_other_schemes():
     a = neardup.fingerprint(b"<p>Fixed a crash when opening empty files.</p>")
     b = neardup.fingerprint(b"Fixed a crash when opening empty files.", media="text")

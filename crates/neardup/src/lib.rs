@@ -69,6 +69,8 @@ pub use profile::{Measure, Profile};
 pub use scheme::{Analysis, SCHEMES, Scheme};
 pub use sketch::{DocumentAnalysis, Method, Sketch};
 
+/// Parallel work that survives `fork(2)` (for front doors loaded into programs that fork: Python).
+pub use neardup_index::parallel;
 /// datasketch's MinHash, bit-exact (SHA-1, NumPy's MT19937 draws, `LeanMinHash` bytes), re-exported from
 /// `neardup-sketch` for front doors that speak datasketch (the Python package's `neardup.datasketch`).
 pub use neardup_sketch::datasketch;

@@ -427,10 +427,12 @@ impl HammingIndex {
         let (fps, layouts, first_dir) = (&self.fps, &self.layouts, &self.tables[0].dir);
         let ids = &mut self.ids;
         // The other tables (in parallel) and the ids (beside them) only need the renumbered fingerprints.
-        let (others, ()) = rayon::join(
-            || tables::build_others(layouts, fps, dir_bits, first_dir),
-            || ids.renumber(&order),
-        );
+        let (others, ()) = crate::parallel::install(|| {
+            rayon::join(
+                || tables::build_others(layouts, fps, dir_bits, first_dir),
+                || ids.renumber(&order),
+            )
+        });
         for (t, table) in others.into_iter().enumerate() {
             self.tables[t + 1] = table;
         }

@@ -668,7 +668,7 @@ fn build_with<E>(
     mut each: impl FnMut(usize, Table) -> Result<(), E>,
 ) -> Result<(), E> {
     let n = fps.len();
-    let width = rayon::current_num_threads().max(1);
+    let width = crate::parallel::install(rayon::current_num_threads).max(1);
     let mut kept: std::collections::BTreeMap<usize, Kept> = std::collections::BTreeMap::new();
     // Whether a table from `from` on nests under `p`.
     let parent_of_any = |p: usize, from: usize| {
@@ -688,50 +688,52 @@ fn build_with<E>(
             next += 1;
         }
         let kept_now = &kept;
-        let built: Vec<(Table, Option<Vec<u32>>)> = chunk
-            .par_iter()
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |(rows, scratch), &t| {
-                    let layout = &layouts[t];
-                    sort_rows(layout, fps, 0..n as u32, rows, scratch);
-                    let mut row_of = None;
-                    let words = match nests[t] {
-                        Some(nest) => {
-                            // Table 0's rows are the slots; a packed parent's were kept.
-                            let parent = (nest.parent != 0).then(|| &kept_now[&nest.parent]);
-                            let parent_dir = parent.map_or(first_dir, |p| &p.dir);
-                            let starts = range_starts(parent_dir, dir_bits, nest.prefix_bits);
-                            let row = |s: usize| parent.map_or(s, |p| p.row_of[s] as usize);
-                            let words =
-                                nested_words(layout, fps, rows, dir_bits, nest, &starts, row);
-                            Words::Nested {
-                                words,
-                                nest,
-                                starts,
-                            }
-                        }
-                        None => {
-                            if parent_of_any(t, t + 1) {
-                                let mut of = vec![0u32; n];
-                                for (row, &r) in rows.iter().enumerate() {
-                                    of[r as u32 as usize] = row as u32;
+        let built: Vec<(Table, Option<Vec<u32>>)> = crate::parallel::install(|| {
+            chunk
+                .par_iter()
+                .map_init(
+                    || (Vec::new(), Vec::new()),
+                    |(rows, scratch), &t| {
+                        let layout = &layouts[t];
+                        sort_rows(layout, fps, 0..n as u32, rows, scratch);
+                        let mut row_of = None;
+                        let words = match nests[t] {
+                            Some(nest) => {
+                                // Table 0's rows are the slots; a packed parent's were kept.
+                                let parent = (nest.parent != 0).then(|| &kept_now[&nest.parent]);
+                                let parent_dir = parent.map_or(first_dir, |p| &p.dir);
+                                let starts = range_starts(parent_dir, dir_bits, nest.prefix_bits);
+                                let row = |s: usize| parent.map_or(s, |p| p.row_of[s] as usize);
+                                let words =
+                                    nested_words(layout, fps, rows, dir_bits, nest, &starts, row);
+                                Words::Nested {
+                                    words,
+                                    nest,
+                                    starts,
                                 }
-                                row_of = Some(of);
                             }
-                            let words = words(layout, fps, rows, dir_bits, slot_bits);
-                            Words::Packed { words, slot_bits }
-                        }
-                    };
-                    let table = Table {
-                        words,
-                        dir: directory(rows, dir_bits),
-                        rows: rows.len(),
-                    };
-                    (table, row_of)
-                },
-            )
-            .collect();
+                            None => {
+                                if parent_of_any(t, t + 1) {
+                                    let mut of = vec![0u32; n];
+                                    for (row, &r) in rows.iter().enumerate() {
+                                        of[r as u32 as usize] = row as u32;
+                                    }
+                                    row_of = Some(of);
+                                }
+                                let words = words(layout, fps, rows, dir_bits, slot_bits);
+                                Words::Packed { words, slot_bits }
+                            }
+                        };
+                        let table = Table {
+                            words,
+                            dir: directory(rows, dir_bits),
+                            rows: rows.len(),
+                        };
+                        (table, row_of)
+                    },
+                )
+                .collect()
+        });
         for (&t, (table, row_of)) in chunk.iter().zip(built) {
             if let Some(row_of) = row_of {
                 let dir = table.dir.clone();

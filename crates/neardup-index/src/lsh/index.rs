@@ -273,26 +273,28 @@ impl LshIndex {
         let k = self.banding.values as usize;
         let (banding, signatures) = (&self.banding, &self.signatures);
         // Bands are independent: each thread fills whole bands, so the result does not depend on threads.
-        self.bands.par_iter_mut().enumerate().for_each(|(b, band)| {
-            let range = banding.band_range(b as u32);
-            band.reserve((last - first) as usize);
-            band.next.resize(last as usize, END);
-            let home_bits = band.cells.len().trailing_zeros();
-            let mut rows: Vec<(u64, u32)> = (first..last)
-                .map(|slot| {
-                    let start = slot as usize * k;
-                    (
-                        band_key(&signatures[start + range.start..start + range.end]),
-                        slot,
-                    )
-                })
-                .collect();
-            // By home cell (the tag's low bits), stable, so equal keys stay in slot order (newest last).
-            radix_sort_by_key(&mut rows, &mut Vec::new(), 32, home_bits);
-            for &(key, slot) in &rows {
-                let cell = band.cells[band.home(key >> 32)];
-                band.push_at(key, cell, slot);
-            }
+        crate::parallel::install(|| {
+            self.bands.par_iter_mut().enumerate().for_each(|(b, band)| {
+                let range = banding.band_range(b as u32);
+                band.reserve((last - first) as usize);
+                band.next.resize(last as usize, END);
+                let home_bits = band.cells.len().trailing_zeros();
+                let mut rows: Vec<(u64, u32)> = (first..last)
+                    .map(|slot| {
+                        let start = slot as usize * k;
+                        (
+                            band_key(&signatures[start + range.start..start + range.end]),
+                            slot,
+                        )
+                    })
+                    .collect();
+                // By home cell (the tag's low bits), stable, so equal keys stay in slot order (newest last).
+                radix_sort_by_key(&mut rows, &mut Vec::new(), 32, home_bits);
+                for &(key, slot) in &rows {
+                    let cell = band.cells[band.home(key >> 32)];
+                    band.push_at(key, cell, slot);
+                }
+            })
         });
     }
 
@@ -369,6 +371,12 @@ impl LshIndex {
             });
         }
         let n = signatures.len() / k;
+        crate::parallel::install(|| Ok(self.query_slices(signatures, n)))
+    }
+
+    /// The candidates of each of `n` signatures laid end to end (see `query_many`), on all cores.
+    fn query_slices(&self, signatures: &[u32], n: usize) -> Vec<Vec<Candidate>> {
+        let k = self.banding.values as usize;
         // Per band, the head of each query's chain.
         let heads: Vec<Vec<u32>> = self
             .bands
@@ -396,13 +404,13 @@ impl LshIndex {
                 heads
             })
             .collect();
-        Ok((0..n)
+        (0..n)
             .into_par_iter()
             .map(|q| {
                 let query_heads: Vec<u32> = heads.iter().map(|h| h[q]).collect();
                 self.candidates(&signatures[q * k..(q + 1) * k], &query_heads)
             })
-            .collect())
+            .collect()
     }
 
     /// The live slots on the chains that start at `heads` (one per band) whose band equals the query's, as

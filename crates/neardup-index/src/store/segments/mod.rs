@@ -606,17 +606,19 @@ impl Inner {
             .collect();
         // Each id is a random read of every large segment's hash table: a flush of 20,000 ids into an index
         // of 10^8 spent most of its time here on one core. The counts of pieces add up on all cores.
-        let (added, gone) = delta
-            .par_chunks(LIVE_PIECE)
-            .map(|piece| {
-                let (mut added, mut gone) = (0u64, 0u64);
-                warmed(piece.iter().copied(), segments, |put, id, hash| {
-                    added += u64::from(put);
-                    gone += u64::from(lookup_hashed(segments, id, hash).is_some());
-                });
-                (added, gone)
-            })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let (added, gone) = crate::parallel::install(|| {
+            delta
+                .par_chunks(LIVE_PIECE)
+                .map(|piece| {
+                    let (mut added, mut gone) = (0u64, 0u64);
+                    warmed(piece.iter().copied(), segments, |put, id, hash| {
+                        added += u64::from(put);
+                        gone += u64::from(lookup_hashed(segments, id, hash).is_some());
+                    });
+                    (added, gone)
+                })
+                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        });
         let live = (self.manifest.entries + added).saturating_sub(gone);
         self.live = Some(live);
         live
