@@ -438,6 +438,22 @@ def test_forked_children_run_batch_work(records, tmp_path):
     assert results == [expected, expected]
 
 
+def test_errors_are_one_hierarchy_and_star_imports_keep_pythons_own():
+    for kind in (
+        neardup.SchemeMismatch,
+        neardup.MediaError,
+        neardup.NoTokens,
+        neardup.ParseError,
+        neardup.UnsupportedError,
+        neardup.IndexError,
+    ):
+        assert issubclass(kind, neardup.Error) and issubclass(kind, Exception)
+    assert neardup.IndexError is not IndexError
+    names: dict = {}
+    exec("from neardup import *", names)
+    assert "Error" in names and "Index" in names and "IndexError" not in names
+
+
 def test_fingerprints_compare_and_refuse_other_schemes():
     a = neardup.fingerprint(b"<p>Fixed a crash when opening empty files.</p>")
     b = neardup.fingerprint(b"Fixed a crash when opening empty files.", media="text")

@@ -48,11 +48,11 @@ __version__ = _native.__version__
 Fingerprint = Sketch
 """A SimHash fingerprint is a :class:`Sketch` of a SimHash scheme (``value``, ``distance``, ``similarity``)."""
 
+# `neardup.IndexError` is left out: `from neardup import *` would hide Python's own IndexError.
 __all__ = [
     "Error",
     "Fingerprint",
     "Index",
-    "IndexError",
     "MediaError",
     "NoTokens",
     "ParseError",
