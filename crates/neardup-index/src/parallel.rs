@@ -1,4 +1,4 @@
-//! Parallel work that survives `fork(2)`.
+//! Parallel work that survives `fork(2)`, and the count of forks behind this process.
 //!
 //! Rayon's global pool is made once per process, and its threads do not survive a fork: in a child forked
 //! after the parent used the pool, the first parallel call queues its work for threads that are not there,
@@ -41,10 +41,17 @@ pub fn watch_forks() {
     }
 }
 
+/// How many forks separate this process from the one that called [`watch_forks`] (0 there, and wherever
+/// nothing watches). What must not be shared across a fork besides threads, a Redis connection's socket,
+/// is made again when it changes.
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
+}
+
 /// Runs `f`, whose parallel iterators and joins use a pool whose threads exist in this process (see the
 /// module's documentation). Cheap where nothing forked: an atomic load.
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let generation = GENERATION.load(Ordering::Relaxed);
+    let generation = generation();
     if generation == 0 || rayon::current_thread_index().is_some() {
         return f();
     }

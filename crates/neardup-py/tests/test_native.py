@@ -690,11 +690,10 @@ def test_a_read_only_index_follows_a_cli_writer(tmp_path):
         neardup.Index(str(tmp_path / "none"), read_only=True)
 
 
-def test_an_index_in_redis_is_shared(tmp_path):
-    """Two handles and the CLI on one index in a real Redis: each sees what the others wrote, at once."""
-    import shutil
+@pytest.fixture
+def redis_port(tmp_path):
+    """A real redis-server on a free loopback port, killed after the test."""
     import socket
-    import time
 
     if shutil.which("redis-server") is None:
         if os.environ.get("NEARDUP_REQUIRE_REDIS"):
@@ -709,36 +708,82 @@ def test_an_index_in_redis_is_shared(tmp_path):
         stdout=subprocess.DEVNULL,
     )
     try:
-        url = f"redis://127.0.0.1:{port}/py-shared"
-        for _ in range(200):
-            try:
-                writer = neardup.Index(url, "simhash-doc-v1", expected=1000)
-                break
-            except neardup.IndexError:
-                time.sleep(0.05)
-        other = neardup.Index(url)
-        reader = neardup.Index(url, read_only=True)
-        text = "release notes: fixed a crash when opening empty files in the editor"
-        writer.add("first", text)
-        assert [m[0] for m in other.query(text + "!")] == ["first"]
-        other.add("second", text + ".")
-        assert len(writer) == 2 and len(reader) == 2
-        assert [m[0] for m in reader.query(text)] == ["first", "second"]
-        with pytest.raises(neardup.IndexError, match="reader"):
-            reader.add("third", text)
-        with pytest.raises(neardup.IndexError, match="reader"):
-            reader.add_many(["third"], [text])
-        # A column at a time over the shared store: stored for every handle, answered as one at a time.
-        others = [f"{text} (copy {i})" for i in range(50)] + ["a different note about the printing dialog"]
-        assert other.add_many([f"copy-{i}" for i in range(len(others))], others) == len(others)
-        assert len(writer) == 2 + len(others)
-        table = reader.query_many([text] + others)
-        found = {}
-        for row in table.to_pylist():
-            found.setdefault(row["row"], []).append((row["id"], row["score"]))
-        assert found == {r: reader.query(t) for r, t in enumerate([text] + others) if reader.query(t)}
-        stats = json.loads(run_cli("index", "stats", url, "--json"))
-        assert stats["entries"] == 2 + len(others) and stats["store"] == "redis"
+        yield port
     finally:
         server.kill()
         server.wait(timeout=30)
+
+
+def _create_in_redis(url: str, **settings) -> neardup.Index:
+    """Creates an index in Redis, waiting for the server to accept connections (10 s at most)."""
+    for _ in range(200):
+        try:
+            return neardup.Index(url, "simhash-doc-v1", **settings)
+        except neardup.IndexError:
+            time.sleep(0.05)
+    return neardup.Index(url, "simhash-doc-v1", **settings)
+
+
+def test_an_index_in_redis_is_shared(redis_port):
+    """Two handles and the CLI on one index in a real Redis: each sees what the others wrote, at once."""
+    url = f"redis://127.0.0.1:{redis_port}/py-shared"
+    writer = _create_in_redis(url, expected=1000)
+    other = neardup.Index(url)
+    reader = neardup.Index(url, read_only=True)
+    text = "release notes: fixed a crash when opening empty files in the editor"
+    writer.add("first", text)
+    assert [m[0] for m in other.query(text + "!")] == ["first"]
+    other.add("second", text + ".")
+    assert len(writer) == 2 and len(reader) == 2
+    assert [m[0] for m in reader.query(text)] == ["first", "second"]
+    with pytest.raises(neardup.IndexError, match="reader"):
+        reader.add("third", text)
+    with pytest.raises(neardup.IndexError, match="reader"):
+        reader.add_many(["third"], [text])
+    # A column at a time over the shared store: stored for every handle, answered as one at a time.
+    others = [f"{text} (copy {i})" for i in range(50)] + ["a different note about the printing dialog"]
+    assert other.add_many([f"copy-{i}" for i in range(len(others))], others) == len(others)
+    assert len(writer) == 2 + len(others)
+    table = reader.query_many([text] + others)
+    found = {}
+    for row in table.to_pylist():
+        found.setdefault(row["row"], []).append((row["id"], row["score"]))
+    assert found == {r: reader.query(t) for r, t in enumerate([text] + others) if reader.query(t)}
+    stats = json.loads(run_cli("index", "stats", url, "--json"))
+    assert stats["entries"] == 2 + len(others) and stats["store"] == "redis"
+
+
+_REDIS_TEXTS = [f"release notes {i}: fixed a crash when opening empty files in editor {i * 7919}" for i in range(200)]
+
+
+_FORKED_INDEX = None
+
+
+def _query_and_add_in_redis(worker):
+    """For test_forked_children_dial_redis_anew: queries and adds through the handle the parent opened."""
+    index = _FORKED_INDEX
+    found = 0
+    for step in range(200):
+        i = (step * 13 + worker) % len(_REDIS_TEXTS)
+        found += any(m[0] == f"p{i}" for m in index.query(_REDIS_TEXTS[i]))
+        index.add(f"w{worker}-{step}", _REDIS_TEXTS[i])
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork(2) here")
+def test_forked_children_dial_redis_anew(redis_port):
+    """A handle on an index in Redis, opened before a fork and used by the parent and its children at once:
+    each process dials its own connections (sharing the parent's sockets, each read the others' replies:
+    "Parse error ... Expected crlf newline")."""
+    import multiprocessing
+
+    global _FORKED_INDEX
+    index = _FORKED_INDEX = _create_in_redis(f"redis://127.0.0.1:{redis_port}/forked", expected=1000)
+    index.add_many([f"p{i}" for i in range(len(_REDIS_TEXTS))], _REDIS_TEXTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with multiprocessing.get_context("fork").Pool(3) as pool:
+            children = pool.map_async(_query_and_add_in_redis, range(3))
+            parent = _query_and_add_in_redis(9)
+            assert children.get(timeout=120) == [200, 200, 200]
+    assert parent == 200 and len(index) == len(_REDIS_TEXTS) + 4 * 200

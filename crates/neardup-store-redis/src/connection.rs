@@ -7,6 +7,7 @@
 //! failover.
 
 use crate::location::RedisLocation;
+use neardup_index::parallel;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::{Cmd, RedisResult, Value};
 use std::sync::Mutex;
@@ -77,7 +78,15 @@ impl Conn {
 /// Dials connections and keeps the idle ones.
 pub(crate) struct Pool {
     dial: Dialer,
-    idle: Mutex<Vec<Conn>>,
+    idle: Mutex<Idle>,
+}
+
+/// Idle connections, and the process they were dialed in: a forked child must not use its parent's
+/// sockets (both would read each other's replies), so it dials its own.
+struct Idle {
+    /// [`parallel::generation`] when these were dialed.
+    generation: u64,
+    connections: Vec<Conn>,
 }
 
 enum Dialer {
@@ -109,13 +118,13 @@ impl Pool {
         };
         let pool = Pool {
             dial,
-            idle: Mutex::new(Vec::new()),
+            idle: Mutex::new(Idle {
+                generation: parallel::generation(),
+                connections: Vec::new(),
+            }),
         };
         let first = pool.dial()?;
-        pool.idle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(first);
+        pool.idle().connections.push(first);
         Ok(pool)
     }
 
@@ -147,18 +156,33 @@ impl Pool {
         dial_error: impl FnOnce(redis::RedisError) -> E,
         f: impl FnOnce(&mut Conn) -> Result<R, E>,
     ) -> Result<R, E> {
-        let taken = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let taken = self.idle().connections.pop();
         let mut con = match taken {
             Some(con) => con,
             None => self.dial().map_err(dial_error)?,
         };
+        let dialed_in = parallel::generation();
         let result = f(&mut con);
         if result.is_ok() {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if idle.len() < MAX_IDLE {
-                idle.push(con);
+            let mut idle = self.idle();
+            if idle.generation == dialed_in && idle.connections.len() < MAX_IDLE {
+                idle.connections.push(con);
             }
         }
         result
+    }
+
+    /// The idle connections of this process (a forked child's inherited ones are let go, unused).
+    fn idle(&self) -> std::sync::MutexGuard<'_, Idle> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let now = parallel::generation();
+        if idle.generation != now {
+            // Forgotten, not dropped: dropping may shut the socket down, which the parent still uses.
+            for inherited in idle.connections.drain(..) {
+                std::mem::forget(inherited);
+            }
+            idle.generation = now;
+        }
+        idle
     }
 }
