@@ -5,7 +5,9 @@ use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
 use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
-use neardup::index::{Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, is_redis_url};
+use neardup::index::{
+    Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, StoreKind, is_redis_url,
+};
 use neardup::parallel;
 use neardup::{Method, Sketch};
 use pyo3::exceptions::PyValueError;
@@ -45,6 +47,10 @@ pub struct PyIndex {
     /// Fixed when the index was made, so known after it is closed.
     method: Method,
     location: String,
+    /// The fork generation (`parallel::generation`) of the process that opened it: a handle a forked child
+    /// inherited refuses to change an index on disk (both processes would append to the same files) and
+    /// is forgotten, not dropped, when the child lets it go (the parent still holds the files).
+    opened_in: u64,
 }
 
 fn matches(found: Vec<Match>) -> Vec<(String, f64)> {
@@ -58,6 +64,38 @@ impl PyIndex {
             Some(index) => Ok(f(index)),
             None => Err(self.closed_error()),
         }
+    }
+
+    /// Drops an index this process opened; forgets one inherited from the parent of a fork, whose files,
+    /// log and merging thread are the parent's (a forked child has none of the parent's threads to join).
+    fn let_go(&self, index: Option<AnyIndex>) {
+        if self.inherited() {
+            std::mem::forget(index);
+        } else {
+            drop(index);
+        }
+    }
+
+    /// Whether this process is a forked child of the one that opened the index.
+    fn inherited(&self) -> bool {
+        parallel::generation() != self.opened_in
+    }
+
+    /// [`write`](Self::write) for a change to the entries, refused through a handle on disk that a forked
+    /// child inherited.
+    fn change<T>(&self, f: impl FnOnce(&mut AnyIndex) -> T) -> PyResult<T> {
+        self.write(|i| {
+            let on_disk = matches!(i, AnyIndex::Disk(d) if d.store_kind() != StoreKind::Redis);
+            if on_disk && self.inherited() {
+                return Err(crate::errors::IndexError::new_err(format!(
+                    "{}: this handle was opened before this process was forked from its parent, which \
+                     still writes through it: open the index again in this process (read_only=True \
+                     beside the parent's writer)",
+                    self.location
+                )));
+            }
+            Ok(f(i))
+        })?
     }
 
     /// Runs `f` on the index under the write lock, or says that it is closed.
@@ -98,6 +136,17 @@ impl PyIndex {
                 "give a document, or sketch= (a neardup.Sketch or its string), not both",
             )),
         }
+    }
+}
+
+impl Drop for PyIndex {
+    fn drop(&mut self) {
+        let index = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        self.let_go(index);
     }
 }
 
@@ -186,6 +235,7 @@ impl PyIndex {
             inner: RwLock::new(Some(inner)),
             method,
             location,
+            opened_in: parallel::generation(),
         })
     }
 
@@ -237,7 +287,7 @@ impl PyIndex {
         media: Option<&str>,
     ) -> PyResult<PySketch> {
         let sketch = self.sketch_of(py, document, sketch, media)?;
-        py.detach(|| self.write(|i| with!(i, i => i.insert(id, &sketch))))?
+        py.detach(|| self.change(|i| with!(i, i => i.insert(id, &sketch))))?
             .py_err()?;
         Ok(PySketch { sketch })
     }
@@ -253,7 +303,7 @@ impl PyIndex {
             .map(|(id, s)| Ok((id, as_sketch(&s)?)))
             .collect::<PyResult<Vec<_>>>()?;
         py.detach(|| {
-            self.write(
+            self.change(
                 |i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (id.as_str(), s)))),
             )
         })?
@@ -325,7 +375,7 @@ impl PyIndex {
         }
         let stored = py
             .detach(|| {
-                self.write(|i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (*id, s)))))
+                self.change(|i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (*id, s)))))
             })?
             .py_err()?;
         Ok((stored, failures))
@@ -390,7 +440,7 @@ impl PyIndex {
 
     /// Removes an id; returns whether it was stored.
     fn remove(&self, py: Python<'_>, id: &str) -> PyResult<bool> {
-        py.detach(|| self.write(|i| with!(i, i => i.remove([id]))))?
+        py.detach(|| self.change(|i| with!(i, i => i.remove([id]))))?
             .py_err()
             .map(|n| n > 0)
     }
@@ -436,7 +486,7 @@ impl PyIndex {
     /// (the writer also merges by itself as the index grows). Other kinds of index have nothing to merge.
     fn merge(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| {
-            self.write(|i| match i {
+            self.change(|i| match i {
                 AnyIndex::Disk(i) => i.merge(),
                 AnyIndex::Memory(_) => Err(neardup::Error::Index {
                     location: "memory".into(),
@@ -454,7 +504,7 @@ impl PyIndex {
         // Waits without the GIL for calls in other threads to finish, then drops the index.
         py.detach(|| {
             let index = self.inner.write().unwrap_or_else(|e| e.into_inner()).take();
-            drop(index)
+            self.let_go(index)
         });
     }
 

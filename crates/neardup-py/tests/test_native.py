@@ -438,6 +438,52 @@ def test_forked_children_run_batch_work(records, tmp_path):
     assert results == [expected, expected]
 
 
+def _use_an_inherited_index(text):
+    """For test_a_forked_child_reads_but_does_not_write_an_inherited_index_on_disk."""
+    index = _INHERITED
+    found = index.query(text)
+    try:
+        index.add("from-child", text)
+        refused = ""
+    except neardup.IndexError as e:
+        refused = str(e)
+    try:
+        neardup.Index(index.location)
+        second_writer = ""
+    except neardup.IndexError as e:
+        second_writer = str(e)
+    with neardup.Index(index.location, read_only=True) as reader:
+        read = reader.query(text)
+    index.close()  # the parent's files stay as they are
+    return found, refused, second_writer, read
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork(2) here")
+def test_a_forked_child_reads_but_does_not_write_an_inherited_index_on_disk(records, tmp_path):
+    """Parent and child appending to one index's files through one handle would damage them: the child's
+    writes are refused, with what to do instead; its reads and its own read-only handle work."""
+    import multiprocessing
+
+    global _INHERITED
+    texts = [r["text"] for r in records[1][:300]]
+    index = _INHERITED = neardup.Index(str(tmp_path / "idx"), "simhash", k=3)
+    index.add_many([f"d{i}" for i in range(len(texts))], texts)
+    expected = index.query(texts[7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            found, refused, second_writer, read = pool.apply_async(_use_an_inherited_index, (texts[7],)).get(60)
+    assert found == expected and read == expected
+    assert "forked" in refused and "read_only=True" in refused
+    assert "already open for writing" in second_writer
+    # The parent goes on writing; its files are whole.
+    index.add("after", texts[7])
+    index.close()
+    with neardup.Index(str(tmp_path / "idx")) as again:
+        assert len(again) == len(texts) + 1 and "from-child" not in again
+        again.verify()
+
+
 def test_errors_are_one_hierarchy_and_star_imports_keep_pythons_own():
     for kind in (
         neardup.SchemeMismatch,
@@ -756,12 +802,12 @@ def test_an_index_in_redis_is_shared(redis_port):
 _REDIS_TEXTS = [f"release notes {i}: fixed a crash when opening empty files in editor {i * 7919}" for i in range(200)]
 
 
-_FORKED_INDEX = None
+_INHERITED = None
 
 
 def _query_and_add_in_redis(worker):
     """For test_forked_children_dial_redis_anew: queries and adds through the handle the parent opened."""
-    index = _FORKED_INDEX
+    index = _INHERITED
     found = 0
     for step in range(200):
         i = (step * 13 + worker) % len(_REDIS_TEXTS)
@@ -777,8 +823,8 @@ def test_forked_children_dial_redis_anew(redis_port):
     "Parse error ... Expected crlf newline")."""
     import multiprocessing
 
-    global _FORKED_INDEX
-    index = _FORKED_INDEX = _create_in_redis(f"redis://127.0.0.1:{redis_port}/forked", expected=1000)
+    global _INHERITED
+    index = _INHERITED = _create_in_redis(f"redis://127.0.0.1:{redis_port}/forked", expected=1000)
     index.add_many([f"p{i}" for i in range(len(_REDIS_TEXTS))], _REDIS_TEXTS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
