@@ -453,20 +453,12 @@ impl PyIndex {
             AnyIndex::Disk(i) => i.summary(),
             AnyIndex::Memory(i) => i.summary(),
         })?;
-        let out = PyDict::new(py);
-        out.set_item("entries", summary.entries)?;
-        out.set_item("scheme", summary.scheme)?;
-        out.set_item("kind", summary.kind)?;
-        out.set_item("k", summary.k)?;
-        out.set_item("threshold", summary.threshold)?;
-        out.set_item("design", summary.design)?;
-        out.set_item("tables", summary.tables)?;
-        out.set_item("store", summary.store)?;
-        out.set_item("file_bytes", summary.file_bytes)?;
-        out.set_item("log_bytes", summary.log_bytes)?;
-        out.set_item("memory_table_bytes", summary.memory_table_bytes)?;
-        out.set_item("memory_id_bytes", summary.memory_id_bytes)?;
-        Ok(out)
+        // The CLI's JSON object, so that both name and shape the fields alike.
+        let json = summary.to_json().to_string();
+        py.import("json")?
+            .call_method1("loads", (json,))?
+            .cast_into::<PyDict>()
+            .map_err(Into::into)
     }
 
     /// Reads every file of an index on disk against its checksums (every entry of one in Redis), as
