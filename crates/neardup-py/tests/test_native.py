@@ -237,6 +237,16 @@ def test_dedup_accepts_arrow_numpy_and_pandas():
     pd = pytest.importorskip("pandas")
     assert neardup.dedup(pd.Series(texts)).to_pylist() == expected
     assert expected[0]["duplicate_of"] == "0" or expected[1]["duplicate_of"] == "0"
+    # Iterators and generators are read into lists (they failed as "not null"); a set has no row order.
+    ids = ["a", "b", "c"]
+    assert neardup.dedup(t for t in texts).to_pylist() == expected
+    assert neardup.dedup(iter(texts), ids=iter(ids)).to_pylist() == neardup.dedup(texts, ids=ids).to_pylist()
+    assert np.array_equal(neardup.sketches(t for t in texts), neardup.sketches(texts))
+    index = neardup.Index(None)
+    assert index.add_many((i for i in ids), (t for t in texts)) == 3
+    assert index.query_many(iter(texts[2:])).num_rows == 1
+    with pytest.raises(TypeError, match="not a set"):
+        neardup.dedup(set(texts))
 
 
 def test_dedup_decodes_dictionaries_and_reads_polars():

@@ -25,6 +25,7 @@ Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, 
 
 from __future__ import annotations
 
+import collections.abc
 import warnings
 from typing import Any, Optional, Sequence
 
@@ -78,6 +79,16 @@ def _refuse_one_document(values: Any) -> None:
         )
 
 
+def _listed(values: Any) -> Any:
+    """A column given as an iterator or generator, read into a list (a column has a length, and its rows are
+    numbered in order); a set, which has no order, is refused."""
+    if isinstance(values, collections.abc.Iterator):
+        return list(values)
+    if isinstance(values, (set, frozenset)):
+        raise TypeError("expected a column (a list, array or Series), not a set: its rows have no order")
+    return values
+
+
 def _arrow_column(values: Any):
     """A pyarrow Array or ChunkedArray (its chunks kept as they are, not concatenated) for any column-like
     input (list, tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars Series), without a Python
@@ -120,6 +131,7 @@ def _string_array(values: Any):
 def _id_input(ids: Any):
     """What the native functions take for a column of ids: a list as it is (integers as their decimal
     text; no pyarrow needed), anything else as the Arrow buffers of :func:`_id_array`."""
+    ids = _listed(ids)
     if isinstance(ids, (list, tuple)):
         out = []
         for row, value in enumerate(ids):
@@ -177,6 +189,7 @@ def _column_input(texts: Any):
     """What the native batch functions take for a column, and its length: a list of ``str``/``bytes`` as it is
     (copied once natively: building an Arrow array from Python objects costs more than the copy), anything
     else as the Arrow buffers of :func:`_string_array`."""
+    texts = _listed(texts)
     if isinstance(texts, (list, tuple)):
         items = list(texts) if isinstance(texts, tuple) else texts
         return items, len(items)
