@@ -247,6 +247,16 @@ def test_dedup_accepts_arrow_numpy_and_pandas():
     assert index.query_many(iter(texts[2:])).num_rows == 1
     with pytest.raises(TypeError, match="not a set"):
         neardup.dedup(set(texts))
+    # A table where a column belongs is refused, naming its columns (a DataFrame failed with "KeyError: 0").
+    frame = pd.DataFrame({"id": ids, "text": texts})
+    for table in (frame, pa.Table.from_pandas(frame)):
+        with pytest.raises(TypeError, match=r"not a (DataFrame|Table) of columns \['id', 'text'\].*data\['text'\]"):
+            neardup.dedup(table)
+    for wrong, message in (({"a": texts[0]}, "not a dict"), (None, "not NoneType"), (5, "not int")):
+        with pytest.raises(TypeError, match=message):
+            neardup.sketches(wrong)
+    with pytest.raises(TypeError, match="not a DataFrame"):
+        neardup.dedup(texts, ids=frame)
 
 
 def test_dedup_decodes_dictionaries_and_reads_polars():

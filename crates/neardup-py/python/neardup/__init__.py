@@ -79,13 +79,30 @@ def _refuse_one_document(values: Any) -> None:
         )
 
 
-def _listed(values: Any) -> Any:
-    """A column given as an iterator or generator, read into a list (a column has a length, and its rows are
-    numbered in order); a set, which has no order, is refused."""
+def _as_column(values: Any) -> Any:
+    """Checks that ``values`` is a column (of documents or ids) and reads an iterator or generator into a list
+    (a column has a length, and its rows are numbered in order). A table, a mapping, a set, None or a scalar
+    is refused, saying what to pass instead."""
+    _refuse_one_document(values)
     if isinstance(values, collections.abc.Iterator):
         return list(values)
+    expected = "expected a column (a list, array or Series)"
+    names = getattr(values, "column_names", None)
+    if names is None and not isinstance(values, (list, tuple)):
+        names = getattr(values, "columns", None)
+    if names is not None:  # a pandas or polars DataFrame, a pyarrow Table or RecordBatch
+        names = [str(name) for name in names]
+        example = "text" if "text" in names else (names[0] if names else "text")
+        raise TypeError(
+            f"{expected}, not a {type(values).__name__} of columns {names[:8]}: pass one of them, "
+            f"such as data[{example!r}] (and its ids as ids=)"
+        )
+    if isinstance(values, collections.abc.Mapping):
+        raise TypeError(f"{expected}, not a {type(values).__name__}: pass its values, and its keys as ids=")
     if isinstance(values, (set, frozenset)):
-        raise TypeError("expected a column (a list, array or Series), not a set: its rows have no order")
+        raise TypeError(f"{expected}, not a set: its rows have no order")
+    if not isinstance(values, collections.abc.Iterable):
+        raise TypeError(f"{expected}, not {type(values).__name__}")
     return values
 
 
@@ -96,7 +113,7 @@ def _arrow_column(values: Any):
     Parquet dictionaries) are decoded, and string views read as large strings."""
     import pyarrow as pa
 
-    _refuse_one_document(values)
+    values = _as_column(values)
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
         values = values.to_arrow()
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
@@ -131,7 +148,7 @@ def _string_array(values: Any):
 def _id_input(ids: Any):
     """What the native functions take for a column of ids: a list as it is (integers as their decimal
     text; no pyarrow needed), anything else as the Arrow buffers of :func:`_id_array`."""
-    ids = _listed(ids)
+    ids = _as_column(ids)
     if isinstance(ids, (list, tuple)):
         out = []
         for row, value in enumerate(ids):
@@ -189,7 +206,7 @@ def _column_input(texts: Any):
     """What the native batch functions take for a column, and its length: a list of ``str``/``bytes`` as it is
     (copied once natively: building an Arrow array from Python objects costs more than the copy), anything
     else as the Arrow buffers of :func:`_string_array`."""
-    texts = _listed(texts)
+    texts = _as_column(texts)
     if isinstance(texts, (list, tuple)):
         items = list(texts) if isinstance(texts, tuple) else texts
         return items, len(items)
