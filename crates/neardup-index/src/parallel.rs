@@ -1,13 +1,14 @@
 //! Parallel work that survives `fork(2)`, and the count of forks behind this process.
 //!
 //! Rayon's global pool is made once per process, and its threads do not survive a fork: in a child forked
-//! after the parent used the pool, the first parallel call queues its work for threads that are not there,
-//! and waits forever. Python forks all the time (`multiprocessing` on Linux, Hugging Face `datasets.map(num_proc=…)`,
-//! PySpark's worker daemon, Gunicorn), so every parallel section of the workspace runs through [`install`]:
-//! in a process that has not forked since [`watch_forks`] it is a plain call (the global pool, as
-//! configured by the `neardup` command's `--threads`); in a forked child it runs `f` in a pool of that child's
-//! own, made at its first parallel call (another in a grandchild). The pool is found without a lock, since a
-//! lock held by another thread at the fork stays held in the child.
+//! after the parent used the pool, the first parallel call queues its work for threads that are not
+//! there, and waits forever. Python forks all the time (`multiprocessing` on Linux, Hugging Face
+//! `datasets.map(num_proc=…)`, PySpark's worker daemon, Gunicorn), so every parallel section of the
+//! workspace runs through [`install`]: in a process that has not forked since [`watch_forks`] it is a
+//! plain call (the global pool, as the `neardup` command's `--threads` configures it); in a forked child
+//! it runs `f` in a pool of the child's own, made at its first parallel call (another in a grandchild).
+//! The pool is found without a lock, since a lock that another thread held at the fork stays held in the
+//! child.
 
 use rayon::ThreadPool;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
