@@ -128,6 +128,9 @@ pub struct OwnedRows {
     data: Vec<u8>,
     validity: Option<Vec<u8>>,
     binary: Option<Vec<bool>>,
+    /// Whether a `str` with a lone surrogate was copied (its UTF-8 kept the surrogate, so the text rows
+    /// are checked, and that row fails with its message).
+    surrogates: bool,
 }
 
 impl OwnedRows {
@@ -135,23 +138,27 @@ impl OwnedRows {
     /// `TypeError` naming the row.
     pub fn from_list(list: &Bound<'_, PyList>) -> PyResult<Self> {
         let mut rows = OwnedRows::default();
-        rows.fill_from(list, 0, usize::MAX, usize::MAX)?;
+        rows.fill_from(list, 0, usize::MAX, usize::MAX, false)?;
         Ok(rows)
     }
 
     /// Replaces these rows by the list's rows from `first` on, until at least `max_bytes` bytes or
     /// `max_rows` rows are held (or the list ends), keeping the buffers; returns the row after the last
-    /// one copied. Errors name the row by its place in the whole list.
+    /// one copied. Errors name the row by its place in the whole list. A `str` with a lone surrogate (which
+    /// UTF-8 cannot encode) is an error, or with `documents` a row that fails when it is analyzed, as
+    /// other documents that cannot be sketched do.
     fn fill_from(
         &mut self,
         list: &Bound<'_, PyList>,
         first: usize,
         max_bytes: usize,
         max_rows: usize,
+        documents: bool,
     ) -> PyResult<usize> {
         self.offsets.clear();
         self.offsets.push(0);
         self.data.clear();
+        self.surrogates = false;
         let mut nulls = Vec::new();
         let mut binary = Vec::new();
         let end = list.len();
@@ -161,9 +168,19 @@ impl OwnedRows {
             if let Ok(s) = item.cast::<PyString>() {
                 // Python's UTF-8 encoder into a `bytes`, copied once into the piece: the stable ABI of 3.9
                 // has no cheaper way to read a `str` (`to_cow` there copies it a second time).
-                let text = s.encode_utf8().map_err(|e| {
-                    PyValueError::new_err(format!("row {row}: not valid Unicode text: {e}"))
-                })?;
+                let text = match s.encode_utf8() {
+                    Ok(text) => text,
+                    Err(_) if documents => {
+                        self.surrogates = true;
+                        s.call_method1(intern!(s.py(), "encode"), ("utf-8", "surrogatepass"))?
+                            .cast_into::<PyBytes>()?
+                    }
+                    Err(e) => {
+                        return Err(PyValueError::new_err(format!(
+                            "row {row}: not valid Unicode text: {e}"
+                        )));
+                    }
+                };
                 self.data.extend_from_slice(text.as_bytes());
             } else if let Ok(b) = item.cast::<PyBytes>() {
                 self.data.extend_from_slice(b.as_bytes());
@@ -198,7 +215,7 @@ impl OwnedRows {
     }
 
     /// The rows as a column. The text rows came from `str` through Python's UTF-8 encoder, so they are
-    /// valid UTF-8 and are not checked again.
+    /// valid UTF-8 and are not checked again, unless one kept a lone surrogate.
     fn column(&self) -> Column<'_> {
         let part = Part {
             offsets: Cow::Borrowed(&self.offsets),
@@ -210,7 +227,7 @@ impl OwnedRows {
                 Some(rows) => RowKinds::PerRow(rows),
             },
         };
-        Column::of_parts(vec![part], true)
+        Column::of_parts(vec![part], !self.surrogates)
     }
 }
 
@@ -363,7 +380,7 @@ pub fn analyze_input(
                 let done = analyzed.load(std::sync::atomic::Ordering::Relaxed);
                 report_progress(py, progress, done, n)?;
                 let mut rows = spare.try_recv().unwrap_or_default();
-                next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS)?;
+                next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS, true)?;
                 // Waiting for the analyzer to take the piece, the GIL is released: other Python threads
                 // (and signal handlers) run meanwhile.
                 if py.detach(|| to_analyze.send(rows)).is_err() {
@@ -579,7 +596,7 @@ fn analyze_rows(
         } else {
             // The fast check first; std's names the place of a fault.
             simdutf8::basic::from_utf8(bytes)
-                .or_else(|_| std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}")))?
+                .or_else(|_| std::str::from_utf8(bytes).map_err(|e| utf8_problem(bytes, &e)))?
         };
         analyze_text_as(text, hint, &analyze)
     };
@@ -587,6 +604,19 @@ fn analyze_rows(
         parallel::install(|| range.into_par_iter().with_min_len(64).map(row).collect())
     } else {
         range.map(row).collect()
+    }
+}
+
+/// What is wrong with text that is not UTF-8: a lone surrogate (encoded as UTF-8 would encode it, as a
+/// Python `str` may hold one, or CESU-8), or the place of another fault.
+fn utf8_problem(bytes: &[u8], error: &std::str::Utf8Error) -> String {
+    let at = error.valid_up_to();
+    match bytes.get(at..at + 3) {
+        Some(&[0xED, b1 @ 0xA0..=0xBF, b2 @ 0x80..=0xBF]) => {
+            let code = 0xD000 | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+            format!("not valid text: a lone surrogate (U+{code:04X}) at byte {at}")
+        }
+        _ => format!("not UTF-8: {error}"),
     }
 }
 

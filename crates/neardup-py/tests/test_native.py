@@ -349,7 +349,7 @@ def test_lists_read_natively_equal_arrow_columns(records):
     assert values[0] == values[2] and values[1] == 0 and values[3] != 0
     with pytest.raises(TypeError, match="row 1: documents must be str or bytes, not int"):
         neardup.sketches(["a b c", 7])
-    with pytest.raises(ValueError, match="row 0: not valid Unicode"):
+    with pytest.raises(neardup.Error, match="row 0: not valid text: a lone surrogate"):
         neardup.sketches(["\ud800 lone surrogate"])
     # One document where a column belongs is refused, not read as a column of its characters.
     for one in ("the cat sat on the mat", b"the cat sat on the mat"):
@@ -384,8 +384,11 @@ def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(re
     with pytest.raises(TypeError, match="row 8500: documents must be str or bytes, not float"):
         neardup.sketches(texts, "minhash", errors="zero")
     texts[8500] = "\ud800"
-    with pytest.raises(ValueError, match="row 8500: not valid Unicode"):
-        neardup.sketches(texts, "minhash", errors="zero")
+    with pytest.raises(neardup.Error, match="^row 5000: null value .and 1 more"):
+        neardup.sketches(texts, "minhash")
+    texts[5000] = texts[5001]
+    with pytest.raises(neardup.Error, match=r"^row 8500: not valid text: a lone surrogate \(U\+D800\) at byte 0$"):
+        neardup.sketches(texts, "minhash")
 
 
 def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
@@ -502,6 +505,23 @@ def test_a_forked_child_reads_but_does_not_write_an_inherited_index_on_disk(reco
     with neardup.Index(str(tmp_path / "idx")) as again:
         assert len(again) == len(texts) + 1 and "from-child" not in again
         again.verify()
+
+
+def test_a_lone_surrogate_is_a_document_that_cannot_be_sketched():
+    """A str with a lone surrogate (UTF-8 cannot encode it) fails as its row, under `errors=`, as other
+    documents that cannot be sketched do (it stopped the whole call, even with errors="keep")."""
+    ok = "release notes: fixed a crash when opening empty files in the editor"
+    bad = "hello world \ud800 and more words after it"
+    with pytest.raises(neardup.Error, match=r"^row 1: not valid text: a lone surrogate \(U\+D800\) at byte 12$"):
+        neardup.sketches([ok, bad])
+    with pytest.warns(RuntimeWarning, match="row 1: not valid text: a lone surrogate"):
+        table = neardup.dedup([ok, bad, ok])
+    assert table.to_pylist()[1]["cluster"] is None and table.to_pylist()[2]["duplicate_of"] == "0"
+    with pytest.warns(RuntimeWarning, match="not stored"):
+        assert neardup.Index(None).add_many(["a", "b"], [ok, bad], errors="skip") == 1
+    # An id cannot be stored without its text: refused, naming the row.
+    with pytest.raises(ValueError, match="row 1: not valid Unicode text"):
+        neardup.dedup([ok, ok], ids=["a", "b\udc80"])
 
 
 def test_errors_are_one_hierarchy_and_star_imports_keep_pythons_own():
