@@ -445,6 +445,22 @@ impl PyIndex {
             .map(|n| n > 0)
     }
 
+    /// Every entry, sorted by id: the ids and the sketches' strings, as columns (see `neardup.Index.entries`).
+    fn _entries<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(usize, StringColumn<'py>, StringColumn<'py>)> {
+        let entries = py
+            .detach(|| self.read(|i| with!(i, i => i.entries())))?
+            .py_err()?;
+        let sketches: Vec<String> = entries.iter().map(|(_, s)| s.to_string()).collect();
+        Ok((
+            entries.len(),
+            string_column(py, entries.len(), |r| Some(entries[r].0.as_bytes())),
+            string_column(py, sketches.len(), |r| Some(sketches[r].as_bytes())),
+        ))
+    }
+
     /// What the index holds and how, as `neardup index stats --json` prints it: `entries`, `scheme`,
     /// `kind`, `k` or `threshold`, `design`, `tables`, `store` (`segments`, `redb`, `redis`, `memory`),
     /// `file_bytes`, `log_bytes`, `memory_table_bytes`, `memory_id_bytes`.

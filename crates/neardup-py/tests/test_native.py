@@ -660,6 +660,27 @@ def test_an_index_closes_its_files_and_reports_stats_as_the_cli(records, tmp_pat
 
 
 @pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
+def test_entries_are_the_clis_export_and_add_back(records, tmp_path, scheme):
+    pytest.importorskip("pyarrow")
+    recs = records[1][:400]
+    path = str(tmp_path / "idx")
+    with neardup.Index(path, scheme) as index:
+        # Added in reverse order of ids; listed sorted by id.
+        index.add_many([r["id"] for r in reversed(recs)], [r["text"] for r in reversed(recs)], errors="skip")
+        index.remove(recs[5]["id"])
+        table = index.entries()
+        assert table.column_names == ["id", "sketch"] and table.num_rows == len(index)
+        ids, sketches = table["id"].to_pylist(), table["sketch"].to_pylist()
+        assert ids == sorted(ids) and recs[5]["id"] not in ids
+        assert all(index.get(i) == neardup.Sketch(s) for i, s in zip(ids, sketches))
+    exported = run_cli("index", "export", path)
+    assert exported == "".join(f"{i}\t{s}\n" for i, s in zip(ids, sketches))
+    copy = neardup.Index(None, scheme)
+    copy.add_sketches(list(zip(ids, sketches)))
+    assert copy.entries().equals(table)
+
+
+@pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
 def test_index_columns_equal_one_document_at_a_time(records, tmp_path, scheme):
     pa = pytest.importorskip("pyarrow")
     _, recs = records

@@ -443,8 +443,8 @@ class Index(_native.Index):
 
     One document at a time: ``add(id, document)``, ``query(document)``, ``get``, ``remove``, ``id in index``.
     A column at a time, sketched on all cores with the GIL released: :meth:`add_many` and :meth:`query_many`.
-    ``close()`` (or a ``with`` block) lets the files and the writer's lock go; ``stats()``, ``verify()`` and
-    ``merge()`` do what ``neardup index stats``, ``verify`` and ``merge`` do.
+    ``close()`` (or a ``with`` block) lets the files and the writer's lock go; ``entries()``, ``stats()``,
+    ``verify()`` and ``merge()`` do what ``neardup index export``, ``stats``, ``verify`` and ``merge`` do.
     """
 
     def add_many(
@@ -510,6 +510,17 @@ class Index(_native.Index):
                 "score": _masked(pa.float64(), np.frombuffer(scores_b, dtype="<f8")),
             }
         )
+
+    def entries(self):
+        """Every entry, sorted by id: a ``pyarrow.Table`` of ``id`` and ``sketch`` (the self-describing string,
+        as ``neardup index export`` prints it), the same table for the same entries whatever the store and the
+        order they were added in. ``index.add_sketches(zip(ids, sketches))``, another index or ``neardup index
+        add-fingerprints`` take them back. Holds every entry in memory (``neardup index export --store-order``
+        streams a large index instead). Needs pyarrow."""
+        import pyarrow as pa
+
+        n, ids, sketches = self._entries()
+        return pa.table({"id": _string_column(n, *ids), "sketch": _string_column(n, *sketches)})
 
 
 def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):

@@ -667,6 +667,80 @@ impl<S: Store> Index<S> {
         }
     }
 
+    /// Calls `f` with every entry as (id, sketch), in the store's order (which depends on the index's
+    /// history), streaming: nothing is collected. Stops at `f`'s first error, and at an entry whose stored
+    /// bytes are not a sketch of the index's method (a damaged store), naming it. `f` must not call back
+    /// into the index.
+    pub fn for_each_entry(
+        &self,
+        f: &mut dyn FnMut(&str, Sketch) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut failed = None;
+        let visited = self.store().for_each(&mut |id, value| {
+            let sketch = self.decode(id, value)?;
+            f(id, sketch).map_err(|e| {
+                let reason = e.to_string();
+                failed = Some(e);
+                StoreError::Stopped(reason)
+            })
+        });
+        match (visited, failed) {
+            (_, Some(e)) => Err(e),
+            (Err(e), None) => Err(self.index_error(e)),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+
+    /// Every entry as (id, sketch), sorted by id (in byte order): the same list for the same entries,
+    /// whatever the store and the order they were added in. Holds them all in memory;
+    /// [`for_each_entry`](Self::for_each_entry) streams them instead.
+    pub fn entries(&self) -> Result<Vec<(String, Sketch)>, Error> {
+        let mut entries = Vec::with_capacity(self.len());
+        self.for_each_entry(&mut |id, sketch| {
+            entries.push((id.to_owned(), sketch));
+            Ok(())
+        })?;
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(entries)
+    }
+
+    /// The sketch an entry's stored bytes hold (see `neardup_index::persistent`: a fingerprint's 8 bytes, or
+    /// a signature's values, little-endian), or why they hold none.
+    fn decode(&self, id: &str, value: &[u8]) -> Result<Sketch, StoreError> {
+        let wrong = |expected: usize| {
+            StoreError::Stopped(format!(
+                "the entry of '{id}' has {} bytes, not {expected}",
+                value.len()
+            ))
+        };
+        match self.method {
+            Method::SimHash(scheme) => {
+                let bits: [u8; 8] = value.try_into().map_err(|_| wrong(8))?;
+                Ok(Sketch::Fingerprint(Fingerprint::new(
+                    scheme,
+                    u64::from_le_bytes(bits),
+                )))
+            }
+            Method::MinHash(scheme) => {
+                let params = *scheme.params();
+                let k = params.k as usize;
+                if value.len() != 4 * k {
+                    return Err(wrong(4 * k));
+                }
+                let values = value
+                    .chunks_exact(4)
+                    .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+                    .collect();
+                Ok(Sketch::Signature(crate::MinHashSignature::from_values(
+                    params, values,
+                )))
+            }
+            Method::BottomK(_) => Err(StoreError::Stopped(
+                "an index holds no bottom-k samples".into(),
+            )),
+        }
+    }
+
     /// Entries and memory.
     pub fn stats(&self) -> Stats {
         let memory = match self.inner.memory() {
