@@ -535,6 +535,24 @@ impl PyIndex {
         false
     }
 
+    /// Refused, saying what to do: the index's files, lock and connections belong to this process (an
+    /// Index passed to a `spawn` or `forkserver` worker, Python 3.14's default on Linux, is pickled).
+    fn __reduce__(&self) -> PyResult<()> {
+        let how = if self.location == "memory" {
+            "an index in memory lives in one process: pass its entries() (or the documents) instead"
+                .to_owned()
+        } else {
+            format!(
+                "open it again in the other process, neardup.Index({:?}) (with read_only=True beside this \
+                 writer; an index in Redis takes any number of writers)",
+                self.location
+            )
+        };
+        Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "a neardup.Index cannot be pickled: {how}"
+        )))
+    }
+
     fn __repr__(&self) -> String {
         let state = match self.__len__() {
             Ok(n) => format!("entries={n}"),

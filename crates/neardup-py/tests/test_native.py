@@ -585,6 +585,11 @@ def test_index_in_memory_and_shared_with_the_cli(tmp_path):
     assert index.remove("a") and not index.remove("a")
     with pytest.raises(neardup.UnsupportedError):
         index.query("text", threshold=0.5)
+    # Pickling (an Index passed to a spawn or forkserver worker) is refused, saying what to do instead.
+    import pickle
+
+    with pytest.raises(TypeError, match=r"cannot be pickled: an index in memory .* entries\(\)"):
+        pickle.dumps(index)
 
     # An index made by the CLI opens in Python, and what Python adds the CLI finds.
     path = tmp_path / "idx"
@@ -594,6 +599,8 @@ def test_index_in_memory_and_shared_with_the_cli(tmp_path):
     run_cli("index", "add", str(path), str(doc))
     shared = neardup.Index(str(path))
     assert len(shared) == 1
+    with pytest.raises(TypeError, match=r"open it again in the other process, neardup.Index\(.*read_only=True"):
+        pickle.dumps(shared)
     found = shared.query(doc.read_bytes())
     assert found and found[0][1] == 0
     shared.add("from-python", "release notes: fixed a crash when opening empty files in the editor")
