@@ -346,8 +346,8 @@ impl PyIndex {
     ) -> PyResult<(usize, Vec<(usize, String)>)> {
         let method = self.method();
         let hint = media_hint(media)?;
-        // A closed index is refused before the documents are sketched.
-        self.read(|_| ())?;
+        // A closed index (or one a forked child may not change) is refused before any sketching.
+        self.change(|_| ())?;
         let id_rows = ids.rows(py)?;
         let id_column = ids.column(&id_rows)?;
         let ids = row_ids(&id_column, documents.len(py))?
