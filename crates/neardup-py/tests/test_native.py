@@ -471,6 +471,13 @@ def _use_an_inherited_index(text):
     except neardup.IndexError as e:
         refused = str(e)
     try:
+        index.add_many(["from-child"], [text])
+        refused_many = ""
+    except neardup.IndexError as e:
+        refused_many = str(e)
+    if refused_many != refused:
+        refused = f"add: {refused}; add_many: {refused_many}"
+    try:
         neardup.Index(index.location)
         second_writer = ""
     except neardup.IndexError as e:
