@@ -1009,6 +1009,17 @@ fn an_index_in_redis_works_like_a_directory() {
         query(dir.to_str().unwrap()),
         "Redis answers as the directory does"
     );
+    let export = |index: &str| {
+        let out = neardup(&["index", "export", index]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        out.stdout
+    };
+    assert!(!export(&url).is_empty());
+    assert_eq!(
+        export(&url),
+        export(dir.to_str().unwrap()),
+        "Redis exports what the directory exports"
+    );
     let out = neardup(&["index", "verify", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
