@@ -588,19 +588,11 @@ fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
     };
     let mut exported = 0usize;
     if store_order {
-        let mut failed = None;
-        let streamed = index.for_each_entry(&mut |id, sketch| {
+        index.for_each_entry(|id, sketch| {
+            line(id, &sketch)?;
             exported += 1;
-            line(id, &sketch).map_err(|e| {
-                let reason = format!("{e:#}");
-                failed = Some(e);
-                neardup::Error::Output { reason }
-            })
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        streamed?;
+            Ok::<_, anyhow::Error>(())
+        })?;
     } else {
         for (id, sketch) in index.entries()? {
             line(&id, &sketch)?;
@@ -616,7 +608,9 @@ fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
 }
 
 fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
-    let summary = open_reader(dir)?.summary();
+    let index = open_reader(dir)?;
+    let summary = index.summary();
+    let store_kind = index.store_kind();
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", summary.to_json())?;
@@ -638,8 +632,7 @@ fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
         summary.design, summary.tables
     )?;
     writeln!(out, "store\t{}", summary.store)?;
-    let store = summary.store;
-    if store != StoreKind::Redis.name() {
+    if store_kind != StoreKind::Redis {
         writeln!(
             out,
             "file bytes\t{} ({:.1} per entry)",
@@ -647,10 +640,10 @@ fn stats(dir: &Path, json: bool) -> Result<ExitCode> {
             per_entry(summary.file_bytes)
         )?;
     }
-    if store == StoreKind::Segments.name() {
+    if store_kind == StoreKind::Segments {
         writeln!(out, "log bytes\t{}", summary.log_bytes)?;
     }
-    if store == StoreKind::Redis.name() {
+    if store_kind == StoreKind::Redis {
         // The index lives in Redis: this process holds nothing of it.
         return Ok(ExitCode::SUCCESS);
     }

@@ -222,6 +222,15 @@ impl Mapped {
     }
 }
 
+/// What an entry holds: a fingerprint (Hamming index) or a signature's values (LSH index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// A SimHash fingerprint.
+    Fingerprint(u64),
+    /// A MinHash signature's values.
+    Signature(Vec<u32>),
+}
+
 /// The error for an edit of the other kind than the index's memory.
 fn wrong_kind(memory: &Memory) -> Error {
     match memory {
@@ -308,13 +317,7 @@ impl<S: Store> PersistentIndex<S> {
                 let (mut ids, mut ends, mut values) = (String::new(), Vec::new(), Vec::new());
                 let walked = self.store.for_each(&mut |id, value| {
                     if value.len() != 4 * k {
-                        return Err(stop(Error::Value {
-                            path: path.clone(),
-                            id: id.to_owned(),
-                            bytes: value.len(),
-                            kind: "lsh",
-                            expected: format!("{} ({k} values of 4 bytes)", 4 * k),
-                        }));
+                        return Err(stop(not_a_signature(&path, id, value, k)));
                     }
                     ids.push_str(id);
                     ends.push(ids.len());
@@ -565,13 +568,7 @@ impl<S: Store> PersistentIndex<S> {
                         let signature: Vec<u32> = signature_values(value).collect();
                         if value.len() % 4 != 0 || index.check(&signature).is_err() {
                             let k = index.banding().values as usize;
-                            return Err(Error::Value {
-                                path,
-                                id: id.clone(),
-                                bytes: value.len(),
-                                kind: "lsh",
-                                expected: format!("{} ({k} values of 4 bytes)", 4 * k),
-                            });
+                            return Err(not_a_signature(&path, id, value, k));
                         }
                         index.insert(id, &signature)?
                     }
@@ -684,6 +681,22 @@ impl<S: Store> PersistentIndex<S> {
         Ok(found)
     }
 
+    /// An entry's stored value (as [`Store::for_each`] gives it) decoded: a fingerprint in a Hamming
+    /// index, a signature in an LSH index; an error naming the id if it is neither.
+    pub fn decode(&self, id: &str, value: &[u8]) -> Result<Stored, Error> {
+        let path = self.store.location();
+        match &self.meta.kind {
+            Kind::Hamming(_) => decode_fingerprint(path, id, value).map(Stored::Fingerprint),
+            Kind::Lsh { banding, .. } => {
+                let k = banding.values as usize;
+                if value.len() != 4 * k {
+                    return Err(not_a_signature(path, id, value, k));
+                }
+                Ok(Stored::Signature(signature_values(value).collect()))
+            }
+        }
+    }
+
     /// The stored signature of an id, in an LSH index.
     pub fn signature(&self, id: &str) -> Option<Vec<u32>> {
         let Memory::Lsh(index) = &self.memory else {
@@ -780,6 +793,17 @@ fn sort_candidates(found: &mut [Candidate]) {
             .total_cmp(&a.similarity)
             .then_with(|| a.id.cmp(&b.id))
     });
+}
+
+/// The error for a stored value that is not a signature of `k` values.
+fn not_a_signature(path: &std::path::Path, id: &str, value: &[u8], k: usize) -> Error {
+    Error::Value {
+        path: path.to_path_buf(),
+        id: id.to_owned(),
+        bytes: value.len(),
+        kind: "lsh",
+        expected: format!("{} ({k} values of 4 bytes)", 4 * k),
+    }
 }
 
 fn decode_fingerprint(path: &std::path::Path, id: &str, value: &[u8]) -> Result<u64, Error> {

@@ -42,13 +42,13 @@ fn check<S: neardup::index::Store>(index: &mut Index<S>, method: Method) {
     // Streaming sees the same entries, and stops at the visitor's first error.
     let mut seen = 0;
     index
-        .for_each_entry(&mut |_, _| {
+        .for_each_entry(|_, _| {
             seen += 1;
-            Ok(())
+            Ok::<_, neardup::Error>(())
         })
         .unwrap();
     assert_eq!(seen, expected.len());
-    let stopped = index.for_each_entry(&mut |id, _| {
+    let stopped = index.for_each_entry(|id, _| {
         Err(neardup::Error::Output {
             reason: format!("stopped at {id}"),
         })

@@ -34,7 +34,7 @@ pub use neardup_index::hamming::plan::Design;
 use neardup_index::hamming::plan::recommend;
 pub use neardup_index::lsh::{Banding, Preset};
 pub use neardup_index::persistent::{Edit as Change, Refreshed};
-use neardup_index::persistent::{Memory, PersistentIndex};
+use neardup_index::persistent::{Memory, PersistentIndex, Stored};
 pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, RedbStore, Store};
 use neardup_index::store::{Meta, SegmentStore, StoreError};
 use std::path::Path;
@@ -150,8 +150,8 @@ pub struct Stats {
 }
 
 /// What an index holds and how: the answer of `neardup index stats` and Python's `Index.stats()`
-/// ([`Index::summary`]).
-#[derive(Clone, Debug, PartialEq)]
+/// ([`Index::summary`]), whose JSON fields are named as these.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Summary {
     /// Stored entries.
     pub entries: usize,
@@ -182,12 +182,7 @@ pub struct Summary {
 impl Summary {
     /// The summary as one JSON object (`neardup index stats --json`).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "entries": self.entries, "scheme": self.scheme, "kind": self.kind, "k": self.k,
-            "threshold": self.threshold, "design": self.design, "tables": self.tables,
-            "store": self.store, "file_bytes": self.file_bytes, "log_bytes": self.log_bytes,
-            "memory_table_bytes": self.memory_table_bytes, "memory_id_bytes": self.memory_id_bytes,
-        })
+        serde_json::to_value(self).expect("a summary is plain data")
     }
 }
 
@@ -479,17 +474,23 @@ impl<S: Store> Index<S> {
 
     /// The stored sketch of an id.
     pub fn get(&self, id: &str) -> Option<Sketch> {
-        match (self.inner.memory(), self.method) {
-            (Memory::Hamming(_), Method::SimHash(scheme)) => self
-                .inner
-                .fingerprint(id)
-                .map(|bits| Sketch::Fingerprint(Fingerprint::new(scheme, bits))),
-            (Memory::Lsh(_), Method::MinHash(scheme)) => self.inner.signature(id).map(|values| {
-                Sketch::Signature(crate::MinHashSignature::from_values(
-                    *scheme.params(),
-                    values,
-                ))
-            }),
+        let stored = match self.inner.memory() {
+            Memory::Hamming(_) => Stored::Fingerprint(self.inner.fingerprint(id)?),
+            Memory::Lsh(_) => Stored::Signature(self.inner.signature(id)?),
+        };
+        self.sketch_of(stored)
+    }
+
+    /// A stored fingerprint or signature as a sketch of the index's method (None if it is of the other
+    /// kind, which an index of this method does not store).
+    fn sketch_of(&self, stored: Stored) -> Option<Sketch> {
+        match (stored, self.method) {
+            (Stored::Fingerprint(bits), Method::SimHash(scheme)) => {
+                Some(Sketch::Fingerprint(Fingerprint::new(scheme, bits)))
+            }
+            (Stored::Signature(values), Method::MinHash(scheme)) => Some(Sketch::Signature(
+                crate::MinHashSignature::from_values(*scheme.params(), values),
+            )),
             _ => None,
         }
     }
@@ -668,26 +669,36 @@ impl<S: Store> Index<S> {
     }
 
     /// Calls `f` with every entry as (id, sketch), in the store's order (which depends on the index's
-    /// history), streaming: nothing is collected. Stops at `f`'s first error, and at an entry whose stored
-    /// bytes are not a sketch of the index's method (a damaged store), naming it. `f` must not call back
-    /// into the index.
-    pub fn for_each_entry(
+    /// history), streaming: nothing is collected. Stops at `f`'s first error, which it returns, and at an
+    /// entry whose stored bytes are not a sketch of the index's method (a damaged store), naming it. `f`
+    /// must not call back into the index.
+    pub fn for_each_entry<E: From<Error>>(
         &self,
-        f: &mut dyn FnMut(&str, Sketch) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+        mut f: impl FnMut(&str, Sketch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // The caller's error stops the store's walk and is returned as itself.
         let mut failed = None;
-        let visited = self.store().for_each(&mut |id, value| {
-            let sketch = self.decode(id, value)?;
-            f(id, sketch).map_err(|e| {
-                let reason = e.to_string();
-                failed = Some(e);
-                StoreError::Stopped(reason)
-            })
+        let walked = self.store().for_each(&mut |id, value| {
+            let sketch = self
+                .inner
+                .decode(id, value)
+                .map_err(|e| self.index_error(e))
+                .and_then(|stored| {
+                    self.sketch_of(stored).ok_or_else(|| {
+                        self.index_error(format!("the entry of '{id}' is not a {}", self.method))
+                    })
+                });
+            sketch
+                .map_err(E::from)
+                .and_then(|sketch| f(id, sketch))
+                .map_err(|e| {
+                    failed = Some(e);
+                    StoreError::Stopped("the walk was stopped".into())
+                })
         });
-        match (visited, failed) {
-            (_, Some(e)) => Err(e),
-            (Err(e), None) => Err(self.index_error(e)),
-            (Ok(()), None) => Ok(()),
+        match failed {
+            Some(e) => Err(e),
+            None => walked.map_err(|e| E::from(self.index_error(e))),
         }
     }
 
@@ -696,49 +707,12 @@ impl<S: Store> Index<S> {
     /// [`for_each_entry`](Self::for_each_entry) streams them instead.
     pub fn entries(&self) -> Result<Vec<(String, Sketch)>, Error> {
         let mut entries = Vec::with_capacity(self.len());
-        self.for_each_entry(&mut |id, sketch| {
+        self.for_each_entry(|id, sketch| {
             entries.push((id.to_owned(), sketch));
-            Ok(())
+            Ok::<_, Error>(())
         })?;
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(entries)
-    }
-
-    /// The sketch an entry's stored bytes hold (see `neardup_index::persistent`: a fingerprint's 8 bytes, or
-    /// a signature's values, little-endian), or why they hold none.
-    fn decode(&self, id: &str, value: &[u8]) -> Result<Sketch, StoreError> {
-        let wrong = |expected: usize| {
-            StoreError::Stopped(format!(
-                "the entry of '{id}' has {} bytes, not {expected}",
-                value.len()
-            ))
-        };
-        match self.method {
-            Method::SimHash(scheme) => {
-                let bits: [u8; 8] = value.try_into().map_err(|_| wrong(8))?;
-                Ok(Sketch::Fingerprint(Fingerprint::new(
-                    scheme,
-                    u64::from_le_bytes(bits),
-                )))
-            }
-            Method::MinHash(scheme) => {
-                let params = *scheme.params();
-                let k = params.k as usize;
-                if value.len() != 4 * k {
-                    return Err(wrong(4 * k));
-                }
-                let values = value
-                    .chunks_exact(4)
-                    .map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
-                    .collect();
-                Ok(Sketch::Signature(crate::MinHashSignature::from_values(
-                    params, values,
-                )))
-            }
-            Method::BottomK(_) => Err(StoreError::Stopped(
-                "an index holds no bottom-k samples".into(),
-            )),
-        }
     }
 
     /// Entries and memory.
