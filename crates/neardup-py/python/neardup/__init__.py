@@ -70,23 +70,19 @@ __all__ = [
 ]
 
 
-def _refuse_one_document(values: Any) -> None:
-    """A lone ``str`` or ``bytes`` where a column is expected would be read as a column of its characters."""
-    if isinstance(values, (str, bytes, bytearray, memoryview)):
-        raise TypeError(
-            f"expected a column (a list, array or Series), not one {type(values).__name__}: "
-            "for one document, use neardup.sketch or neardup.fingerprint"
-        )
-
-
 def _as_column(values: Any) -> Any:
     """Checks that ``values`` is a column (of documents or ids) and reads an iterator or generator into a list
     (a column has a length, and its rows are numbered in order). A table, a mapping, a set, None or a scalar
-    is refused, saying what to pass instead."""
-    _refuse_one_document(values)
+    is refused, saying what to pass instead (a lone ``str`` or ``bytes`` would be read as a column of its
+    characters)."""
+    expected = "expected a column (a list, array or Series)"
+    if isinstance(values, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"{expected}, not one {type(values).__name__}: for one document, use neardup.sketch or "
+            "neardup.fingerprint"
+        )
     if isinstance(values, collections.abc.Iterator):
         return list(values)
-    expected = "expected a column (a list, array or Series)"
     names = getattr(values, "column_names", None)
     if names is None and not isinstance(values, (list, tuple)):
         names = getattr(values, "columns", None)
@@ -107,13 +103,12 @@ def _as_column(values: Any) -> Any:
 
 
 def _arrow_column(values: Any):
-    """A pyarrow Array or ChunkedArray (its chunks kept as they are, not concatenated) for any column-like
-    input (list, tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars Series), without a Python
-    object per item where the input is already columnar. Dictionary-encoded columns (pandas categoricals,
-    Parquet dictionaries) are decoded, and string views read as large strings."""
+    """A pyarrow Array or ChunkedArray (its chunks kept as they are, not concatenated) for a column-like input
+    (checked by :func:`_as_column`: tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars
+    Series), without a Python object per item where the input is already columnar. Dictionary-encoded columns
+    (pandas categoricals, Parquet dictionaries) are decoded, and string views read as large strings."""
     import pyarrow as pa
 
-    values = _as_column(values)
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
         values = values.to_arrow()
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
