@@ -62,71 +62,11 @@ pub fn sha1_hash32(data: &[u8]) -> u32 {
     u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]])
 }
 
-/// SHA-1 (FIPS 180-4) of `data`.
+/// SHA-1 (FIPS 180-4) of `data`: RustCrypto's, which uses the processor's SHA extensions where it has them
+/// (datasketch hashes every shingle with it: most of the datasketch-exact schemes' time).
 pub fn sha1(data: &[u8]) -> [u8; 20] {
-    let mut h: [u32; 5] = [
-        0x6745_2301,
-        0xEFCD_AB89,
-        0x98BA_DCFE,
-        0x1032_5476,
-        0xC3D2_E1F0,
-    ];
-    let bit_len = (data.len() as u64).wrapping_mul(8);
-    let mut block = [0u8; 64];
-    let mut chunks = data.chunks_exact(64);
-    for chunk in chunks.by_ref() {
-        block.copy_from_slice(chunk);
-        sha1_block(&mut h, &block);
-    }
-    // Padding: 0x80, zeros, then the 64-bit big-endian length, in one or two blocks.
-    let rest = chunks.remainder();
-    block = [0u8; 64];
-    block[..rest.len()].copy_from_slice(rest);
-    block[rest.len()] = 0x80;
-    if rest.len() >= 56 {
-        sha1_block(&mut h, &block);
-        block = [0u8; 64];
-    }
-    block[56..].copy_from_slice(&bit_len.to_be_bytes());
-    sha1_block(&mut h, &block);
-    let mut out = [0u8; 20];
-    for (o, word) in out.chunks_exact_mut(4).zip(h) {
-        o.copy_from_slice(&word.to_be_bytes());
-    }
-    out
-}
-
-fn sha1_block(h: &mut [u32; 5], block: &[u8; 64]) {
-    let mut w = [0u32; 80];
-    for (i, word) in block.chunks_exact(4).enumerate() {
-        w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-    }
-    for i in 16..80 {
-        w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
-    }
-    let [mut a, mut b, mut c, mut d, mut e] = *h;
-    for (i, &wi) in w.iter().enumerate() {
-        let (f, k) = match i {
-            0..=19 => ((b & c) | (!b & d), 0x5A82_7999),
-            20..=39 => (b ^ c ^ d, 0x6ED9_EBA1),
-            40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
-            _ => (b ^ c ^ d, 0xCA62_C1D6),
-        };
-        let t = a
-            .rotate_left(5)
-            .wrapping_add(f)
-            .wrapping_add(e)
-            .wrapping_add(k)
-            .wrapping_add(wi);
-        e = d;
-        d = c;
-        c = b.rotate_left(30);
-        b = a;
-        a = t;
-    }
-    for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
-        *x = x.wrapping_add(y);
-    }
+    use sha1::Digest;
+    sha1::Sha1::digest(data).into()
 }
 
 /// MT19937, seeded as NumPy's legacy `RandomState(seed)` seeds it (`init_genrand`).
@@ -307,6 +247,10 @@ pub struct DatasketchMinHasher {
     variant: Variant,
     a: Vec<u64>,
     b: Vec<u64>,
+    /// `a` and `b` as `u32` for the affine32 variant (empty for the legacy one): a loop over 32-bit lanes
+    /// is vectorized where one that narrows 64-bit values is not.
+    a32: Vec<u32>,
+    b32: Vec<u32>,
     values: Vec<u32>,
 }
 
@@ -318,9 +262,15 @@ impl DatasketchMinHasher {
             "num_perm must be in 1..=2^32-1"
         );
         let (a, b) = permutations(variant, num_perm, seed);
+        let narrow = |v: &[u64]| match variant {
+            Variant::Affine32 => v.iter().map(|&x| x as u32).collect(),
+            Variant::Legacy => Vec::new(),
+        };
         DatasketchMinHasher {
             params: SketchParams::new(variant.scheme(), num_perm as u32, seed as u64, features),
             variant,
+            a32: narrow(&a),
+            b32: narrow(&b),
             a,
             b,
             values: vec![u32::MAX; num_perm],
@@ -347,8 +297,8 @@ impl DatasketchMinHasher {
         match self.variant {
             Variant::Affine32 => {
                 let hv = fmix32(hv);
-                for ((v, &a), &b) in self.values.iter_mut().zip(&self.a).zip(&self.b) {
-                    let phv = (a as u32).wrapping_mul(hv).wrapping_add(b as u32);
+                for ((v, &a), &b) in self.values.iter_mut().zip(&self.a32).zip(&self.b32) {
+                    let phv = a.wrapping_mul(hv).wrapping_add(b);
                     *v = (*v).min(phv);
                 }
             }

@@ -239,6 +239,8 @@ thread_local! {
     /// Each thread keeps the hasher of the last scheme it used: documents then cost no allocation.
     static OPH: RefCell<Option<OphMinHasher>> = const { RefCell::new(None) };
     static WEIGHTED: RefCell<Option<Weighted>> = const { RefCell::new(None) };
+    /// The datasketch-exact hasher, whose permutations take 624 words of MT19937 to draw.
+    static DATASKETCH: RefCell<Option<DatasketchMinHasher>> = const { RefCell::new(None) };
     /// The shingle hashes of the document being profiled, before they are sorted into its profile.
     static PROFILE_SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
@@ -262,6 +264,23 @@ impl Cached for OphMinHasher {
     }
     fn reset(&mut self) {
         OphMinHasher::reset(self)
+    }
+}
+
+impl Cached for DatasketchMinHasher {
+    fn make(p: SketchParams) -> Self {
+        let variant = if p.scheme == SketchScheme::DatasketchAffine32 {
+            Variant::Affine32
+        } else {
+            Variant::Legacy
+        };
+        DatasketchMinHasher::new(variant, p.k as usize, p.seed as u32, p.features)
+    }
+    fn params(&self) -> SketchParams {
+        *DatasketchMinHasher::params(self)
+    }
+    fn reset(&mut self) {
+        DatasketchMinHasher::reset(self)
     }
 }
 
@@ -337,26 +356,39 @@ fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u
 /// The datasketch-compatible signature: each shingle's UTF-8 bytes (tokens joined by one space) into
 /// `datasketch.MinHash.update`.
 fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature>, u64) {
-    let variant = if p.scheme == SketchScheme::DatasketchAffine32 {
-        Variant::Affine32
-    } else {
-        Variant::Legacy
-    };
-    let mut hasher = DatasketchMinHasher::new(variant, p.k as usize, p.seed as u32, p.features);
+    with_cached(&DATASKETCH, p, |hasher: &mut DatasketchMinHasher| {
+        let shingles = datasketch_shingles(text, p.features, |bytes| hasher.update(bytes));
+        (Some(hasher.signature()), shingles)
+    })
+}
+
+/// Calls `update` with the UTF-8 bytes of every shingle as datasketch's users write them (word n-grams as
+/// their tokens joined by one space, or character n-grams of the tokens joined by spaces), read in place
+/// from the joined tokens; returns how many there were.
+fn datasketch_shingles(text: &str, features: Features, mut update: impl FnMut(&[u8])) -> u64 {
     let mut shingles = 0u64;
     let mut update = |bytes: &[u8]| {
-        hasher.update(bytes);
+        update(bytes);
         shingles += 1;
     };
-    match p.features {
+    match features {
         Features::Words(n) => {
-            let tokens = doc_v1::tokens_keeping_numbers(text);
+            // A word n-gram is the stretch of the joined tokens from its first token's start to its last's end.
+            let mut joined = String::with_capacity(text.len());
+            let mut bounds = Vec::new();
+            doc_v1::tokenize_keeping_numbers(text, |token| {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                bounds.push((joined.len(), joined.len() + token.as_str().len()));
+                joined.push_str(token.as_str());
+            });
             let n = n as usize;
-            if !tokens.is_empty() && tokens.len() < n {
-                update(tokens.join(" ").as_bytes());
+            if !bounds.is_empty() && bounds.len() < n {
+                update(joined.as_bytes());
             }
-            for window in tokens.windows(n) {
-                update(window.join(" ").as_bytes());
+            for window in bounds.windows(n) {
+                update(&joined.as_bytes()[window[0].0..window[n - 1].1]);
             }
         }
         Features::Chars(n) => {
@@ -377,7 +409,7 @@ fn datasketch_signature(text: &str, p: SketchParams) -> (Option<MinHashSignature
         }
         Features::Tokens | Features::Hashes => unreachable!("refused by MinHashScheme::new"),
     }
-    (Some(hasher.signature()), shingles)
+    shingles
 }
 
 /// The sizes of the intersection and the union of two sorted, distinct sets.
