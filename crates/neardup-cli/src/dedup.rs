@@ -356,6 +356,8 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     // Records: each pushed document's record ordinal, for writing the split. Files: each WARC member's record.
     let (dataset, ordinals, warc_records) = if records {
         let dataset = args.records.open(&args.paths, &mut tally);
+        // A split that cannot be written is refused before the run, not after it.
+        dataset.check_outputs(args.output.as_deref(), args.removed.as_deref())?;
         let ordinals = read_records(&args, &dataset, &mut dedup, &mut tally)?;
         (Some(dataset), ordinals, WarcRecords::new())
     } else {

@@ -214,3 +214,59 @@ fn keep_longest_counts_the_tokens_of_records() {
         assert!(first.contains("\tb-long\t"), "{scheme:?}: {stdout}");
     }
 }
+
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_run_and_no_input_is_overwritten() {
+    let dir = temp_dir("outputs-refused");
+    let input = dir.join("corpus.jsonl");
+    let lines: String = rows()
+        .into_iter()
+        .map(|(id, text, n)| format!("{}\n", serde_json::json!({"id": id, "text": text, "n": n})))
+        .collect();
+    std::fs::write(&input, &lines).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let kept = dir.join("kept.jsonl");
+    let through_a_dot_dot = dir.join("sub").join("..").join("corpus.jsonl");
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    for (args, message) in [
+        (
+            vec!["--output".to_owned(), path(&input)],
+            "this output is the input",
+        ),
+        (
+            vec![
+                "--output".to_owned(),
+                path(&kept),
+                "--removed".to_owned(),
+                path(&through_a_dot_dot),
+            ],
+            "this output is the input",
+        ),
+        (
+            vec!["--output".to_owned(), path(&dir.join("kept.parquet"))],
+            "is JSONL and this output is Parquet",
+        ),
+        (
+            vec![
+                "--output".to_owned(),
+                path(&dir.join("no").join("kept.jsonl")),
+            ],
+            "kept.jsonl: its directory",
+        ),
+    ] {
+        let mut all = vec!["dedup".to_owned()];
+        all.extend(args);
+        all.push(path(&input));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = neardup(&all);
+        let stderr = text(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(message),
+            "{all:?}: {stderr}"
+        );
+        // Refused before the run: no document was read.
+        assert!(!stderr.contains("near-duplicate"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), lines);
+        assert!(!kept.exists());
+    }
+}

@@ -78,6 +78,25 @@ pub struct Dataset {
     counts: Mutex<Vec<Option<u64>>>,
 }
 
+/// Where an output will be: its directory resolved (links, `..`), which must exist, and its name in it.
+fn resolved_output(path: &Path) -> Result<PathBuf, IoError> {
+    let name = path.file_name().ok_or_else(|| IoError::Unsupported {
+        path: path.display().to_string(),
+        message: "an output must name a file".to_owned(),
+    })?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir).map_err(|source| IoError::Io {
+        path: format!("{}: its directory {}", path.display(), dir.display()),
+        source,
+    })?;
+    let resolved = dir.join(name);
+    // An existing output may itself be a link to an input.
+    Ok(std::fs::canonicalize(&resolved).unwrap_or(resolved))
+}
+
 /// Copies `reader` (standard input) to a temporary file, deleted when the returned path is dropped, so that
 /// it can be read twice.
 pub fn spool(reader: &mut dyn Read) -> std::io::Result<tempfile::TempPath> {
@@ -636,6 +655,75 @@ impl Dataset {
         summary
     }
 
+    /// Checks the outputs that [`write_split`](Self::write_split) would write, before any work: each name
+    /// tells its format, the format is the inputs' (JSONL to JSONL, Parquet to Parquet), the two outputs
+    /// are different files, neither is one of the inputs (the split replaces its output once written,
+    /// and the input's removed records would be gone), and each one's directory exists. Returns the
+    /// outputs' format. Call it before the first pass, so that a run is not spent on a split that cannot
+    /// be written; `write_split` checks again.
+    pub fn check_outputs(
+        &self,
+        kept: Option<&Path>,
+        removed: Option<&Path>,
+    ) -> Result<Option<Format>, IoError> {
+        let refuse = |path: &Path, message: String| IoError::Unsupported {
+            path: path.display().to_string(),
+            message,
+        };
+        let mut family = None;
+        for path in [kept, removed].into_iter().flatten() {
+            let format = Format::from_path(path).ok_or_else(|| {
+                refuse(
+                    path,
+                    "cannot tell the output format from the name: use .jsonl, .json or .ndjson \
+                     (optionally .gz or .zst), or .parquet"
+                        .to_owned(),
+                )
+            })?;
+            if let Some(input) = self
+                .inputs
+                .iter()
+                .find(|i| i.format.family() != format.family())
+            {
+                return Err(refuse(
+                    path,
+                    format!(
+                        "{} is {} and this output is {}: the split writes JSONL inputs to JSONL \
+                         (.jsonl/.json/.ndjson, optionally .gz/.zst) and Parquet inputs to Parquet",
+                        input.label,
+                        input.format.family(),
+                        format.family()
+                    ),
+                ));
+            }
+            let resolved = resolved_output(path)?;
+            if let Some(input) = self
+                .inputs
+                .iter()
+                .find(|i| std::fs::canonicalize(&i.path).is_ok_and(|p| p == resolved))
+            {
+                return Err(refuse(
+                    path,
+                    format!(
+                        "this output is the input {}: writing it would replace the input (and lose its \
+                         removed records); write to another file",
+                        input.label
+                    ),
+                ));
+            }
+            family = Some(format);
+        }
+        if let (Some(k), Some(r)) = (kept, removed)
+            && resolved_output(k)? == resolved_output(r)?
+        {
+            return Err(refuse(
+                k,
+                "the kept and removed outputs are the same file".to_owned(),
+            ));
+        }
+        Ok(family)
+    }
+
     /// The second pass: re-reads the inputs and writes, in input order with every original field, each
     /// document decided [`Decision::Keep`] to `kept` and each decided [`Decision::Remove`] to `removed`
     /// (either may be `None`). `decide` is asked only about documents (records that
@@ -659,41 +747,7 @@ impl Dataset {
         kept: Option<&Path>,
         removed: Option<&Path>,
     ) -> Result<SplitSummary, IoError> {
-        let mut family = None;
-        for path in [kept, removed].into_iter().flatten() {
-            let format = Format::from_path(path).ok_or_else(|| IoError::Unsupported {
-                path: path.display().to_string(),
-                message:
-                    "cannot tell the output format from the name: use .jsonl, .json or .ndjson \
-                          (optionally .gz or .zst), or .parquet"
-                        .to_owned(),
-            })?;
-            if let Some(input) = self
-                .inputs
-                .iter()
-                .find(|i| i.format.family() != format.family())
-            {
-                return Err(IoError::Unsupported {
-                    path: path.display().to_string(),
-                    message: format!(
-                        "{} is {} and this output is {}: the split writes JSONL inputs to JSONL \
-                         (.jsonl/.json/.ndjson, optionally .gz/.zst) and Parquet inputs to Parquet",
-                        input.label,
-                        input.format.family(),
-                        format.family()
-                    ),
-                });
-            }
-            family = Some(format);
-        }
-        if let (Some(k), Some(r)) = (kept, removed)
-            && k == r
-        {
-            return Err(IoError::Unsupported {
-                path: k.display().to_string(),
-                message: "the kept and removed outputs are the same file".to_owned(),
-            });
-        }
+        let family = self.check_outputs(kept, removed)?;
         match family {
             Some(Format::Parquet) => self.split_parquet(decide, kept, removed),
             _ => self.split_jsonl(decide, kept, removed),
