@@ -647,7 +647,8 @@ impl<S: Store> Index<S> {
     }
 
     /// How far a radius reaches in this index: its own k or threshold by default. Refuses a radius of the
-    /// other family and a distance above the index's k (its tables could not find every match).
+    /// other family, a distance above the index's k (its tables could not find every match) and a
+    /// similarity below its threshold (its bands would miss most such matches).
     fn reach(&self, radius: Radius) -> Result<Reach, Error> {
         match (self.kind(), radius) {
             (Kind::Hamming(design), Radius::Default) => Ok(Reach::Distance(design.k)),
@@ -661,6 +662,14 @@ impl<S: Store> Index<S> {
             }
             (Kind::Hamming(_), Radius::Distance(k)) => Ok(Reach::Distance(k)),
             (Kind::Lsh { threshold, .. }, Radius::Default) => Ok(Reach::Similarity(*threshold)),
+            (Kind::Lsh { threshold, .. }, Radius::Similarity(t)) if t < *threshold => {
+                Err(Error::Unsupported {
+                    what: format!(
+                        "threshold = {t} is below the index's threshold = {threshold}: its LSH bands were \
+                         chosen for similarities of {threshold} or more and would miss most matches below it"
+                    ),
+                })
+            }
             (Kind::Lsh { .. }, Radius::Similarity(t)) => Ok(Reach::Similarity(t)),
             (Kind::Hamming(_), Radius::Similarity(_)) | (Kind::Lsh { .. }, Radius::Distance(_)) => {
                 Err(wrong_family(self.method))
