@@ -96,8 +96,9 @@ impl PySketch {
     /// Parses the string form.
     #[staticmethod]
     fn parse(text: &str) -> PyResult<Self> {
+        // Surrounding white space (a line read from a file) is not part of the string.
         Ok(PySketch {
-            sketch: text.parse().py_err()?,
+            sketch: text.trim().parse().py_err()?,
         })
     }
 
@@ -160,7 +161,7 @@ pub fn as_sketch(value: &Bound<'_, PyAny>) -> PyResult<Sketch> {
         return Ok(s.get().sketch.clone());
     }
     if let Ok(s) = value.cast::<PyString>() {
-        return s.to_cow()?.parse().py_err();
+        return s.to_cow()?.trim().parse().py_err();
     }
     Err(PyTypeError::new_err(format!(
         "expected a neardup.Sketch or its string form, not {}",
@@ -307,7 +308,7 @@ fn sketch_column<'py>(
             ));
         }
     };
-    let rows = sketch_input(py, &column, method, hint, false, progress.as_ref())?;
+    let rows = sketch_input(py, &column, method, hint, false, None, progress.as_ref())?;
     let failures = failures_of(&rows);
     if strings {
         let texts: Vec<Option<String>> = py.detach(|| {

@@ -3,6 +3,7 @@
 //! depends on the thread count.
 
 use neardup::Method;
+use neardup::dedup::SimHashCheck;
 use neardup::dedup::distributed::Signed;
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
@@ -269,13 +270,15 @@ const PIECE_BYTES: usize = 2 << 20;
 /// ...or this many rows, whichever comes first.
 const PIECE_ROWS: usize = 4096;
 
-/// [`analyze_input`] with a sketch of each row by `method` (and its exact profile with `keep_profiles`).
+/// [`analyze_input`] with a sketch of each row by `method` (and its exact profile with `keep_profiles`: for
+/// SimHash, the profile of `check`, the dedup's [`simhash_verification`](neardup::dedup::Dedup::simhash_verification)).
 pub fn sketch_input(
     py: Python<'_>,
     input: &ColumnInput<'_>,
     method: Method,
     hint: MediaHint<'_>,
     keep_profiles: bool,
+    check: Option<SimHashCheck>,
     progress: Option<&Py<PyAny>>,
 ) -> PyResult<Vec<Result<Signed, String>>> {
     analyze_input(
@@ -284,7 +287,7 @@ pub fn sketch_input(
         hint,
         true,
         progress,
-        signer(method, keep_profiles),
+        signer(method, keep_profiles, check),
     )
 }
 
@@ -562,9 +565,10 @@ fn analyze_extracted(
 pub fn signer(
     method: Method,
     keep_profiles: bool,
+    check: Option<SimHashCheck>,
 ) -> impl Fn(&str) -> Result<Signed, neardup::Error> + Sync {
     move |text| {
-        let (sketch, length, profile) = method.analyze_text(text, keep_profiles)?;
+        let (sketch, length, profile) = method.analyze_text_checked(text, keep_profiles, check)?;
         Ok(Signed {
             sketch,
             profile,

@@ -7,7 +7,8 @@ use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, to_py};
 use neardup::Method;
 use neardup::dedup::{
-    Cluster, Clustering, Dedup, Document, Options, Representative, Score, Sink, Verification,
+    Cluster, Clustering, Dedup, Document, Options, Representative, Score, SimHashCheck, Sink,
+    Verification,
 };
 use neardup::parallel;
 use pyo3::exceptions::PyValueError;
@@ -151,24 +152,91 @@ pub fn parse_verification(name: &str) -> PyResult<Verification> {
     }
 }
 
-/// The engine's `Dedup` for a method and `neardup.dedup`'s arguments.
-pub fn new_dedup(
-    method: Method,
-    k: Option<u32>,
-    threshold: Option<f64>,
-    verify: &str,
-    clustering: &str,
-    representative: &str,
-) -> PyResult<Dedup> {
-    let options = Options {
-        k: k.unwrap_or(Options::default().k),
-        threshold,
-        verification: parse_verification(verify)?,
-        clustering: parse_clustering(clustering)?,
-        representative: parse_representative(representative)?,
-        ..Options::default()
+/// The settings of a run as `neardup.dedup`, `dedup_files` and `neardup.spark.dedup` take them (the names
+/// of their keyword arguments).
+pub struct RunArgs<'a> {
+    pub k: Option<u32>,
+    pub threshold: Option<f64>,
+    pub verify: Option<&'a str>,
+    pub measure: Option<&'a str>,
+    pub verify_ngram: Option<u32>,
+    pub clustering: &'a str,
+    pub representative: &'a str,
+}
+
+/// The engine's options for a run of `method`, by the CLI's rules (`neardup dedup`), so that the same
+/// arguments mean the same run from the command line, Python and Spark: MinHash verifies exactly unless
+/// told otherwise and takes no `k`; SimHash pairs are within k bits, and with `verify="exact"` must also
+/// reach the threshold by an exact measure (Jaccard of word 3-grams unless told otherwise), the only way a
+/// threshold applies to them.
+pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
+    let refuse = |message: String| Err(PyValueError::new_err(message));
+    let verification = match (args.verify, method) {
+        (None, Method::SimHash(_)) => Verification::None,
+        (None, _) => Verification::Exact,
+        (Some(name), _) => parse_verification(name)?,
     };
-    Dedup::new(method, options).py_err()
+    let mut simhash_check = None;
+    match method {
+        Method::SimHash(scheme) => match verification {
+            Verification::Estimate => {
+                return refuse(format!(
+                    "verify=\"estimate\" applies to MinHash schemes, not {scheme}: its pairs are within k \
+                     bits, checked by an exact measure with verify=\"exact\""
+                ));
+            }
+            Verification::Exact => {
+                simhash_check = Some(match args.measure.unwrap_or("jaccard") {
+                    "jaccard" => match args.verify_ngram.unwrap_or(3) {
+                        0 => return refuse("verify_ngram must be at least 1".to_owned()),
+                        n => SimHashCheck::Jaccard(n),
+                    },
+                    "cosine" if args.verify_ngram.is_some() => {
+                        return refuse(
+                            "verify_ngram sets the n-grams of measure=\"jaccard\", not of the cosine"
+                                .to_owned(),
+                        );
+                    }
+                    "cosine" => SimHashCheck::Cosine,
+                    other => {
+                        return refuse(format!("measure '{other}' is not one of: jaccard, cosine"));
+                    }
+                });
+            }
+            Verification::None => {
+                if args.threshold.is_some() || args.measure.is_some() || args.verify_ngram.is_some()
+                {
+                    return refuse(format!(
+                        "threshold, measure and verify_ngram apply to {scheme} only with verify=\"exact\", \
+                         which checks the pairs within k bits by an exact measure"
+                    ));
+                }
+            }
+        },
+        _ => {
+            if args.k.is_some() {
+                return refuse(format!(
+                    "k is a Hamming distance for SimHash; {method} documents are matched at a threshold \
+                     (or pass scheme=\"simhash\")"
+                ));
+            }
+            if args.measure.is_some() || args.verify_ngram.is_some() {
+                return refuse(format!(
+                    "measure and verify_ngram choose how SimHash pairs are checked; {method} pairs are \
+                     verified by the scheme's own measure"
+                ));
+            }
+        }
+    }
+    Ok(Options {
+        k: args.k.unwrap_or(Options::default().k),
+        threshold: args.threshold,
+        verification,
+        simhash_check,
+        clustering: parse_clustering(args.clustering)?,
+        representative: parse_representative(args.representative)?,
+        ..Options::default()
+    })
 }
 
 /// Each row's rank among the ids in byte order, the ids checked to be unique. Inside the engine a row's id
@@ -195,7 +263,7 @@ fn id_ranks(ids: &[&[u8]]) -> PyResult<Vec<u64>> {
 /// `ids` (the same kinds of column; None: the row numbers, in decimal), pushing rows in column order.
 /// Returns the result table's columns ([`TableColumns`]) and the failures `(row, message)`.
 #[pyfunction]
-#[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
+#[pyo3(signature = (column, ids, scheme, *, k=None, threshold=None, verify=None, measure=None, verify_ngram=None, clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, progress=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn dedup_column<'py>(
     py: Python<'py>,
@@ -204,7 +272,9 @@ fn dedup_column<'py>(
     scheme: &str,
     k: Option<u32>,
     threshold: Option<f64>,
-    verify: &str,
+    verify: Option<&str>,
+    measure: Option<&str>,
+    verify_ngram: Option<u32>,
     clustering: &str,
     representative: &str,
     media: Option<&str>,
@@ -229,9 +299,33 @@ fn dedup_column<'py>(
         }
     };
     let order = py.detach(|| id_ranks(&id_bytes))?;
-    let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
+    let mut dedup = Dedup::new(
+        method,
+        run_options(
+            method,
+            &RunArgs {
+                k,
+                threshold,
+                verify,
+                measure,
+                verify_ngram,
+                clustering,
+                representative,
+            },
+        )?,
+    )
+    .py_err()?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
-    let signed = sketch_input(py, &column, method, hint, keep_profiles, progress.as_ref())?;
+    let check = dedup.simhash_verification().map(|(check, _)| check);
+    let signed = sketch_input(
+        py,
+        &column,
+        method,
+        hint,
+        keep_profiles,
+        check,
+        progress.as_ref(),
+    )?;
     let (rows, failures) = py
         .detach(|| -> Result<_, neardup::Error> {
             let mut row_of_rank = vec![0; n];

@@ -4,10 +4,10 @@
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_input};
-use crate::dedup::{RowSink, Rows, parse_clustering, parse_representative, parse_verification};
+use crate::dedup::{RowSink, Rows, RunArgs, run_options};
 use crate::errors::IntoPy;
 use neardup::dedup::distributed::{Bucket, NodeKey, Stages, bucket_part, copy_bucket};
-use neardup::dedup::{Document, Options, Representative, Score, SimHashCheck, Verification};
+use neardup::dedup::{Document, Options, Representative, Score};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
 use pyo3::exceptions::PyValueError;
@@ -24,31 +24,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 pub struct PyStages {
     stages: Stages,
     hint: MediaHint<'static>,
-}
-
-/// The CLI's defaults: MinHash verifies exactly, SimHash by the distance alone; `estimate` is MinHash's.
-fn verification(method: Method, verify: Option<&str>) -> PyResult<Verification> {
-    let verification = match (verify, method) {
-        (None, Method::SimHash(_)) => Verification::None,
-        (None, _) => Verification::Exact,
-        (Some(name), _) => parse_verification(name)?,
-    };
-    if verification == Verification::Estimate && matches!(method, Method::SimHash(_)) {
-        return Err(PyValueError::new_err(
-            "verify 'estimate' is for MinHash schemes (SimHash: 'none' or 'exact')",
-        ));
-    }
-    Ok(verification)
-}
-
-fn simhash_check(measure: Option<&str>, ngram: Option<u32>) -> PyResult<SimHashCheck> {
-    match measure.unwrap_or("jaccard") {
-        "jaccard" => Ok(SimHashCheck::Jaccard(ngram.unwrap_or(3).max(1))),
-        "cosine" => Ok(SimHashCheck::Cosine),
-        other => Err(PyValueError::new_err(format!(
-            "measure '{other}' is not one of: jaccard, cosine"
-        ))),
-    }
 }
 
 /// A value of `N` bytes from a binary column, as the stages make bucket and node keys.
@@ -133,23 +108,21 @@ impl PyStages {
         distinct: u64,
     ) -> PyResult<Self> {
         let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
-        let verification = verification(method, verify)?;
-        let check = match (method, verification) {
-            (Method::SimHash(_), Verification::Exact) => {
-                Some(simhash_check(measure, verify_ngram)?)
-            }
-            _ => None,
-        };
         let options = Options {
-            k: k.unwrap_or(Options::default().k),
-            threshold,
-            verification,
-            simhash_check: check,
-            // "first" parses, and the stages refuse it with the reason (input order across machines).
-            clustering: parse_clustering(clustering)?,
-            representative: parse_representative(representative)?,
             large_cluster,
-            ..Options::default()
+            ..run_options(
+                method,
+                &RunArgs {
+                    k,
+                    threshold,
+                    verify,
+                    measure,
+                    verify_ngram,
+                    // "first" parses, and the stages refuse it with the reason (input order across machines).
+                    clustering,
+                    representative,
+                },
+            )?
         };
         Ok(PyStages {
             stages: Stages::new(method, options, distinct).py_err()?,

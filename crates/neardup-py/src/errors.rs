@@ -66,7 +66,8 @@ pub fn to_py(e: neardup::Error) -> PyErr {
     use neardup::Error as E;
     let message = e.to_string();
     match e {
-        E::Extract(_) => MediaError::new_err(message),
+        // The library's advice names the CLI's flag; in Python it is the `media` argument.
+        E::Extract(_) => MediaError::new_err(message.replace("--media text", "media=\"text\"")),
         E::NoTokens { .. } => NoTokens::new_err(message),
         E::Parse(_) | E::ParseSketch(_) | E::UnknownScheme { .. } => ParseError::new_err(message),
         E::SchemeMismatch { .. } | E::MethodMismatch { .. } | E::SketchMismatch(_) => {

@@ -7,12 +7,13 @@
 
 use crate::api::{media_hint, method_of};
 use crate::batch::{analyze_text_as, signer};
-use crate::dedup::{RowSink, Rows, TableColumns, new_dedup};
+use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, run_options};
 use crate::errors::IntoPy;
+use neardup::dedup::Dedup;
 use neardup::dedup::{Document, Verification};
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
-use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath};
+use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, IoError};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -58,7 +59,7 @@ type Outcome<'py> = (TableColumns<'py>, Vec<(String, String)>, u64);
 /// Deduplicates the records of `paths`; with `output` or `removed`, writes the split (unless `strict` and a
 /// problem was found: then nothing is written and the problems are returned for the caller to raise).
 #[pyfunction]
-#[pyo3(signature = (paths, scheme, *, id_field="id", text_field="text", media_field=None, k=None, threshold=None, verify="exact", clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, output=None, removed=None, strict=false, progress=None))]
+#[pyo3(signature = (paths, scheme, *, id_field="id", text_field="text", media_field=None, k=None, threshold=None, verify=None, measure=None, verify_ngram=None, clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None, output=None, removed=None, strict=false, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn dedup_files<'py>(
     py: Python<'py>,
@@ -69,7 +70,9 @@ fn dedup_files<'py>(
     media_field: Option<&str>,
     k: Option<u32>,
     threshold: Option<f64>,
-    verify: &str,
+    verify: Option<&str>,
+    measure: Option<&str>,
+    verify_ngram: Option<u32>,
     clustering: &str,
     representative: &str,
     media: Option<&str>,
@@ -84,7 +87,22 @@ fn dedup_files<'py>(
 ) -> PyResult<Outcome<'py>> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let mut dedup = new_dedup(method, k, threshold, verify, clustering, representative)?;
+    let mut dedup = Dedup::new(
+        method,
+        run_options(
+            method,
+            &RunArgs {
+                k,
+                threshold,
+                verify,
+                measure,
+                verify_ngram,
+                clustering,
+                representative,
+            },
+        )?,
+    )
+    .py_err()?;
     let keep_profiles = dedup.options().verification == Verification::Exact;
     let options = DatasetOptions {
         id_field: field(id_field, "id_field")?,
@@ -109,11 +127,19 @@ fn dedup_files<'py>(
             "no dataset to read: {first}"
         )));
     }
+    // A split that cannot be written is refused before the run, not after it.
+    dataset
+        .check_outputs(output.as_deref(), removed.as_deref())
+        .map_err(split_error)?;
     let mut problems = Problems::default();
     for e in &open_errors {
         problems.add(e.file.clone(), e.message.clone());
     }
-    let analyze = signer(method, keep_profiles);
+    let analyze = signer(
+        method,
+        keep_profiles,
+        dedup.simhash_verification().map(|(check, _)| check),
+    );
     let run = py.detach(|| -> PyResult<_> {
         // Each document's id and ordinal, in input order; a document's row is its place here.
         let mut ids: Vec<String> = Vec::new();
@@ -215,7 +241,7 @@ fn dedup_files<'py>(
                     output.as_deref(),
                     removed.as_deref(),
                 )
-                .map_err(|e| PyOSError::new_err(e.to_string()))?;
+                .map_err(split_error)?;
             if let Some(e) = split.errors.first() {
                 return Err(PyOSError::new_err(format!(
                     "the dataset could not be written whole: {e}"
@@ -230,4 +256,15 @@ fn dedup_files<'py>(
         problems.kept,
         problems.count,
     ))
+}
+
+/// A split refused as asked (an output that is an input, a format that does not follow) is a `ValueError`;
+/// one that failed while it was written, an `OSError`.
+fn split_error(e: IoError) -> PyErr {
+    match e {
+        IoError::Unsupported { .. } | IoError::FieldClash { .. } => {
+            PyValueError::new_err(e.to_string())
+        }
+        e => PyOSError::new_err(e.to_string()),
+    }
 }

@@ -6,13 +6,14 @@ use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::index::{
-    Index, IndexSettings, IndexStore, Match, MemoryStore, Radius, StoreKind, is_redis_url,
+    Index, IndexSettings, IndexStore, Kind, Match, MemoryStore, Radius, StoreKind, is_redis_url,
 };
 use neardup::parallel;
 use neardup::{Method, Sketch};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyNotADirectoryError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -181,14 +182,22 @@ impl PyIndex {
                 Index::open(path)
             }
         };
-        // A directory is opened if it exists; an index in Redis if it is there.
+        // A directory is opened if it exists and holds something (an empty one is where a new index goes,
+        // as `neardup index create` takes it); an index in Redis if it is there.
         let opened = match &path {
             Some(p) if p.to_str().is_some_and(is_redis_url) => match open(p) {
                 Ok(index) => Some(index),
                 Err(neardup::Error::NoIndex { .. }) => None,
                 Err(e) => return Err(e).py_err(),
             },
-            Some(p) if p.exists() => Some(open(p).py_err()?),
+            Some(p) if p.exists() && !p.is_dir() => {
+                return Err(PyNotADirectoryError::new_err(format!(
+                    "{}: a file, not an index (an index is a directory: give a new or empty one to make \
+                     an index there)",
+                    p.display()
+                )));
+            }
+            Some(p) if p.exists() && !is_empty_dir(p) => Some(open(p).py_err()?),
             _ => None,
         };
         if read_only && opened.is_none() {
@@ -197,6 +206,26 @@ impl PyIndex {
             ));
         }
         let inner = if let (Some(path), Some(index)) = (&path, opened) {
+            Radius::asked(index.method(), k, threshold).py_err()?;
+            // An index keeps the radius it was made with: its tables (or bands) were built for it.
+            match (index.kind(), k, threshold) {
+                (Kind::Hamming(design), Some(k), _) if k != design.k => {
+                    return Err(PyValueError::new_err(format!(
+                        "{}: the index was made with k = {}, which it keeps (its tables were built for it): \
+                         open it without k; query(..., k=...) narrows one query",
+                        path.display(),
+                        design.k
+                    )));
+                }
+                (Kind::Lsh { threshold: own, .. }, _, Some(t)) if t != *own => {
+                    return Err(PyValueError::new_err(format!(
+                        "{}: the index was made with threshold = {own}, which it keeps (its LSH bands were \
+                         chosen for it): open it without threshold; query(..., threshold=...) raises one query's",
+                        path.display()
+                    )));
+                }
+                _ => {}
+            }
             if let Some(scheme) = scheme {
                 let asked = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
                 if asked != index.method() {
@@ -217,6 +246,7 @@ impl PyIndex {
                 shingle,
                 char_shingle,
             )?;
+            Radius::asked(method, k, threshold).py_err()?;
             let mut settings = IndexSettings::default();
             if let Some(k) = k {
                 settings.k = k;
@@ -264,14 +294,14 @@ impl PyIndex {
         self.read(|i| with!(i, i => i.len()))
     }
 
-    fn __contains__(&self, id: &str) -> PyResult<bool> {
-        self.read(|i| with!(i, i => i.contains(id)))
+    fn __contains__(&self, id: Id) -> PyResult<bool> {
+        self.read(|i| with!(i, i => i.contains(&id.0)))
     }
 
     /// The stored sketch of an id, or None.
-    fn get(&self, id: &str) -> PyResult<Option<PySketch>> {
+    fn get(&self, id: Id) -> PyResult<Option<PySketch>> {
         Ok(self
-            .read(|i| with!(i, i => i.get(id)))?
+            .read(|i| with!(i, i => i.get(&id.0)))?
             .map(|sketch| PySketch { sketch }))
     }
 
@@ -281,26 +311,34 @@ impl PyIndex {
     fn add(
         &self,
         py: Python<'_>,
-        id: &str,
+        id: Id,
         document: Option<&Bound<'_, PyAny>>,
         sketch: Option<&Bound<'_, PyAny>>,
         media: Option<&str>,
     ) -> PyResult<PySketch> {
         let sketch = self.sketch_of(py, document, sketch, media)?;
-        py.detach(|| self.change(|i| with!(i, i => i.insert(id, &sketch))))?
+        py.detach(|| self.change(|i| with!(i, i => i.insert(&id.0, &sketch))))?
             .py_err()?;
         Ok(PySketch { sketch })
     }
 
-    /// Stores many `(id, sketch)` pairs (sketches or their strings) in one durable write.
-    fn add_sketches(
-        &self,
-        py: Python<'_>,
-        entries: Vec<(String, Bound<'_, PyAny>)>,
-    ) -> PyResult<usize> {
+    /// Stores many `(id, sketch)` pairs (sketches or their strings; any iterable of pairs, such as
+    /// `zip(ids, sketches)`) in one durable write.
+    fn add_sketches(&self, py: Python<'_>, entries: &Bound<'_, PyAny>) -> PyResult<usize> {
         let entries = entries
-            .into_iter()
-            .map(|(id, s)| Ok((id, as_sketch(&s)?)))
+            .try_iter()?
+            .enumerate()
+            .map(|(n, pair)| {
+                let pair = pair?;
+                let (id, sketch): (Id, Bound<'_, PyAny>) = pair.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "entry {n}: expected an (id, sketch) pair, not {}",
+                        pair.repr()
+                            .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+                    ))
+                })?;
+                Ok((id.0, as_sketch(&sketch)?))
+            })
             .collect::<PyResult<Vec<_>>>()?;
         py.detach(|| {
             self.change(
@@ -361,9 +399,10 @@ impl PyIndex {
             .collect::<PyResult<Vec<&str>>>()?;
         let mut entries = Vec::with_capacity(ids.len());
         let mut failures = Vec::new();
-        for (row, signed) in sketch_input(py, &documents, method, hint, false, progress.as_ref())?
-            .into_iter()
-            .enumerate()
+        for (row, signed) in
+            sketch_input(py, &documents, method, hint, false, None, progress.as_ref())?
+                .into_iter()
+                .enumerate()
         {
             match signed {
                 Ok(signed) => entries.push((ids[row], signed.sketch)),
@@ -405,7 +444,7 @@ impl PyIndex {
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;
         self.read(|_| ())?;
-        let signed = sketch_input(py, &documents, method, hint, false, progress.as_ref())?;
+        let signed = sketch_input(py, &documents, method, hint, false, None, progress.as_ref())?;
         let found = py
             .detach(|| {
                 self.read(|i| {
@@ -439,8 +478,8 @@ impl PyIndex {
     }
 
     /// Removes an id; returns whether it was stored.
-    fn remove(&self, py: Python<'_>, id: &str) -> PyResult<bool> {
-        py.detach(|| self.change(|i| with!(i, i => i.remove([id]))))?
+    fn remove(&self, py: Python<'_>, id: Id) -> PyResult<bool> {
+        py.detach(|| self.change(|i| with!(i, i => i.remove([id.0.as_str()]))))?
             .py_err()
             .map(|n| n > 0)
     }
@@ -563,5 +602,34 @@ impl PyIndex {
             self.location,
             self.scheme(),
         )
+    }
+}
+
+/// Whether `path` is a directory with nothing in it.
+fn is_empty_dir(path: &std::path::Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+/// An id as Python code passes one: a `str`, or an integer of any kind (its decimal text, as a column of
+/// integer ids is read).
+struct Id(String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Id {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<PyString>() {
+            return obj.extract().map(Id);
+        }
+        // `operator.index` takes Python's and NumPy's integers, not floats; a bool is refused as an id.
+        if !obj.is_instance_of::<PyBool>()
+            && let Ok(int) = obj.call_method0(intern!(obj.py(), "__index__"))
+        {
+            return Ok(Id(int.str()?.to_string()));
+        }
+        Err(PyTypeError::new_err(format!(
+            "an id must be a string or an integer, not {}",
+            obj.get_type().name()?
+        )))
     }
 }

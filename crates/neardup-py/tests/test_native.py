@@ -90,13 +90,17 @@ def test_sketches_equal_the_cli(records, scheme):
         ("minhash-oph-v1", {"threshold": 0.7}),
         # The representatives by length: the same token counts on both sides.
         ("simhash-doc-v1", {"k": 3, "representative": "longest"}),
+        # SimHash pairs checked by the exact Jaccard similarity of word 3-grams: `--verify exact --threshold`.
+        ("simhash-doc-v1", {"k": 3, "threshold": 0.6, "verify": "exact"}),
         ("minhash-oph-v1", {"threshold": 0.7, "verify": "estimate", "representative": "longest"}),
     ],
 )
 def test_dedup_clusters_equal_the_cli(records, tmp_path, scheme, args):
     path, recs = records
     table_path = tmp_path / "table.jsonl"
-    flags = ["--k", str(args["k"])] if "k" in args else ["--threshold", str(args["threshold"])]
+    flags = ["--k", str(args["k"])] if "k" in args else []
+    if "threshold" in args:
+        flags += ["--threshold", str(args["threshold"])]
     if "representative" in args:
         flags += ["--keep", args["representative"]]
     if "verify" in args:
@@ -174,8 +178,19 @@ def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_pat
         neardup.dedup_files(tmp_path / "missing.jsonl")
     with pytest.raises(ValueError, match="standard input"):
         neardup.dedup_files("-")
-    with pytest.raises(OSError, match="JSONL"):
-        neardup.dedup_files(path, output=tmp_path / "kept.parquet")
+    # Outputs that cannot be written are refused before anything is read, and no input is overwritten.
+    calls = []
+    with pytest.raises(ValueError, match="bad.jsonl is JSONL and this output is Parquet"):
+        neardup.dedup_files(path, output=tmp_path / "kept.parquet", progress=lambda *a: calls.append(a))
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="this output is the input .*bad.jsonl: writing it would replace"):
+        neardup.dedup_files(path, output=path, progress=lambda *a: calls.append(a))
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(ValueError, match="this output is the input"):
+        neardup.dedup_files(tmp_path, output=tmp_path / "kept.jsonl", removed=tmp_path / "sub" / ".." / "bad.jsonl")
+    with pytest.raises(OSError, match=r"kept.jsonl: its directory .*nodir: no such file"):
+        neardup.dedup_files(path, output=tmp_path / "nodir" / "kept.jsonl", progress=lambda *a: calls.append(a))
+    assert calls == [] and path.read_bytes() == before
 
 
 def test_ctrl_c_stops_long_runs(tmp_path):
@@ -908,3 +923,69 @@ def test_forked_children_dial_redis_anew(redis_port):
             parent = _query_and_add_in_redis(9)
             assert children.get(timeout=120) == [200, 200, 200]
     assert parent == 200 and len(index) == len(_REDIS_TEXTS) + 4 * 200
+
+
+def test_arguments_that_do_not_fit_the_scheme_are_refused_as_in_the_cli():
+    base = " ".join(f"w{i}" for i in range(300))
+    variant = base.replace("w10 ", "x10 ").replace("w200 ", "x200 ")
+    # Within k bits, but the exact check at 0.99 keeps them apart (`--verify exact --threshold 0.99`).
+    assert neardup.dedup([base, variant])["cluster"].to_pylist() == [1, 1]
+    assert neardup.dedup([base, variant], verify="exact", threshold=0.99)["cluster"].to_pylist() == [None, None]
+    assert neardup.dedup([base, variant], verify="exact", threshold=0.9)["cluster"].to_pylist() == [1, 1]
+    cosine = neardup.dedup([base, variant], verify="exact", measure="cosine", threshold=0.99)
+    assert cosine["cluster"].to_pylist() == [1, 1]  # the same words, two of them changed
+    with pytest.raises(ValueError, match="k is a Hamming distance for SimHash"):
+        neardup.dedup([base, variant], scheme="minhash", k=3)
+    with pytest.raises(ValueError, match="measure and verify_ngram choose how SimHash pairs are checked"):
+        neardup.dedup([base, variant], scheme="minhash", measure="cosine")
+    for refused in ({"threshold": 0.9}, {"threshold": 0.9, "verify": "none"}, {"verify_ngram": 2}):
+        with pytest.raises(ValueError, match='apply to simhash-doc-v1 only with verify="exact"'):
+            neardup.dedup([base, variant], **refused)
+    with pytest.raises(ValueError, match='verify="estimate" applies to MinHash schemes'):
+        neardup.dedup([base, variant], verify="estimate")
+    with pytest.raises(neardup.UnsupportedError, match="a threshold is for MinHash indexes"):
+        neardup.Index(None, "simhash", threshold=0.5)
+    with pytest.raises(neardup.UnsupportedError, match="k is a Hamming distance"):
+        neardup.Index(None, "minhash", k=3)
+    index = neardup.Index(None, "minhash", threshold=0.9)
+    index.add("base", base)
+    with pytest.raises(neardup.UnsupportedError, match="below the index's threshold = 0.9"):
+        index.query(variant, threshold=0.2)
+
+
+def test_an_index_opens_where_users_point_it(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with neardup.Index(empty, "simhash", k=4) as index:  # an empty directory: made there, as the CLI does
+        index.add(7, "one two three four five")
+        assert 7 in index and "7" in index and index.get(np.int64(7)) is not None
+        assert index.remove(np.int32(7)) and len(index) == 0
+        with pytest.raises(TypeError, match="an id must be a string or an integer, not float"):
+            index.add(1.5, "text")
+    with pytest.raises(ValueError, match="made with k = 4, which it keeps"):
+        neardup.Index(empty, k=5)
+    assert neardup.Index(empty, k=4).stats()["k"] == 4
+    some_file = tmp_path / "notes.txt"
+    some_file.write_text("not an index")
+    with pytest.raises(NotADirectoryError, match="notes.txt: a file, not an index"):
+        neardup.Index(some_file, "simhash")
+    with neardup.Index(tmp_path / "lsh", "minhash", threshold=0.7):
+        pass
+    with pytest.raises(ValueError, match="made with threshold = 0.7, which it keeps"):
+        neardup.Index(tmp_path / "lsh", threshold=0.9)
+
+
+def test_sketches_come_back_from_any_iterable_of_pairs_and_strings_as_read_from_files():
+    source = neardup.Index(None, "simhash")
+    source.add_many(["a", "b"], ["the first document here", "and the second one there"])
+    entries = source.entries()
+    copy = neardup.Index(None, "simhash")
+    assert copy.add_sketches(zip(entries["id"].to_pylist(), entries["sketch"].to_pylist())) == 2
+    assert copy.entries().equals(entries)
+    with pytest.raises(TypeError, match=r"entry 0: expected an \(id, sketch\) pair"):
+        copy.add_sketches([("a",)])
+    line = entries["sketch"][0].as_py()
+    assert neardup.Sketch.parse(f" {line}\n") == neardup.Sketch.parse(line)
+    with pytest.raises(neardup.MediaError, match='media="text"'):
+        neardup.fingerprint(bytes(range(256)) * 4)
+    assert neardup.dedup(["x y z", "u v w"], ids=list(np.arange(2)))["id"].to_pylist() == ["0", "1"]

@@ -239,7 +239,7 @@ def test_refusals_name_the_problem(spark):
         ns.dedup(df, representative="first")
     with pytest.raises(neardup.Error):
         ns.dedup(df, scheme="no-such-scheme")
-    with pytest.raises(ValueError, match="verify 'estimate' is for MinHash"):
+    with pytest.raises(ValueError, match='verify="estimate" applies to MinHash schemes'):
         ns.dedup(df, scheme="simhash", verify="estimate")
 
 

@@ -26,13 +26,14 @@ Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, 
 from __future__ import annotations
 
 import collections.abc
+import numbers
 import warnings
 from typing import Any, Optional, Sequence
 
 from . import _native
 from ._native import (
     Error,
-    IndexError,
+    IndexError as IndexError,  # re-exported (type checkers), though not in __all__
     MediaError,
     NoTokens,
     ParseError,
@@ -69,6 +70,19 @@ __all__ = [
     "sketches",
 ]
 
+
+
+def _pyarrow():
+    """pyarrow, or an ImportError that says how to get it (only lists of ``str``/``bytes`` and NumPy output
+    are read and written without it)."""
+    try:
+        import pyarrow
+    except ImportError as e:
+        raise ImportError(
+            "this needs pyarrow (Arrow columns, tables, NumPy or pandas input): pip install pyarrow, "
+            "or install neardup with it: pip install './crates/neardup-py[arrow]'"
+        ) from e
+    return pyarrow
 
 def _as_column(values: Any) -> Any:
     """Checks that ``values`` is a column (of documents or ids) and reads an iterator or generator into a list
@@ -107,7 +121,7 @@ def _arrow_column(values: Any):
     (checked by :func:`_as_column`: tuple, NumPy array, pyarrow Array or ChunkedArray, pandas or polars
     Series), without a Python object per item where the input is already columnar. Dictionary-encoded columns
     (pandas categoricals, Parquet dictionaries) are decoded, and string views read as large strings."""
-    import pyarrow as pa
+    pa = _pyarrow()
 
     if hasattr(values, "to_arrow") and not isinstance(values, (pa.Array, pa.ChunkedArray)):  # polars
         values = values.to_arrow()
@@ -121,7 +135,7 @@ def _arrow_column(values: Any):
 
 
 def _is_text(arrow_type) -> bool:
-    import pyarrow as pa
+    pa = _pyarrow()
 
     return (
         pa.types.is_string(arrow_type)
@@ -149,8 +163,8 @@ def _id_input(ids: Any):
         for row, value in enumerate(ids):
             if value is None or isinstance(value, (str, bytes)):
                 out.append(value)
-            elif isinstance(value, int) and not isinstance(value, bool):
-                out.append(str(value))
+            elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                out.append(str(int(value)))
             else:
                 raise TypeError(f"row {row}: ids must be strings, bytes or integers, not {type(value).__name__}")
         return out
@@ -160,7 +174,7 @@ def _id_input(ids: Any):
 def _id_array(ids: Any):
     """The ids of a column-like input as a pyarrow string or binary Array or ChunkedArray: integers become
     their decimal text, as the CLI and ``neardup.spark`` read integer ids."""
-    import pyarrow as pa
+    pa = _pyarrow()
 
     values = _arrow_column(ids)
     if pa.types.is_integer(values.type):
@@ -175,7 +189,7 @@ def _buffers(values):
     with one tuple per chunk of (offsets, data, offset width, validity or None, offset, length, binary). The
     buffers are pyarrow ``Buffer`` objects, read in place (not copied) while the tuple holds them; a sliced
     array is read at its offset."""
-    import pyarrow as pa
+    pa = _pyarrow()
 
     width = 8 if pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type) else 4
     binary = pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)
@@ -299,7 +313,9 @@ def dedup(
     *,
     k: Optional[int] = None,
     threshold: Optional[float] = None,
-    verify: str = "exact",
+    verify: Optional[str] = None,
+    measure: Optional[str] = None,
+    verify_ngram: Optional[int] = None,
     clustering: str = "centres",
     representative: str = "smallest-id",
     media: Optional[str] = None,
@@ -313,9 +329,16 @@ def dedup(
     """Finds near-duplicate documents and groups them in clusters safe to act on.
 
     ``texts`` as for :func:`sketches`; ``ids`` (same length; strings, or integers read as their decimal text
-    as the CLI reads them; default the row numbers as strings) must be unique. SimHash schemes pair
-    documents within ``k`` bits (default 3); MinHash schemes at similarity ``threshold`` or more (default
-    0.8), verified exactly by default (``verify="estimate"`` or ``"none"``).
+    as the CLI reads them; default the row numbers as strings, by position: a pandas index is not read)
+    must be unique. The arguments mean what ``neardup dedup``'s flags of the same names mean:
+
+    * SimHash schemes pair documents within ``k`` bits (default 3). With ``verify="exact"`` such a pair must
+      also reach ``threshold`` (default 0.8) by an exact measure of the two texts: ``measure="jaccard"``
+      (default; of their word ``verify_ngram``-grams, default 3) or ``"cosine"`` (of their term
+      frequencies). Without it the distance alone decides, and a threshold is refused.
+    * MinHash schemes pair documents at similarity ``threshold`` or more (default 0.8), verified exactly
+      by default (``verify="estimate"`` trusts the signatures' estimate, ``"none"`` the LSH candidates);
+      ``k``, ``measure`` and ``verify_ngram`` are refused.
     ``clustering="centres"`` (default) keeps every member within the threshold of its representative;
     ``"components"`` gives connected components. ``representative``: ``"smallest-id"`` (default),
     ``"first"`` (input order) or ``"longest"``.
@@ -340,6 +363,8 @@ def dedup(
         k=k,
         threshold=threshold,
         verify=verify,
+        measure=measure,
+        verify_ngram=verify_ngram,
         clustering=clustering,
         representative=representative,
         media=media,
@@ -361,7 +386,9 @@ def dedup_files(
     removed: Any = None,
     k: Optional[int] = None,
     threshold: Optional[float] = None,
-    verify: str = "exact",
+    verify: Optional[str] = None,
+    measure: Optional[str] = None,
+    verify_ngram: Optional[int] = None,
     clustering: str = "centres",
     representative: str = "smallest-id",
     media: Optional[str] = None,
@@ -412,6 +439,8 @@ def dedup_files(
         k=k,
         threshold=threshold,
         verify=verify,
+        measure=measure,
+        verify_ngram=verify_ngram,
         clustering=clustering,
         representative=representative,
         media=media,
@@ -489,7 +518,7 @@ class Index(_native.Index):
         (``pip install neardup[arrow]``).
         """
         import numpy as np
-        import pyarrow as pa
+        pa = _pyarrow()
 
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
@@ -512,7 +541,7 @@ class Index(_native.Index):
         order they were added in. ``index.add_sketches(zip(ids, sketches))``, another index or ``neardup index
         add-fingerprints`` take them back. Holds every entry in memory (``neardup index export --store-order``
         streams a large index instead). Needs pyarrow."""
-        import pyarrow as pa
+        pa = _pyarrow()
 
         n, ids, sketches = self._entries()
         return pa.table({"id": _string_column(n, *ids), "sketch": _string_column(n, *sketches)})
@@ -523,7 +552,7 @@ def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):
     (``uint64``, 0: none) and score (``float64``, NaN: none) as bytes, and the three string columns built
     natively as Arrow buffers (offsets' width, offsets, data, validity or None)."""
     import numpy as np
-    import pyarrow as pa
+    pa = _pyarrow()
 
     cluster = np.frombuffer(cluster_b, dtype="<u8")
     score = np.frombuffer(score_b, dtype="<f8")
@@ -546,7 +575,7 @@ def _cluster_table(cluster_b, score_b, id_column, rep_column, dup_column):
 def _masked(arrow_type, values, nulls=None):
     """An Arrow array of a NumPy array's values (of `arrow_type`'s width), null where `nulls` is true."""
     import numpy as np
-    import pyarrow as pa
+    pa = _pyarrow()
 
     validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls is not None and nulls.any() else None
     return pa.Array.from_buffers(arrow_type, len(values), [validity, pa.py_buffer(np.ascontiguousarray(values))])
@@ -555,7 +584,7 @@ def _masked(arrow_type, values, nulls=None):
 def _string_column(n, width, offsets, data, validity):
     """An Arrow string array of ``n`` rows from a string column built natively: the offsets' width (4:
     ``string``, 8: ``large_string``), the offsets, the data and the validity bitmap (None: no nulls)."""
-    import pyarrow as pa
+    pa = _pyarrow()
 
     kind = pa.string() if width == 4 else pa.large_string()
     buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
