@@ -377,11 +377,16 @@ pub fn analyze_input(
         });
         let copied = (|| -> PyResult<()> {
             let mut next = 0;
+            let mut reported = None;
             while next < n {
                 // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
                 py.check_signals()?;
+                // Each count once: the analyzer may not have finished a piece since the last report.
                 let done = analyzed.load(std::sync::atomic::Ordering::Relaxed);
-                report_progress(py, progress, done, n)?;
+                if reported != Some(done) {
+                    report_progress(py, progress, done, n)?;
+                    reported = Some(done);
+                }
                 let mut rows = spare.try_recv().unwrap_or_default();
                 next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS, true)?;
                 // Waiting for the analyzer to take the piece, the GIL is released: other Python threads

@@ -327,7 +327,7 @@ def test_progress_counts_documents_and_its_exception_stops_the_run():
                               expected)
         n = len(texts)
         assert calls[0] == (0, n) and calls[-1] == (n, n) and len(calls) >= 4, calls
-        assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:])) and {t for _, t in calls} == {n}
+        assert all(a[0] < b[0] for a, b in zip(calls, calls[1:])) and {t for _, t in calls} == {n}
 
         class Stop(Exception):
             pass
@@ -989,3 +989,26 @@ def test_sketches_come_back_from_any_iterable_of_pairs_and_strings_as_read_from_
     with pytest.raises(neardup.MediaError, match='media="text"'):
         neardup.fingerprint(bytes(range(256)) * 4)
     assert neardup.dedup(["x y z", "u v w"], ids=list(np.arange(2)))["id"].to_pylist() == ["0", "1"]
+
+
+def test_columns_of_missing_values_and_of_python_objects_are_read_row_by_row():
+    pd = pytest.importorskip("pandas")
+    texts = ["the cat sat on the mat today", "the cat sat on the mat today!", "something else entirely"]
+    with pytest.warns(RuntimeWarning, match="2 documents could not be sketched; the first, row 0: null value"):
+        assert neardup.dedup(pd.Series([None, None]))["cluster"].to_pylist() == [None, None]
+    assert neardup.dedup(pd.Series([], dtype=object)).num_rows == 0
+    with pytest.warns(RuntimeWarning, match="row 3: null value"):
+        table = neardup.dedup(pd.Series(texts + [None, float("nan")]))
+    assert table["cluster"].to_pylist() == [1, 1, None, None, None]
+    # A NumPy array of objects is judged row by row, as a list is.
+    with pytest.raises(TypeError, match="row 3: documents must be str or bytes, not int"):
+        neardup.dedup(np.array(texts + [3], dtype=object))
+    objects = np.array(texts + [None], dtype=object)
+    with pytest.warns(RuntimeWarning, match="row 3: null value"):
+        from_objects = neardup.sketches(objects, errors="zero")
+    with pytest.warns(RuntimeWarning, match="row 3: null value"):
+        assert np.array_equal(from_objects, neardup.sketches(texts + [None], errors="zero"))
+    with pytest.raises(ValueError, match='rows 0 and 1 have the same id "1"'):
+        neardup.dedup(texts, ids=np.array(["1", 1, "2"], dtype=object))
+    with pytest.raises(TypeError, match=r"of one dimension, not an array of shape \(1, 3\)"):
+        neardup.dedup(np.array([texts]))

@@ -113,7 +113,25 @@ def _as_column(values: Any) -> Any:
         raise TypeError(f"{expected}, not a set: its rows have no order")
     if not isinstance(values, collections.abc.Iterable):
         raise TypeError(f"{expected}, not {type(values).__name__}")
+    if getattr(values, "ndim", 1) != 1:
+        raise TypeError(f"{expected} of one dimension, not an array of shape {values.shape}")
     return values
+
+
+def _as_rows(values: Any) -> Optional[list]:
+    """A column to read row by row as a list, or None to read it through Arrow: a NumPy array of Python
+    objects (its rows may be anything, each judged and named by its row), or any array or Series when pyarrow
+    is not installed."""
+    tolist = getattr(values, "tolist", None)
+    if tolist is None:
+        return None
+    if getattr(getattr(values, "dtype", None), "kind", None) == "O" and not hasattr(values, "index"):
+        return tolist()  # NumPy object arrays; a pandas Series (with an index) keeps Arrow's nulls for NaN
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return tolist()
+    return None
 
 
 def _arrow_column(values: Any):
@@ -129,6 +147,8 @@ def _arrow_column(values: Any):
         values = pa.array(values)
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
+    if pa.types.is_null(values.type):  # nothing but missing values (or no rows): a column of null strings
+        values = values.cast(pa.large_string())
     if getattr(pa.types, "is_string_view", lambda _: False)(values.type):
         values = values.cast(pa.large_string())
     return values
@@ -158,6 +178,9 @@ def _id_input(ids: Any):
     """What the native functions take for a column of ids: a list as it is (integers as their decimal
     text; no pyarrow needed), anything else as the Arrow buffers of :func:`_id_array`."""
     ids = _as_column(ids)
+    rows = _as_rows(ids)
+    if rows is not None:
+        ids = rows
     if isinstance(ids, (list, tuple)):
         out = []
         for row, value in enumerate(ids):
@@ -216,6 +239,9 @@ def _column_input(texts: Any):
     (copied once natively: building an Arrow array from Python objects costs more than the copy), anything
     else as the Arrow buffers of :func:`_string_array`."""
     texts = _as_column(texts)
+    rows = _as_rows(texts)
+    if rows is not None:
+        texts = rows
     if isinstance(texts, (list, tuple)):
         items = list(texts) if isinstance(texts, tuple) else texts
         return items, len(items)
