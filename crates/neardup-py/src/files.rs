@@ -140,6 +140,8 @@ fn dedup_files<'py>(
         keep_profiles,
         dedup.simhash_verification().map(|(check, _)| check),
     );
+    // Documents whose id came from the id field (the others are known by their place).
+    let mut own_ids = 0usize;
     let run = py.detach(|| -> PyResult<_> {
         // Each document's id and ordinal, in input order; a document's row is its place here.
         let mut ids: Vec<String> = Vec::new();
@@ -177,6 +179,7 @@ fn dedup_files<'py>(
             });
             for (record, signed) in batch.into_iter().zip(signed) {
                 let label = record.origin.to_string();
+                own_ids += usize::from(record.text.is_ok() && record.id != label);
                 match (record.text, signed) {
                     (Err(why), _) => problems.add(label, why),
                     (Ok(_), Some(Ok(s))) => {
@@ -251,6 +254,19 @@ fn dedup_files<'py>(
         Ok((ids, rows, problems))
     });
     let (ids, rows, problems) = run?;
+    // A misspelt id field is otherwise silent: every record is then known by its place.
+    if id_field != "id" && !ids.is_empty() && own_ids == 0 {
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+            &std::ffi::CString::new(format!(
+                "no record has an id in the field '{id_field}': each document is known by its place \
+                 (FILE:LINE or FILE:ROW); check id_field"
+            ))
+            .expect("no NUL in the message"),
+            1,
+        )?;
+    }
     Ok((
         rows.table_columns(py, |r| ids[r].as_bytes()),
         problems.kept,

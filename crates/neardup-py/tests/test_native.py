@@ -1012,3 +1012,14 @@ def test_columns_of_missing_values_and_of_python_objects_are_read_row_by_row():
         neardup.dedup(texts, ids=np.array(["1", 1, "2"], dtype=object))
     with pytest.raises(TypeError, match=r"of one dimension, not an array of shape \(1, 3\)"):
         neardup.dedup(np.array([texts]))
+
+
+def test_a_misspelt_id_field_is_named(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"document {i} about things"}) + "\n" for i in range(3)))
+    with pytest.warns(RuntimeWarning, match="no record has an id in the field 'uid'.*check id_field"):
+        table = neardup.dedup_files(path, id_field="uid")
+    assert table["id"].to_pylist() == [f"{path}:{n}" for n in (1, 2, 3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert neardup.dedup_files(path)["id"].to_pylist() == ["d0", "d1", "d2"]
