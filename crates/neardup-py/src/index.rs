@@ -5,6 +5,7 @@ use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
 use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
+use neardup::dedup::Score;
 use neardup::index::{
     Index, IndexSettings, IndexStore, Kind, Match, MemoryStore, Radius, StoreKind, is_redis_url,
 };
@@ -54,8 +55,25 @@ pub struct PyIndex {
     opened_in: u64,
 }
 
-fn matches(found: Vec<Match>) -> Vec<(String, f64)> {
-    found.into_iter().map(|m| (m.id, m.score.value())).collect()
+/// A match's score as Python gets it: a distance is an `int` (as `Sketch.distance` gives it), a similarity
+/// a `float`.
+#[derive(IntoPyObject)]
+enum ScoreValue {
+    Distance(u32),
+    Similarity(f64),
+}
+
+fn matches(found: Vec<Match>) -> Vec<(String, ScoreValue)> {
+    found
+        .into_iter()
+        .map(|m| {
+            let score = match m.score {
+                Score::Distance(d) => ScoreValue::Distance(d),
+                Score::Similarity(s) => ScoreValue::Similarity(s),
+            };
+            (m.id, score)
+        })
+        .collect()
 }
 
 impl PyIndex {
@@ -359,7 +377,7 @@ impl PyIndex {
         k: Option<u32>,
         threshold: Option<f64>,
         media: Option<&str>,
-    ) -> PyResult<Vec<(String, f64)>> {
+    ) -> PyResult<Vec<(String, ScoreValue)>> {
         let sketch = self.sketch_of(py, document, sketch, media)?;
         let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;

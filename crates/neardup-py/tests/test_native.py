@@ -1023,3 +1023,13 @@ def test_a_misspelt_id_field_is_named(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert neardup.dedup_files(path)["id"].to_pylist() == ["d0", "d1", "d2"]
+
+
+def test_a_distance_is_an_integer_and_a_similarity_a_float():
+    simhash, minhash = neardup.Index(None), neardup.Index(None, "minhash")
+    for index in (simhash, minhash):
+        index.add("a", "one two three four five six seven")
+    [(_, distance)] = simhash.query("one two three four five six seven")
+    [(_, similarity)] = minhash.query("one two three four five six seven")
+    assert type(distance) is int and distance == 0
+    assert type(similarity) is float and similarity == 1.0
