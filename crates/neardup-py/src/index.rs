@@ -42,7 +42,7 @@ macro_rules! with {
 /// within a distance `k` (SimHash) or a similarity `threshold` (MinHash) of a document. The Python class
 /// `neardup.Index` derives from it, adding the column methods (`add_many`, `query_many`) over the
 /// underscored ones here.
-#[pyclass(name = "Index", module = "neardup", subclass)]
+#[pyclass(name = "NativeIndex", module = "neardup._native", subclass)]
 pub struct PyIndex {
     /// None once closed.
     inner: RwLock<Option<AnyIndex>>,
@@ -151,7 +151,10 @@ impl PyIndex {
                 sketch_document(py, method, doc, media)
             }
             (None, Some(s)) => as_sketch(s),
-            _ => Err(PyValueError::new_err(
+            (None, None) => Err(PyValueError::new_err(
+                "give a document, or sketch= (a neardup.Sketch or its string)",
+            )),
+            (Some(_), Some(_)) => Err(PyValueError::new_err(
                 "give a document, or sketch= (a neardup.Sketch or its string), not both",
             )),
         }
@@ -548,7 +551,8 @@ impl PyIndex {
     }
 
     /// Writes every entry of an index in segments into one new segment now, emptying the write-ahead log
-    /// (the writer also merges by itself as the index grows). Other kinds of index have nothing to merge.
+    /// (the writer also merges by itself as the index grows). Other kinds of index (in memory, redb, Redis)
+    /// have no segments: merging one raises `neardup.IndexError`.
     fn merge(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| {
             self.change(|i| match i {

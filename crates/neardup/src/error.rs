@@ -29,9 +29,11 @@ pub enum Error {
         /// The second scheme.
         right: &'static str,
     },
-    /// Two sketches made by different methods (a fingerprint and a signature) cannot be compared.
+    /// Two sketches made by different methods (a fingerprint and a signature, or signatures of other
+    /// parameters) cannot be compared.
     #[error(
-        "cannot compare a {left} sketch with a {right} sketch: they are made by different methods"
+        "cannot compare a {left} sketch with a {right} sketch: they are made by different methods or \
+         parameters (only sketches of the same scheme and parameters compare)"
     )]
     MethodMismatch {
         /// The first sketch's scheme.

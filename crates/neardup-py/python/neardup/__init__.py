@@ -28,7 +28,11 @@ from __future__ import annotations
 import collections.abc
 import numbers
 import warnings
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
+if TYPE_CHECKING:
+    import numpy
+    import pyarrow
 
 from . import _native
 from ._native import (
@@ -265,7 +269,7 @@ def sketches(
     errors: str = "raise",
     progress: Optional[Any] = None,
     strings: bool = False,
-):
+) -> Union[numpy.ndarray, pyarrow.Array, pyarrow.ChunkedArray]:
     """Sketches a column of documents on all cores (the GIL released).
 
     ``texts``: a list, a NumPy array of strings, a ``pyarrow`` Array or ChunkedArray, a pandas or polars
@@ -351,7 +355,7 @@ def dedup(
     char_shingle: Optional[int] = None,
     errors: str = "keep",
     progress: Optional[Any] = None,
-):
+) -> pyarrow.Table:
     """Finds near-duplicate documents and groups them in clusters safe to act on.
 
     ``texts`` as for :func:`sketches`; ``ids`` (same length; strings, or integers read as their decimal text
@@ -424,7 +428,7 @@ def dedup_files(
     char_shingle: Optional[int] = None,
     errors: str = "keep",
     progress: Optional[Any] = None,
-):
+) -> pyarrow.Table:
     """Deduplicates datasets on disk, read as ``neardup dedup`` reads them: JSON Lines (``.jsonl``, ``.json``,
     ``.ndjson``, plain, ``.gz`` or ``.zst``), Parquet, or directories of such shards (``paths``: one path or a
     list). Records stream through the sketching on all cores, a batch at a time, so a dataset larger than
@@ -480,7 +484,7 @@ def dedup_files(
     return _cluster_table(*columns)
 
 
-class Index(_native.Index):
+class Index(_native.NativeIndex):
     """Stored sketches and exact-radius queries, in memory (``path`` None) or in the same files as
     ``neardup index`` (or in Redis, ``redis://HOST:PORT/NAME``).
 
@@ -532,7 +536,7 @@ class Index(_native.Index):
         media: Optional[str] = None,
         errors: str = "raise",
         progress: Optional[Any] = None,
-    ):
+    ) -> pyarrow.Table:
         """Queries the index with every document of a column, sketched and answered on all cores.
 
         ``documents`` as for :func:`sketches`; ``k`` or ``threshold`` narrows the index's radius, as in
@@ -561,7 +565,7 @@ class Index(_native.Index):
             }
         )
 
-    def entries(self):
+    def entries(self) -> pyarrow.Table:
         """Every entry, sorted by id: a ``pyarrow.Table`` of ``id`` and ``sketch`` (the self-describing string,
         as ``neardup index export`` prints it), the same table for the same entries whatever the store and the
         order they were added in. ``index.add_sketches(zip(ids, sketches))``, another index or ``neardup index
