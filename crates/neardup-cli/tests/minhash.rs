@@ -190,6 +190,17 @@ fn lsh_index_create_add_query_and_refuse_other_schemes() {
     let found = text(&out.stdout);
     assert_eq!(found.lines().count(), 1, "{found}");
     assert!(found.starts_with(&format!("{b}\t{a}\t0.")), "{found}");
+    // Below the index's threshold its bands would miss most matches: refused, but 0 lists every candidate.
+    let out = neardup(&["index", "query", &idx, "--threshold", "0.3", &b]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("below the index's threshold = 0.7"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = neardup(&["index", "query", &idx, "--threshold", "0", &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with(&format!("{b}\t{a}\t0.")));
 
     // Signatures from `hash` go in with add-fingerprints; other parameters are refused per line.
     let sigs = neardup(&["hash", "--scheme", "minhash", &b]);

@@ -951,6 +951,7 @@ def test_arguments_that_do_not_fit_the_scheme_are_refused_as_in_the_cli():
     index.add("base", base)
     with pytest.raises(neardup.UnsupportedError, match="below the index's threshold = 0.9"):
         index.query(variant, threshold=0.2)
+    assert [id for id, _ in index.query(variant, threshold=0)] == ["base"]  # every LSH candidate
 
 
 def test_an_index_opens_where_users_point_it(tmp_path):

@@ -648,7 +648,8 @@ impl<S: Store> Index<S> {
 
     /// How far a radius reaches in this index: its own k or threshold by default. Refuses a radius of the
     /// other family, a distance above the index's k (its tables could not find every match) and a
-    /// similarity below its threshold (its bands would miss most such matches).
+    /// similarity below its threshold (its bands would miss most such matches) but 0, which lists every
+    /// LSH candidate.
     fn reach(&self, radius: Radius) -> Result<Reach, Error> {
         match (self.kind(), radius) {
             (Kind::Hamming(design), Radius::Default) => Ok(Reach::Distance(design.k)),
@@ -662,11 +663,13 @@ impl<S: Store> Index<S> {
             }
             (Kind::Hamming(_), Radius::Distance(k)) => Ok(Reach::Distance(k)),
             (Kind::Lsh { threshold, .. }, Radius::Default) => Ok(Reach::Similarity(*threshold)),
-            (Kind::Lsh { threshold, .. }, Radius::Similarity(t)) if t < *threshold => {
+            // 0 asks for every LSH candidate, whatever its estimate (documented as such).
+            (Kind::Lsh { threshold, .. }, Radius::Similarity(t)) if t > 0.0 && t < *threshold => {
                 Err(Error::Unsupported {
                     what: format!(
                         "threshold = {t} is below the index's threshold = {threshold}: its LSH bands were \
-                         chosen for similarities of {threshold} or more and would miss most matches below it"
+                         chosen for similarities of {threshold} or more and would miss most matches below it \
+                         (0 lists every LSH candidate)"
                     ),
                 })
             }
