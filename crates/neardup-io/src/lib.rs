@@ -3,7 +3,8 @@
 //!
 //! # Design: two passes, joined by record ordinals
 //!
-//! Deduplicating a dataset takes two passes over it:
+//! Deduplicating a dataset takes two passes over it (after [`Dataset::check_outputs`], which refuses a split
+//! that could not be written, an output that is one of the inputs above all, before any work):
 //!
 //! 1. **Read for sketches.** [`Dataset::for_each_batch`] streams every record in input order, in batches,
 //!    each with its *ordinal* (0, 1, 2, … across all files), its id and its text. The caller sketches the
