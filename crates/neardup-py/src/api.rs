@@ -61,20 +61,73 @@ pub fn media_hint(media: Option<&str>) -> PyResult<MediaHint<'static>> {
 /// The method a scheme name and its parameters name.
 pub fn method_of(
     scheme: &str,
-    num_perm: Option<u32>,
-    seed: Option<u64>,
-    shingle: Option<u32>,
-    char_shingle: Option<u32>,
+    num_perm: Option<Whole>,
+    seed: Option<Whole>,
+    shingle: Option<Whole>,
+    char_shingle: Option<Whole>,
 ) -> PyResult<Method> {
     lookup(scheme)
         .py_err()?
         .method(&Params {
-            num_perm,
-            seed,
-            shingle,
-            char_shingle,
+            num_perm: Whole::checked("num_perm", num_perm)?,
+            seed: Whole::checked("seed", seed)?,
+            shingle: Whole::checked("shingle", shingle)?,
+            char_shingle: Whole::checked("char_shingle", char_shingle)?,
         })
         .py_err()
+}
+
+/// A whole-number argument as Python passes one (an `int`, NumPy's integers too), taken as it is and
+/// checked against its type's range by [`checked`](Self::checked), which names the argument: pyo3's own
+/// conversion says only "out of range integral type conversion attempted" for `k=-1`.
+#[derive(Clone, Copy, Debug)]
+pub struct Whole(i128);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Whole {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        obj.extract::<i128>().map(Whole).map_err(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) {
+                PyValueError::new_err(format!(
+                    "{} is not a whole number any setting takes",
+                    obj.repr()
+                        .map_or_else(|_| "?".to_owned(), |r| r.to_string())
+                ))
+            } else {
+                e
+            }
+        })
+    }
+}
+
+impl Whole {
+    /// The value as `T`, or a `ValueError` naming the argument and the range.
+    pub fn checked<T: Unsigned>(name: &str, value: Option<Whole>) -> PyResult<Option<T>> {
+        value
+            .map(|Whole(v)| {
+                T::try_from(v).map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "{name} must be a whole number from 0 to {}, not {v}",
+                        T::MAX
+                    ))
+                })
+            })
+            .transpose()
+    }
+}
+
+/// The unsigned types a [`Whole`] argument converts to, with the largest value for its message.
+pub trait Unsigned: TryFrom<i128> {
+    const MAX: u64;
+}
+
+impl Unsigned for u32 {
+    const MAX: u64 = u32::MAX as u64;
+}
+
+impl Unsigned for u64 {
+    const MAX: u64 = u64::MAX;
 }
 
 /// A document's sketch: a SimHash fingerprint (`simhash-doc-v1:…`) or a MinHash-family signature. Its string
@@ -178,10 +231,10 @@ fn sketch(
     data: &Bound<'_, PyAny>,
     scheme: &str,
     media: Option<&str>,
-    num_perm: Option<u32>,
-    seed: Option<u64>,
-    shingle: Option<u32>,
-    char_shingle: Option<u32>,
+    num_perm: Option<Whole>,
+    seed: Option<Whole>,
+    shingle: Option<Whole>,
+    char_shingle: Option<Whole>,
 ) -> PyResult<PySketch> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     Ok(PySketch {
@@ -285,10 +338,10 @@ fn sketch_column<'py>(
     column: ColumnInput<'_>,
     scheme: &str,
     media: Option<&str>,
-    num_perm: Option<u32>,
-    seed: Option<u64>,
-    shingle: Option<u32>,
-    char_shingle: Option<u32>,
+    num_perm: Option<Whole>,
+    seed: Option<Whole>,
+    shingle: Option<Whole>,
+    char_shingle: Option<Whole>,
     progress: Option<Py<PyAny>>,
     strings: bool,
 ) -> PyResult<(&'static str, usize, Bound<'py, PyAny>, Vec<(usize, String)>)> {

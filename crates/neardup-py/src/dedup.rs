@@ -1,6 +1,7 @@
 //! `neardup.dedup`: the engine's `Dedup` over a column of documents. Clusters come back as row numbers; the
 //! Python side turns them into a `pyarrow.Table` with the CLI's columns, taking ids from the caller's array.
 
+use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
@@ -270,20 +271,22 @@ fn dedup_column<'py>(
     column: ColumnInput<'_>,
     ids: Option<ColumnInput<'_>>,
     scheme: &str,
-    k: Option<u32>,
+    k: Option<Whole>,
     threshold: Option<f64>,
     verify: Option<&str>,
     measure: Option<&str>,
-    verify_ngram: Option<u32>,
+    verify_ngram: Option<Whole>,
     clustering: &str,
     representative: &str,
     media: Option<&str>,
-    num_perm: Option<u32>,
-    seed: Option<u64>,
-    shingle: Option<u32>,
-    char_shingle: Option<u32>,
+    num_perm: Option<Whole>,
+    seed: Option<Whole>,
+    shingle: Option<Whole>,
+    char_shingle: Option<Whole>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(TableColumns<'py>, Vec<(usize, String)>)> {
+    let k = Whole::checked::<u32>("k", k)?;
+    let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);

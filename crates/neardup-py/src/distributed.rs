@@ -2,6 +2,7 @@
 //! columns, for `neardup.spark` (and any other runner). Each method takes a batch of rows and gives one result
 //! per row, in row order, one row at a time unless asked (`parallel`): a Spark task is one of many on its machine.
 
+use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, analyze_input};
 use crate::dedup::{RowSink, Rows, RunArgs, run_options};
@@ -92,21 +93,23 @@ impl PyStages {
     #[allow(clippy::too_many_arguments)]
     fn new(
         scheme: &str,
-        k: Option<u32>,
+        k: Option<Whole>,
         threshold: Option<f64>,
         verify: Option<&str>,
         measure: Option<&str>,
-        verify_ngram: Option<u32>,
+        verify_ngram: Option<Whole>,
         clustering: &str,
         representative: &str,
         media: Option<&str>,
-        num_perm: Option<u32>,
-        seed: Option<u64>,
-        shingle: Option<u32>,
-        char_shingle: Option<u32>,
+        num_perm: Option<Whole>,
+        seed: Option<Whole>,
+        shingle: Option<Whole>,
+        char_shingle: Option<Whole>,
         large_cluster: usize,
         distinct: u64,
     ) -> PyResult<Self> {
+        let k = Whole::checked::<u32>("k", k)?;
+        let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
         let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
         let options = Options {
             large_cluster,

@@ -5,6 +5,7 @@
 //! CLI's `--output` and `--removed`. The GIL is released throughout; Python's signals are checked between
 //! batches, so Ctrl-C stops a long run.
 
+use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{analyze_text_as, signer};
 use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, run_options};
@@ -68,23 +69,25 @@ fn dedup_files<'py>(
     id_field: &str,
     text_field: &str,
     media_field: Option<&str>,
-    k: Option<u32>,
+    k: Option<Whole>,
     threshold: Option<f64>,
     verify: Option<&str>,
     measure: Option<&str>,
-    verify_ngram: Option<u32>,
+    verify_ngram: Option<Whole>,
     clustering: &str,
     representative: &str,
     media: Option<&str>,
-    num_perm: Option<u32>,
-    seed: Option<u64>,
-    shingle: Option<u32>,
-    char_shingle: Option<u32>,
+    num_perm: Option<Whole>,
+    seed: Option<Whole>,
+    shingle: Option<Whole>,
+    char_shingle: Option<Whole>,
     output: Option<PathBuf>,
     removed: Option<PathBuf>,
     strict: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Outcome<'py>> {
+    let k = Whole::checked::<u32>("k", k)?;
+    let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let mut dedup = Dedup::new(

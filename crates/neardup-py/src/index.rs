@@ -1,6 +1,7 @@
 //! `neardup.Index`: the engine's `Index`, in memory or in the same files as `neardup index` (so the CLI and
 //! Python can share one). Queries take a read lock and run with the GIL released; writes take the write lock.
 
+use crate::api::Whole;
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
 use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
@@ -187,15 +188,16 @@ impl PyIndex {
     fn new(
         path: Option<PathBuf>,
         scheme: Option<&str>,
-        k: Option<u32>,
+        k: Option<Whole>,
         threshold: Option<f64>,
         expected: Option<f64>,
-        num_perm: Option<u32>,
-        seed: Option<u64>,
-        shingle: Option<u32>,
-        char_shingle: Option<u32>,
+        num_perm: Option<Whole>,
+        seed: Option<Whole>,
+        shingle: Option<Whole>,
+        char_shingle: Option<Whole>,
         read_only: bool,
     ) -> PyResult<Self> {
+        let k = Whole::checked::<u32>("k", k)?;
         let open = |path: &PathBuf| {
             if read_only {
                 Index::open_reader(path)
@@ -377,10 +379,11 @@ impl PyIndex {
         py: Python<'_>,
         document: Option<&Bound<'_, PyAny>>,
         sketch: Option<&Bound<'_, PyAny>>,
-        k: Option<u32>,
+        k: Option<Whole>,
         threshold: Option<f64>,
         media: Option<&str>,
     ) -> PyResult<Vec<(String, ScoreValue)>> {
+        let k = Whole::checked::<u32>("k", k)?;
         let sketch = self.sketch_of(py, document, sketch, media)?;
         let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
@@ -451,7 +454,7 @@ impl PyIndex {
         &self,
         py: Python<'py>,
         documents: ColumnInput<'_>,
-        k: Option<u32>,
+        k: Option<Whole>,
         threshold: Option<f64>,
         media: Option<&str>,
         progress: Option<Py<PyAny>>,
@@ -461,6 +464,7 @@ impl PyIndex {
         Bound<'py, PyBytes>,
         Vec<(usize, String)>,
     )> {
+        let k = Whole::checked::<u32>("k", k)?;
         let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;

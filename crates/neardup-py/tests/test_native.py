@@ -1034,3 +1034,15 @@ def test_a_distance_is_an_integer_and_a_similarity_a_float():
     [(_, similarity)] = minhash.query("one two three four five six seven")
     assert type(distance) is int and distance == 0
     assert type(similarity) is float and similarity == 1.0
+
+
+def test_a_negative_or_huge_setting_is_named():
+    with pytest.raises(ValueError, match="k must be a whole number from 0 to 4294967295, not -1"):
+        neardup.dedup(["a b c"], k=-1)
+    with pytest.raises(ValueError, match="num_perm must be a whole number from 0 to 4294967295, not -1"):
+        neardup.sketches(["a b c"], "minhash", num_perm=-1)
+    with pytest.raises(ValueError, match="k must be a whole number"):
+        neardup.Index(None, k=-1)
+    with pytest.raises(ValueError, match="seed must be a whole number from 0 to 18446744073709551615, not -1"):
+        neardup.sketch("a b c", "minhash", seed=-1)
+    assert len(neardup.sketch("a b c", "minhash", num_perm=np.int64(64)).values) == 64
