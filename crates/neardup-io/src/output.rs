@@ -28,9 +28,14 @@ impl Pending {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (file, temp) = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // Made as `File::create` makes a file (0666 less the umask): a temporary file's own 0600 stayed
+        // with the finished output, which then only its owner could read.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let (file, temp) = builder
             .tempfile_in(dir)
             .map_err(|e| IoError::io(path.display(), e))?
             .into_parts();

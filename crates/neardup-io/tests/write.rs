@@ -458,3 +458,20 @@ fn cluster_tables_in_three_formats() {
     let names: HashMap<String, ()> = files_in(dir.path()).into_iter().map(|n| (n, ())).collect();
     assert_eq!(names.len(), 3, "{names:?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn outputs_get_the_permissions_of_a_file_made_by_file_create() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("in.jsonl");
+    std::fs::write(&f, "{\"id\":\"a\",\"text\":\"x\"}\n").unwrap();
+    let (dataset, _) = open(&[&f], DatasetOptions::default());
+    let kept = dir.path().join("kept.jsonl");
+    dataset
+        .write_split(&decide_removing(&[]), Some(&kept), None)
+        .unwrap();
+    // 0666 less the umask, as the input written by std::fs::write got (not a temporary file's 0600).
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&kept), mode(&f));
+}
