@@ -1,6 +1,6 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{ColumnInput, failures_of, sketch_input};
+use crate::batch::{ColumnInput, Failures, failures_of, sketch_input};
 use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
@@ -344,7 +344,7 @@ fn sketch_column<'py>(
     char_shingle: Option<Whole>,
     progress: Option<Py<PyAny>>,
     strings: bool,
-) -> PyResult<(&'static str, usize, Bound<'py, PyAny>, Vec<(usize, String)>)> {
+) -> PyResult<(&'static str, usize, Bound<'py, PyAny>, Failures)> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let (kind, width, row_bytes) = match method {

@@ -280,7 +280,7 @@ pub fn sketch_input(
     keep_profiles: bool,
     check: Option<SimHashCheck>,
     progress: Option<&Py<PyAny>>,
-) -> PyResult<Vec<Result<Signed, String>>> {
+) -> PyResult<Vec<Result<Signed, RowFailure>>> {
     analyze_input(
         py,
         input,
@@ -292,11 +292,16 @@ pub fn sketch_input(
 }
 
 /// The rows that could not be analyzed, `(row, message)` in row order.
-pub fn failures_of(results: &[Result<Signed, String>]) -> Vec<(usize, String)> {
+pub fn failures_of(results: &[Result<Signed, RowFailure>]) -> Failures {
     results
         .iter()
         .enumerate()
-        .filter_map(|(row, result)| result.as_ref().err().map(|message| (row, message.clone())))
+        .filter_map(|(row, result)| {
+            result
+                .as_ref()
+                .err()
+                .map(|f| (row, f.message.clone(), f.kind))
+        })
         .collect()
 }
 
@@ -329,7 +334,7 @@ pub fn analyze_input(
     parallel: bool,
     progress: Option<&Py<PyAny>>,
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
-) -> PyResult<Vec<Result<Signed, String>>> {
+) -> PyResult<Vec<Result<Signed, RowFailure>>> {
     let list = match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
@@ -547,9 +552,9 @@ pub fn analyze_text_as(
     text: &str,
     hint: MediaHint<'_>,
     analyze: &impl Fn(&str) -> Result<Signed, neardup::Error>,
-) -> Result<Signed, String> {
+) -> Result<Signed, RowFailure> {
     if matches!(hint, MediaHint::Auto | MediaHint::Force(Media::Text)) {
-        analyze(text).map_err(|e| e.to_string())
+        Ok(analyze(text)?)
     } else {
         analyze_extracted(text.as_bytes(), hint, analyze)
     }
@@ -560,9 +565,9 @@ fn analyze_extracted(
     bytes: &[u8],
     hint: MediaHint<'_>,
     analyze: &impl Fn(&str) -> Result<Signed, neardup::Error>,
-) -> Result<Signed, String> {
-    let extracted = neardup::text::extract(bytes, hint).map_err(|e| e.to_string())?;
-    analyze(&extracted.text).map_err(|e| e.to_string())
+) -> Result<Signed, RowFailure> {
+    let extracted = neardup::text::extract(bytes, hint).map_err(neardup::Error::from)?;
+    Ok(analyze(&extracted.text)?)
 }
 
 /// The analysis `neardup.dedup` needs of a text: its sketch by `method`, its length, and its exact profile
@@ -593,9 +598,11 @@ fn analyze_rows(
     hint: MediaHint<'_>,
     parallel: bool,
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
-) -> Vec<Result<Signed, String>> {
+) -> Vec<Result<Signed, RowFailure>> {
     let row = |i: usize| {
-        let bytes = column.get(i).ok_or_else(|| "null value".to_owned())?;
+        let bytes = column
+            .get(i)
+            .ok_or_else(|| RowFailure::from("null value".to_owned()))?;
         if column.is_binary(i) {
             return analyze_extracted(bytes, hint, &analyze);
         }
@@ -605,7 +612,8 @@ fn analyze_rows(
         } else {
             // The fast check first; std's names the place of a fault.
             simdutf8::basic::from_utf8(bytes)
-                .or_else(|_| std::str::from_utf8(bytes).map_err(|e| utf8_problem(bytes, &e)))?
+                .or_else(|_| std::str::from_utf8(bytes).map_err(|e| utf8_problem(bytes, &e)))
+                .map_err(RowFailure::from)?
         };
         analyze_text_as(text, hint, &analyze)
     };
@@ -644,4 +652,39 @@ pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
             })
         })
         .collect()
+}
+
+/// The rows that could not be analyzed, as Python's `_report` takes them: `(row, message, kind)`.
+pub type Failures = Vec<(usize, String, &'static str)>;
+
+/// Why a row could not be analyzed: its message, and the `neardup.Error` kind it is (`"NoTokens"`,
+/// `"MediaError"`, or `"Error"` for a null or text that is not UTF-8), which `errors="raise"` raises.
+#[derive(Clone, Debug)]
+pub struct RowFailure {
+    pub message: String,
+    pub kind: &'static str,
+}
+
+impl From<String> for RowFailure {
+    fn from(message: String) -> Self {
+        RowFailure {
+            message,
+            kind: "Error",
+        }
+    }
+}
+
+impl From<neardup::Error> for RowFailure {
+    fn from(e: neardup::Error) -> Self {
+        // The kind and the message `to_py` gives the same error raised on its own.
+        let kind = match &e {
+            neardup::Error::NoTokens { .. } => "NoTokens",
+            neardup::Error::Extract(_) => "MediaError",
+            _ => "Error",
+        };
+        RowFailure {
+            message: e.to_string().replace("--media text", "media=\"text\""),
+            kind,
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, to_py};
 use neardup::Method;
@@ -284,7 +284,7 @@ fn dedup_column<'py>(
     shingle: Option<Whole>,
     char_shingle: Option<Whole>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(TableColumns<'py>, Vec<(usize, String)>)> {
+) -> PyResult<(TableColumns<'py>, Failures)> {
     let k = Whole::checked::<u32>("k", k)?;
     let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
@@ -343,7 +343,7 @@ fn dedup_column<'py>(
                         length: s.length,
                         ..Document::new(format!("{:020}", order[r]), s.sketch)
                     })?,
-                    Err(message) => failures.push((r, message)),
+                    Err(failure) => failures.push((r, failure.message, failure.kind)),
                 }
             }
             let mut rows = Rows::new(n);

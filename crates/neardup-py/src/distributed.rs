@@ -217,11 +217,11 @@ impl PyStages {
                         }
                         lengths.push((s.length as i64).to_le_bytes());
                     }
-                    Err(message) => {
+                    Err(failure) => {
                         sketches.resize(sketches.len() + width, 0);
                         nodes.push([0; 16]);
                         lengths.push(0i64.to_le_bytes());
-                        failures.push((row, message));
+                        failures.push((row, failure.message));
                     }
                 }
                 let end = i32::try_from(data.len()).map_err(|_| {

@@ -197,7 +197,10 @@ fn dedup_files<'py>(
                         ordinals.push(record.ordinal);
                     }
                     (Ok(_), outcome) => {
-                        let why = outcome.and_then(Result::err).unwrap_or_default();
+                        let why = outcome
+                            .and_then(Result::err)
+                            .map(|failure| failure.message)
+                            .unwrap_or_default();
                         problems.add(format!("{label} ({})", record.id), why);
                         ids.push(record.id);
                         ordinals.push(record.ordinal);

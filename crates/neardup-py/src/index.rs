@@ -3,7 +3,7 @@
 
 use crate::api::Whole;
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
-use crate::batch::{ColumnInput, failures_of, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::dedup::Score;
@@ -405,7 +405,7 @@ impl PyIndex {
         media: Option<&str>,
         keep_going: bool,
         progress: Option<Py<PyAny>>,
-    ) -> PyResult<(usize, Vec<(usize, String)>)> {
+    ) -> PyResult<(usize, Failures)> {
         let method = self.method();
         let hint = media_hint(media)?;
         // A closed index (or one a forked child may not change) is refused before any sketching.
@@ -430,7 +430,7 @@ impl PyIndex {
         {
             match signed {
                 Ok(signed) => entries.push((ids[row], signed.sketch)),
-                Err(message) => failures.push((row, message)),
+                Err(failure) => failures.push((row, failure.message, failure.kind)),
             }
         }
         if !failures.is_empty() && !keep_going {
@@ -462,7 +462,7 @@ impl PyIndex {
         Bound<'py, PyBytes>,
         StringColumn<'py>,
         Bound<'py, PyBytes>,
-        Vec<(usize, String)>,
+        Failures,
     )> {
         let k = Whole::checked::<u32>("k", k)?;
         let method = self.method();

@@ -1046,3 +1046,17 @@ def test_a_negative_or_huge_setting_is_named():
     with pytest.raises(ValueError, match="seed must be a whole number from 0 to 18446744073709551615, not -1"):
         neardup.sketch("a b c", "minhash", seed=-1)
     assert len(neardup.sketch("a b c", "minhash", num_perm=np.int64(64)).values) == 64
+
+
+def test_a_row_that_fails_raises_its_kind_of_error():
+    with pytest.raises(neardup.NoTokens, match="row 1: no tokens"):
+        neardup.sketches(["some words here", ""])
+    with pytest.raises(neardup.MediaError, match=r'row 0: binary content: .*media="text"'):
+        neardup.sketches([bytes(range(256)) * 4])
+    with pytest.raises(neardup.NoTokens, match="row 0: no tokens"):
+        neardup.Index(None).add_many(["a"], ["..."])
+    with pytest.raises(neardup.NoTokens):
+        neardup.dedup(["", "x y"], errors="raise")
+    with pytest.raises(neardup.Error, match="row 0: null value") as raised:
+        neardup.sketches([None])
+    assert type(raised.value) is neardup.Error

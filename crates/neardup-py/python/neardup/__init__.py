@@ -323,16 +323,18 @@ def _report(
     what="could not be sketched",
     more=" more rows",
 ) -> None:
-    """Raises (``errors="raise"``) or warns about ``failures``, ``(place, message)`` pairs (a place that is a
-    number is a row), naming the first; ``count`` of them in all (default: as many as listed), ``things``
-    the singular and plural of what failed."""
+    """Raises (``errors="raise"``) or warns about ``failures``, ``(place, message)`` pairs or ``(place,
+    message, kind)`` triples (a place that is a number is a row; the kind names the ``neardup.Error`` the
+    first one raises, such as ``"NoTokens"``), naming the first; ``count`` of them in all (default: as many
+    as listed), ``things`` the singular and plural of what failed."""
     if not failures:
         return
-    place, message = failures[0]
+    place, message, *kind = failures[0]
     first = f"{f'row {place}' if isinstance(place, int) else place}: {message}"
     count = len(failures) if count is None else count
     if errors == "raise":
-        raise Error(first + (f" (and {count - 1}{more})" if count > 1 else ""))
+        error = getattr(_native, kind[0], Error) if kind else Error
+        raise error(first + (f" (and {count - 1}{more})" if count > 1 else ""))
     warnings.warn(f"{count} {things[count != 1]} {what}; the first, {first}", RuntimeWarning, stacklevel=3)
 
 
