@@ -244,14 +244,22 @@ pub fn permutations_affine64(num_perm: usize, seed: u32) -> (Vec<u64>, Vec<u64>)
 #[derive(Clone, Debug)]
 pub struct DatasketchMinHasher {
     params: SketchParams,
-    variant: Variant,
-    a: Vec<u64>,
-    b: Vec<u64>,
-    /// `a` and `b` as `u32` for the affine32 variant (empty for the legacy one): a loop over 32-bit lanes
-    /// is vectorized where one that narrows 64-bit values is not.
-    a32: Vec<u32>,
-    b32: Vec<u32>,
+    permutations: Permutations,
     values: Vec<u32>,
+}
+
+/// The permutations' `a` and `b`, in the variant's own width.
+#[derive(Clone, Debug)]
+enum Permutations {
+    /// As `u32`: a loop over 32-bit lanes is vectorized where one that narrows 64-bit values is not.
+    Affine32 {
+        a: Vec<u32>,
+        b: Vec<u32>,
+    },
+    Legacy {
+        a: Vec<u64>,
+        b: Vec<u64>,
+    },
 }
 
 impl DatasketchMinHasher {
@@ -262,17 +270,17 @@ impl DatasketchMinHasher {
             "num_perm must be in 1..=2^32-1"
         );
         let (a, b) = permutations(variant, num_perm, seed);
-        let narrow = |v: &[u64]| match variant {
-            Variant::Affine32 => v.iter().map(|&x| x as u32).collect(),
-            Variant::Legacy => Vec::new(),
+        let narrow = |v: Vec<u64>| v.into_iter().map(|x| x as u32).collect();
+        let permutations = match variant {
+            Variant::Affine32 => Permutations::Affine32 {
+                a: narrow(a),
+                b: narrow(b),
+            },
+            Variant::Legacy => Permutations::Legacy { a, b },
         };
         DatasketchMinHasher {
             params: SketchParams::new(variant.scheme(), num_perm as u32, seed as u64, features),
-            variant,
-            a32: narrow(&a),
-            b32: narrow(&b),
-            a,
-            b,
+            permutations,
             values: vec![u32::MAX; num_perm],
         }
     }
@@ -294,17 +302,17 @@ impl DatasketchMinHasher {
 
     /// Adds a 32-bit token hash (what datasketch's `hashfunc` returned).
     pub fn update_hash32(&mut self, hv: u32) {
-        match self.variant {
-            Variant::Affine32 => {
+        match &self.permutations {
+            Permutations::Affine32 { a, b } => {
                 let hv = fmix32(hv);
-                for ((v, &a), &b) in self.values.iter_mut().zip(&self.a32).zip(&self.b32) {
+                for ((v, &a), &b) in self.values.iter_mut().zip(a).zip(b) {
                     let phv = a.wrapping_mul(hv).wrapping_add(b);
                     *v = (*v).min(phv);
                 }
             }
-            Variant::Legacy => {
+            Permutations::Legacy { a, b } => {
                 let hv = hv as u64;
-                for ((v, &a), &b) in self.values.iter_mut().zip(&self.a).zip(&self.b) {
+                for ((v, &a), &b) in self.values.iter_mut().zip(a).zip(b) {
                     let phv = mod_mersenne61(a.wrapping_mul(hv).wrapping_add(b)) as u32;
                     *v = (*v).min(phv);
                 }
