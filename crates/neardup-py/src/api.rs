@@ -1,6 +1,6 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{ColumnInput, Failures, failures_of, sketch_input};
+use crate::batch::{ColumnInput, Failures, Profiles, failures_of, sketch_input};
 use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
@@ -361,7 +361,7 @@ fn sketch_column<'py>(
             ));
         }
     };
-    let rows = sketch_input(py, &column, method, hint, false, None, progress.as_ref())?;
+    let rows = sketch_input(py, &column, method, hint, Profiles::NONE, progress.as_ref())?;
     let failures = failures_of(&rows);
     if strings {
         let texts: Vec<Option<String>> = py.detach(|| {

@@ -3,8 +3,8 @@
 //! depends on the thread count.
 
 use neardup::Method;
-use neardup::dedup::SimHashCheck;
 use neardup::dedup::distributed::Signed;
+use neardup::dedup::{Dedup, SimHashCheck, Verification};
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -270,25 +270,40 @@ const PIECE_BYTES: usize = 2 << 20;
 /// ...or this many rows, whichever comes first.
 const PIECE_ROWS: usize = 4096;
 
-/// [`analyze_input`] with a sketch of each row by `method` (and its exact profile with `keep_profiles`: for
-/// SimHash, the profile of `check`, the dedup's [`simhash_verification`](neardup::dedup::Dedup::simhash_verification)).
+/// The exact profiles kept beside the sketches: none (sketching alone), or those a run verifies with.
+#[derive(Clone, Copy, Debug)]
+pub struct Profiles {
+    keep: bool,
+    /// SimHash: the measure whose profile is kept.
+    check: Option<SimHashCheck>,
+}
+
+impl Profiles {
+    /// Sketches alone.
+    pub const NONE: Profiles = Profiles {
+        keep: false,
+        check: None,
+    };
+
+    /// The profiles `dedup` verifies its candidates with, if it verifies exactly.
+    pub fn of(dedup: &Dedup) -> Profiles {
+        Profiles {
+            keep: dedup.options().verification == Verification::Exact,
+            check: dedup.simhash_verification().map(|(check, _)| check),
+        }
+    }
+}
+
+/// [`analyze_input`] with a sketch of each row by `method`, and its exact profile as `profiles` asks.
 pub fn sketch_input(
     py: Python<'_>,
     input: &ColumnInput<'_>,
     method: Method,
     hint: MediaHint<'_>,
-    keep_profiles: bool,
-    check: Option<SimHashCheck>,
+    profiles: Profiles,
     progress: Option<&Py<PyAny>>,
 ) -> PyResult<Vec<Result<Signed, RowFailure>>> {
-    analyze_input(
-        py,
-        input,
-        hint,
-        true,
-        progress,
-        signer(method, keep_profiles, check),
-    )
+    analyze_input(py, input, hint, true, progress, signer(method, profiles))
 }
 
 /// The rows that could not be analyzed, `(row, message)` in row order.
@@ -571,14 +586,14 @@ fn analyze_extracted(
 }
 
 /// The analysis `neardup.dedup` needs of a text: its sketch by `method`, its length, and its exact profile
-/// with `keep_profiles`.
+/// as `profiles` asks.
 pub fn signer(
     method: Method,
-    keep_profiles: bool,
-    check: Option<SimHashCheck>,
+    profiles: Profiles,
 ) -> impl Fn(&str) -> Result<Signed, neardup::Error> + Sync {
     move |text| {
-        let (sketch, length, profile) = method.analyze_text_checked(text, keep_profiles, check)?;
+        let (sketch, length, profile) =
+            method.analyze_text_checked(text, profiles.keep, profiles.check)?;
         Ok(Signed {
             sketch,
             profile,

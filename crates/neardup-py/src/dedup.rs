@@ -3,7 +3,7 @@
 
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, Failures, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, Profiles, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, to_py};
 use neardup::Method;
@@ -156,13 +156,18 @@ pub fn parse_verification(name: &str) -> PyResult<Verification> {
 /// The settings of a run as `neardup.dedup`, `dedup_files` and `neardup.spark.dedup` take them (the names
 /// of their keyword arguments).
 pub struct RunArgs<'a> {
-    pub k: Option<u32>,
+    pub k: Option<Whole>,
     pub threshold: Option<f64>,
     pub verify: Option<&'a str>,
     pub measure: Option<&'a str>,
-    pub verify_ngram: Option<u32>,
+    pub verify_ngram: Option<Whole>,
     pub clustering: &'a str,
     pub representative: &'a str,
+}
+
+/// The engine's `Dedup` for a run of `method` with these settings ([`run_options`]).
+pub fn new_dedup(method: Method, args: &RunArgs<'_>) -> PyResult<Dedup> {
+    Dedup::new(method, run_options(method, args)?).py_err()
 }
 
 /// The engine's options for a run of `method`, by the CLI's rules (`neardup dedup`), so that the same
@@ -172,6 +177,8 @@ pub struct RunArgs<'a> {
 /// threshold applies to them.
 pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
     let refuse = |message: String| Err(PyValueError::new_err(message));
+    let k = Whole::checked::<u32>("k", args.k)?;
+    let verify_ngram = Whole::checked::<u32>("verify_ngram", args.verify_ngram)?;
     let verification = match (args.verify, method) {
         (None, Method::SimHash(_)) => Verification::None,
         (None, _) => Verification::Exact,
@@ -188,11 +195,11 @@ pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
             }
             Verification::Exact => {
                 simhash_check = Some(match args.measure.unwrap_or("jaccard") {
-                    "jaccard" => match args.verify_ngram.unwrap_or(3) {
+                    "jaccard" => match verify_ngram.unwrap_or(3) {
                         0 => return refuse("verify_ngram must be at least 1".to_owned()),
                         n => SimHashCheck::Jaccard(n),
                     },
-                    "cosine" if args.verify_ngram.is_some() => {
+                    "cosine" if verify_ngram.is_some() => {
                         return refuse(
                             "verify_ngram sets the n-grams of measure=\"jaccard\", not of the cosine"
                                 .to_owned(),
@@ -205,8 +212,7 @@ pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
                 });
             }
             Verification::None => {
-                if args.threshold.is_some() || args.measure.is_some() || args.verify_ngram.is_some()
-                {
+                if args.threshold.is_some() || args.measure.is_some() || verify_ngram.is_some() {
                     return refuse(format!(
                         "threshold, measure and verify_ngram apply to {scheme} only with verify=\"exact\", \
                          which checks the pairs within k bits by an exact measure"
@@ -215,13 +221,13 @@ pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
             }
         },
         _ => {
-            if args.k.is_some() {
+            if k.is_some() {
                 return refuse(format!(
                     "k is a Hamming distance for SimHash; {method} documents are matched at a threshold \
                      (or pass scheme=\"simhash\")"
                 ));
             }
-            if args.measure.is_some() || args.verify_ngram.is_some() {
+            if args.measure.is_some() || verify_ngram.is_some() {
                 return refuse(format!(
                     "measure and verify_ngram choose how SimHash pairs are checked; {method} pairs are \
                      verified by the scheme's own measure"
@@ -230,7 +236,7 @@ pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
         }
     }
     Ok(Options {
-        k: args.k.unwrap_or(Options::default().k),
+        k: k.unwrap_or(Options::default().k),
         threshold: args.threshold,
         verification,
         simhash_check,
@@ -285,8 +291,6 @@ fn dedup_column<'py>(
     char_shingle: Option<Whole>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(TableColumns<'py>, Failures)> {
-    let k = Whole::checked::<u32>("k", k)?;
-    let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);
@@ -302,31 +306,24 @@ fn dedup_column<'py>(
         }
     };
     let order = py.detach(|| id_ranks(&id_bytes))?;
-    let mut dedup = Dedup::new(
+    let mut dedup = new_dedup(
         method,
-        run_options(
-            method,
-            &RunArgs {
-                k,
-                threshold,
-                verify,
-                measure,
-                verify_ngram,
-                clustering,
-                representative,
-            },
-        )?,
-    )
-    .py_err()?;
-    let keep_profiles = dedup.options().verification == Verification::Exact;
-    let check = dedup.simhash_verification().map(|(check, _)| check);
+        &RunArgs {
+            k,
+            threshold,
+            verify,
+            measure,
+            verify_ngram,
+            clustering,
+            representative,
+        },
+    )?;
     let signed = sketch_input(
         py,
         &column,
         method,
         hint,
-        keep_profiles,
-        check,
+        Profiles::of(&dedup),
         progress.as_ref(),
     )?;
     let (rows, failures) = py

@@ -108,8 +108,6 @@ impl PyStages {
         large_cluster: usize,
         distinct: u64,
     ) -> PyResult<Self> {
-        let k = Whole::checked::<u32>("k", k)?;
-        let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
         let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
         let options = Options {
             large_cluster,

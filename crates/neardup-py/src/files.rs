@@ -7,11 +7,10 @@
 
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
-use crate::batch::{analyze_text_as, signer};
-use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, run_options};
+use crate::batch::{Profiles, analyze_text_as, signer};
+use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
-use neardup::dedup::Dedup;
-use neardup::dedup::{Document, Verification};
+use neardup::dedup::Document;
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
 use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, IoError};
@@ -86,27 +85,20 @@ fn dedup_files<'py>(
     strict: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Outcome<'py>> {
-    let k = Whole::checked::<u32>("k", k)?;
-    let verify_ngram = Whole::checked::<u32>("verify_ngram", verify_ngram)?;
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let mut dedup = Dedup::new(
+    let mut dedup = new_dedup(
         method,
-        run_options(
-            method,
-            &RunArgs {
-                k,
-                threshold,
-                verify,
-                measure,
-                verify_ngram,
-                clustering,
-                representative,
-            },
-        )?,
-    )
-    .py_err()?;
-    let keep_profiles = dedup.options().verification == Verification::Exact;
+        &RunArgs {
+            k,
+            threshold,
+            verify,
+            measure,
+            verify_ngram,
+            clustering,
+            representative,
+        },
+    )?;
     let options = DatasetOptions {
         id_field: field(id_field, "id_field")?,
         text_field: field(text_field, "text_field")?,
@@ -138,11 +130,7 @@ fn dedup_files<'py>(
     for e in &open_errors {
         problems.add(e.file.clone(), e.message.clone());
     }
-    let analyze = signer(
-        method,
-        keep_profiles,
-        dedup.simhash_verification().map(|(check, _)| check),
-    );
+    let analyze = signer(method, Profiles::of(&dedup));
     // Documents whose id came from the id field (the others are known by their place).
     let mut own_ids = 0usize;
     let run = py.detach(|| -> PyResult<_> {

@@ -3,7 +3,7 @@
 
 use crate::api::Whole;
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
-use crate::batch::{ColumnInput, Failures, failures_of, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, Profiles, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::dedup::Score;
@@ -423,10 +423,16 @@ impl PyIndex {
             .collect::<PyResult<Vec<&str>>>()?;
         let mut entries = Vec::with_capacity(ids.len());
         let mut failures = Vec::new();
-        for (row, signed) in
-            sketch_input(py, &documents, method, hint, false, None, progress.as_ref())?
-                .into_iter()
-                .enumerate()
+        for (row, signed) in sketch_input(
+            py,
+            &documents,
+            method,
+            hint,
+            Profiles::NONE,
+            progress.as_ref(),
+        )?
+        .into_iter()
+        .enumerate()
         {
             match signed {
                 Ok(signed) => entries.push((ids[row], signed.sketch)),
@@ -469,7 +475,14 @@ impl PyIndex {
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;
         self.read(|_| ())?;
-        let signed = sketch_input(py, &documents, method, hint, false, None, progress.as_ref())?;
+        let signed = sketch_input(
+            py,
+            &documents,
+            method,
+            hint,
+            Profiles::NONE,
+            progress.as_ref(),
+        )?;
         let found = py
             .detach(|| {
                 self.read(|i| {
