@@ -671,6 +671,7 @@ impl Dataset {
             message,
         };
         let mut family = None;
+        let mut resolved = Vec::new();
         for path in [kept, removed].into_iter().flatten() {
             let format = Format::from_path(path).ok_or_else(|| {
                 refuse(
@@ -696,28 +697,34 @@ impl Dataset {
                     ),
                 ));
             }
-            let resolved = resolved_output(path)?;
-            if let Some(input) = self
-                .inputs
-                .iter()
-                .find(|i| std::fs::canonicalize(&i.path).is_ok_and(|p| p == resolved))
-            {
-                return Err(refuse(
-                    path,
-                    format!(
-                        "this output is the input {}: writing it would replace the input (and lose its \
-                         removed records); write to another file",
-                        input.label
-                    ),
-                ));
-            }
+            resolved.push((path, resolved_output(path)?));
             family = Some(format);
         }
-        if let (Some(k), Some(r)) = (kept, removed)
-            && resolved_output(k)? == resolved_output(r)?
+        if !resolved.is_empty() {
+            // Each input resolved once, whatever the number of outputs.
+            let inputs: Vec<(PathBuf, &InputFile)> = self
+                .inputs
+                .iter()
+                .filter_map(|i| Some((std::fs::canonicalize(&i.path).ok()?, i)))
+                .collect();
+            for (path, output) in &resolved {
+                if let Some((_, input)) = inputs.iter().find(|(p, _)| p == output) {
+                    return Err(refuse(
+                        path,
+                        format!(
+                            "this output is the input {}: writing it would replace the input (and lose \
+                             its removed records); write to another file",
+                            input.label
+                        ),
+                    ));
+                }
+            }
+        }
+        if let [(kept, a), (_, b)] = resolved.as_slice()
+            && a == b
         {
             return Err(refuse(
-                k,
+                kept,
                 "the kept and removed outputs are the same file".to_owned(),
             ));
         }
