@@ -698,7 +698,7 @@ impl From<neardup::Error> for RowFailure {
             _ => "Error",
         };
         RowFailure {
-            message: e.to_string().replace("--media text", "media=\"text\""),
+            message: crate::errors::python_message(&e),
             kind,
         }
     }

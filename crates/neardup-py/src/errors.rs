@@ -61,13 +61,18 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// An engine error's message as Python users read it: the library's advice names the CLI's flag, which in
+/// Python is the `media` argument.
+pub fn python_message(e: &neardup::Error) -> String {
+    e.to_string().replace("--media text", "media=\"text\"")
+}
+
 /// The Python exception for an engine error.
 pub fn to_py(e: neardup::Error) -> PyErr {
     use neardup::Error as E;
-    let message = e.to_string();
+    let message = python_message(&e);
     match e {
-        // The library's advice names the CLI's flag; in Python it is the `media` argument.
-        E::Extract(_) => MediaError::new_err(message.replace("--media text", "media=\"text\"")),
+        E::Extract(_) => MediaError::new_err(message),
         E::NoTokens { .. } => NoTokens::new_err(message),
         E::Parse(_) | E::ParseSketch(_) | E::UnknownScheme { .. } => ParseError::new_err(message),
         E::SchemeMismatch { .. } | E::MethodMismatch { .. } | E::SketchMismatch(_) => {
