@@ -346,7 +346,9 @@ fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u
                 emit(h);
             }
         }
-        Features::Chars(n) => char_shingles(&joined_tokens(text), n as usize).for_each(emit),
+        Features::Chars(n) => {
+            char_shingles(&joined_tokens(text, |_| {}), n as usize).for_each(emit)
+        }
         // Refused by the schemes' constructors; an empty stream here.
         Features::Tokens | Features::Hashes => {}
     }
@@ -374,15 +376,8 @@ fn datasketch_shingles(text: &str, features: Features, mut update: impl FnMut(&[
     match features {
         Features::Words(n) => {
             // A word n-gram is the stretch of the joined tokens from its first token's start to its last's end.
-            let mut joined = String::with_capacity(text.len());
             let mut bounds = Vec::new();
-            doc_v1::tokenize_keeping_numbers(text, |token| {
-                if !joined.is_empty() {
-                    joined.push(' ');
-                }
-                bounds.push((joined.len(), joined.len() + token.as_str().len()));
-                joined.push_str(token.as_str());
-            });
+            let joined = joined_tokens(text, |token| bounds.push((token.start, token.end)));
             let n = n as usize;
             if !bounds.is_empty() && bounds.len() < n {
                 update(joined.as_bytes());
@@ -392,7 +387,7 @@ fn datasketch_shingles(text: &str, features: Features, mut update: impl FnMut(&[
             }
         }
         Features::Chars(n) => {
-            let joined = joined_tokens(text);
+            let joined = joined_tokens(text, |_| {});
             let chars: Vec<(usize, char)> = joined.char_indices().collect();
             let n = n as usize;
             let end = |i: usize| chars.get(i).map_or(joined.len(), |c| c.0);
@@ -426,14 +421,17 @@ pub fn exact_jaccard(a: &[u64], b: &[u64]) -> f64 {
     }
 }
 
-/// The doc-v1 tokens joined by one space: the string character n-grams run over.
-fn joined_tokens(text: &str) -> String {
+/// The doc-v1 tokens joined by one space: the string character n-grams run over. `on_token` is called with
+/// each token's place in it (a word n-gram is the stretch from its first token's start to its last's end).
+fn joined_tokens(text: &str, mut on_token: impl FnMut(std::ops::Range<usize>)) -> String {
     let mut joined = String::with_capacity(text.len());
     doc_v1::tokenize_keeping_numbers(text, |token| {
         if !joined.is_empty() {
             joined.push(' ');
         }
+        let start = joined.len();
         joined.push_str(token.as_str());
+        on_token(start..joined.len());
     });
     joined
 }
