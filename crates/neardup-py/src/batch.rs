@@ -10,7 +10,7 @@ use neardup::parallel;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple};
 use rayon::prelude::*;
 use std::borrow::Cow;
 
@@ -134,28 +134,40 @@ pub struct OwnedRows {
     surrogates: bool,
 }
 
+/// What a Python list holds, which decides what its rows may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListOf {
+    /// Documents: `str`, `bytes` or `None`; a `str` that UTF-8 cannot encode is the row's failure.
+    Documents,
+    /// Ids: `str`, `bytes`, `None` or an integer of any kind (its decimal text; not a `bool`).
+    Ids,
+    /// Other columns (sketches, keys): `str`, `bytes` or `None`.
+    Values,
+}
+
 impl OwnedRows {
-    /// Copies the list's `str` (as UTF-8) and `bytes` values; `None` is a null. Anything else is a
-    /// `TypeError` naming the row.
-    pub fn from_list(list: &Bound<'_, PyList>) -> PyResult<Self> {
+    /// Copies the list's `str` (as UTF-8) and `bytes` values, and for ids its integers (as their decimal
+    /// text, as the CLI reads integer ids); `None` is a null. Anything else is a `TypeError` naming the row.
+    pub fn from_list(list: &Bound<'_, PyList>, kind: ListOf) -> PyResult<Self> {
         let mut rows = OwnedRows::default();
-        rows.fill_from(list, 0, usize::MAX, usize::MAX, false)?;
+        rows.fill_from(list, 0, usize::MAX, usize::MAX, kind)?;
         Ok(rows)
     }
 
     /// Replaces these rows by the list's rows from `first` on, until at least `max_bytes` bytes or
     /// `max_rows` rows are held (or the list ends), keeping the buffers; returns the row after the last
     /// one copied. Errors name the row by its place in the whole list. A `str` with a lone surrogate (which
-    /// UTF-8 cannot encode) is an error, or with `documents` a row that fails when it is analyzed, as
-    /// other documents that cannot be sketched do.
+    /// UTF-8 cannot encode) is an error, or in documents a row that fails when it is analyzed, as other
+    /// documents that cannot be sketched do.
     fn fill_from(
         &mut self,
         list: &Bound<'_, PyList>,
         first: usize,
         max_bytes: usize,
         max_rows: usize,
-        documents: bool,
+        kind: ListOf,
     ) -> PyResult<usize> {
+        let documents = kind == ListOf::Documents;
         self.offsets.clear();
         self.offsets.push(0);
         self.data.clear();
@@ -188,6 +200,16 @@ impl OwnedRows {
                 binary.push(row - first);
             } else if item.is_none() {
                 nulls.push(row - first);
+            } else if kind == ListOf::Ids
+                && !item.is_instance_of::<PyBool>()
+                && let Ok(int) = item.call_method0(intern!(item.py(), "__index__"))
+            {
+                self.data.extend_from_slice(int.str()?.to_cow()?.as_bytes());
+            } else if kind == ListOf::Ids {
+                return Err(PyTypeError::new_err(format!(
+                    "row {row}: ids must be strings, bytes or integers, not {}",
+                    item.get_type().name()?
+                )));
             } else {
                 return Err(PyTypeError::new_err(format!(
                     "row {row}: documents must be str or bytes, not {}",
@@ -235,9 +257,18 @@ impl OwnedRows {
 impl<'a> ColumnInput<'a> {
     /// Copies a list's rows (under the GIL); Arrow buffers stay where they are.
     pub fn rows(&self, py: Python<'_>) -> PyResult<Option<OwnedRows>> {
+        self.rows_of(py, ListOf::Values)
+    }
+
+    /// [`rows`](Self::rows) of a column of ids, whose integers are their decimal text.
+    pub fn id_rows(&self, py: Python<'_>) -> PyResult<Option<OwnedRows>> {
+        self.rows_of(py, ListOf::Ids)
+    }
+
+    fn rows_of(&self, py: Python<'_>, kind: ListOf) -> PyResult<Option<OwnedRows>> {
         match self {
             ColumnInput::Arrow(_) => Ok(None),
-            ColumnInput::Items(list) => OwnedRows::from_list(list.bind(py)).map(Some),
+            ColumnInput::Items(list) => OwnedRows::from_list(list.bind(py), kind).map(Some),
         }
     }
 
@@ -408,7 +439,7 @@ pub fn analyze_input(
                     reported = Some(done);
                 }
                 let mut rows = spare.try_recv().unwrap_or_default();
-                next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS, true)?;
+                next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS, ListOf::Documents)?;
                 // Waiting for the analyzer to take the piece, the GIL is released: other Python threads
                 // (and signal handlers) run meanwhile.
                 if py.detach(|| to_analyze.send(rows)).is_err() {

@@ -297,7 +297,7 @@ fn dedup_column<'py>(
     let (owned_ids, row_numbers);
     let id_bytes: Vec<&[u8]> = match &ids {
         Some(ids) => {
-            owned_ids = ids.rows(py)?;
+            owned_ids = ids.id_rows(py)?;
             row_ids(&ids.column(&owned_ids)?, n)?
         }
         None => {

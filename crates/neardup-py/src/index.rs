@@ -410,7 +410,7 @@ impl PyIndex {
         let hint = media_hint(media)?;
         // A closed index (or one a forked child may not change) is refused before any sketching.
         self.change(|_| ())?;
-        let id_rows = ids.rows(py)?;
+        let id_rows = ids.id_rows(py)?;
         let id_column = ids.column(&id_rows)?;
         let ids = row_ids(&id_column, documents.len(py))?
             .into_iter()

@@ -26,7 +26,6 @@ Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, 
 from __future__ import annotations
 
 import collections.abc
-import numbers
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
@@ -186,15 +185,7 @@ def _id_input(ids: Any):
     if rows is not None:
         ids = rows
     if isinstance(ids, (list, tuple)):
-        out = []
-        for row, value in enumerate(ids):
-            if value is None or isinstance(value, (str, bytes)):
-                out.append(value)
-            elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
-                out.append(str(int(value)))
-            else:
-                raise TypeError(f"row {row}: ids must be strings, bytes or integers, not {type(value).__name__}")
-        return out
+        return list(ids) if isinstance(ids, tuple) else ids  # integers are read natively
     return _buffers(_id_array(ids))
 
 
