@@ -134,6 +134,18 @@ pub struct OwnedRows {
     surrogates: bool,
 }
 
+/// The id an integer of any kind stands for, its decimal text (as the CLI reads integer ids); `None` for
+/// anything else. `operator.index` takes Python's and NumPy's integers, not floats; a `bool` is refused.
+pub fn integer_id(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if value.is_instance_of::<PyBool>() {
+        return Ok(None);
+    }
+    match value.call_method0(intern!(value.py(), "__index__")) {
+        Ok(int) => Ok(Some(int.str()?.to_cow()?.into_owned())),
+        Err(_) => Ok(None),
+    }
+}
+
 /// What a Python list holds, which decides what its rows may be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListOf {
@@ -201,10 +213,9 @@ impl OwnedRows {
             } else if item.is_none() {
                 nulls.push(row - first);
             } else if kind == ListOf::Ids
-                && !item.is_instance_of::<PyBool>()
-                && let Ok(int) = item.call_method0(intern!(item.py(), "__index__"))
+                && let Some(id) = integer_id(&item)?
             {
-                self.data.extend_from_slice(int.str()?.to_cow()?.as_bytes());
+                self.data.extend_from_slice(id.as_bytes());
             } else if kind == ListOf::Ids {
                 return Err(PyTypeError::new_err(format!(
                     "row {row}: ids must be strings, bytes or integers, not {}",

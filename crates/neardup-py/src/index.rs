@@ -3,7 +3,9 @@
 
 use crate::api::Whole;
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
-use crate::batch::{ColumnInput, Failures, Profiles, failures_of, row_ids, sketch_input};
+use crate::batch::{
+    ColumnInput, Failures, Profiles, failures_of, integer_id, row_ids, sketch_input,
+};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::dedup::Score;
@@ -13,9 +15,8 @@ use neardup::index::{
 use neardup::parallel;
 use neardup::{Method, Sketch};
 use pyo3::exceptions::{PyNotADirectoryError, PyTypeError, PyValueError};
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -660,11 +661,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Id {
         if obj.is_instance_of::<PyString>() {
             return obj.extract().map(Id);
         }
-        // `operator.index` takes Python's and NumPy's integers, not floats; a bool is refused as an id.
-        if !obj.is_instance_of::<PyBool>()
-            && let Ok(int) = obj.call_method0(intern!(obj.py(), "__index__"))
-        {
-            return Ok(Id(int.str()?.to_string()));
+        if let Some(id) = integer_id(&obj)? {
+            return Ok(Id(id));
         }
         Err(PyTypeError::new_err(format!(
             "an id must be a string or an integer, not {}",
