@@ -13,7 +13,7 @@ use neardup::dedup::{
 use neardup::index::{Index, Kind};
 use neardup::text::warc::RecordMeta;
 use neardup::{Method, Preset};
-use neardup_io::{ClusterRow, Dataset, Decision, TableWriter};
+use neardup_io::{ClusterRow, Dataset, Decision, Outputs, TableWriter};
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::Write;
@@ -72,7 +72,9 @@ deduplicated dataset (the kept records, every field preserved, in input order; J
 like the input, compression by extension), --removed FILE the removed records with two more fields,
 duplicate_of and score. Records that are not documents (bad lines) are kept. --table FILE writes the
 cluster table (id, cluster, representative, duplicate_of, score) as .parquet, .jsonl or .tsv, for
-documents too. With any of these files, clusters are not printed on stdout.
+documents too. With any of these files, clusters are not printed on stdout. A file that is one of
+the inputs, or two of them that are one file, are refused before anything is read; one inside an
+input directory is written with a warning (a later run over the directory would read it).
 
 Documents that cannot be sketched are reported on stderr and left out; the exit status is then 1.
 Documents without words are a warning (exit status 0 unless --strict).
@@ -356,8 +358,15 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     // Records: each pushed document's record ordinal, for writing the split. Files: each WARC member's record.
     let (dataset, ordinals, warc_records) = if records {
         let dataset = args.records.open(&args.paths, &mut tally);
-        // A split that cannot be written is refused before the run, not after it.
-        dataset.check_outputs(args.output.as_deref(), args.removed.as_deref())?;
+        // Outputs that cannot be written, or would replace an input, are refused before the run.
+        let checked = dataset.check_outputs(Outputs {
+            kept: args.output.as_deref(),
+            removed: args.removed.as_deref(),
+            table: args.table.as_deref(),
+        })?;
+        for notice in &checked.notices {
+            eprintln!("neardup: warning: {notice}");
+        }
         let ordinals = read_records(&args, &dataset, &mut dedup, &mut tally)?;
         (Some(dataset), ordinals, WarcRecords::new())
     } else {
@@ -688,6 +697,7 @@ fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<(Tally, WarcRecords
     let mut read: Vec<(Option<String>, Option<RecordMeta>, Document)> = Vec::new();
     let doc = DocArgs {
         skip_dir: args.index.clone(),
+        writes: args.table.clone(),
         ..args.doc.clone()
     };
     tally.failed += doc.fingerprint_batches(&args.paths, |outcomes, progress| {

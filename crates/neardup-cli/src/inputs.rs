@@ -341,6 +341,10 @@ pub struct DocArgs {
     /// inside a directory being added.
     #[arg(skip)]
     pub skip_dir: Option<PathBuf>,
+    /// A file the command writes (the cluster table): refused before anything is read if it is one of the
+    /// inputs, noted if a later run over an input directory would read it.
+    #[arg(skip)]
+    pub writes: Option<PathBuf>,
     /// Treat every input as this medium instead of detecting it: auto, text, html, xml, pdf, epub or warc.
     #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
     pub media: MediaChoice,
@@ -521,6 +525,9 @@ impl DocArgs {
                     message: format!("skipped {skipped} files of the index itself"),
                 });
             }
+        }
+        if let Some(output) = &self.writes {
+            check_output_place(output, &operands, &selection, &mut notices)?;
         }
         let progress = progress_bar(sources.len() as u64);
         for e in &operand_errors {
@@ -903,6 +910,49 @@ impl Selection {
         let matches = |set: &globset::GlobSet| set.is_match(relative) || set.is_match(name);
         !matches(&self.exclude) && self.include.as_ref().is_none_or(matches)
     }
+}
+
+/// Refuses an output that is one of the inputs (the operand itself, or a file a directory operand yields:
+/// writing it would replace a document), and notes one that a later run over an input directory would read
+/// as a document. Paths are compared resolved (`..`, links).
+fn check_output_place(
+    output: &Path,
+    operands: &[std::ffi::OsString],
+    selection: &Selection,
+    notices: &mut Vec<OperandError>,
+) -> Result<()> {
+    let resolved = neardup_io::resolved_output(output)?;
+    for op in operands {
+        let Ok(canonical) = Path::new(op).canonicalize() else {
+            continue; // `-`, or an operand reported as missing
+        };
+        let read_as_input = |how: &str| {
+            anyhow::anyhow!(
+                "{}: this output {how} {}: writing it would replace that document; write to another file",
+                output.display(),
+                path_label(Path::new(op))
+            )
+        };
+        if canonical == resolved {
+            return Err(read_as_input("is the input"));
+        }
+        if let Ok(below) = resolved.strip_prefix(&canonical)
+            && !neardup_io::is_hidden_below(below)
+            && selection.admits(below)
+        {
+            if resolved.is_file() {
+                return Err(read_as_input("is a file read from the input directory"));
+            }
+            notices.push(OperandError {
+                label: path_label(output),
+                message: format!(
+                    "this output is inside the input directory {}, so a later run over it will read it as a document",
+                    path_label(Path::new(op))
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The paths listed in a file (`--files-from`): one per line, or NUL-separated when the list holds a NUL.

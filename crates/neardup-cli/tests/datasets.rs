@@ -242,6 +242,20 @@ fn an_output_that_cannot_be_written_is_refused_before_the_run_and_no_input_is_ov
             ],
             "this output is the input",
         ),
+        // The cluster table replaced the input (after the run) before this was refused.
+        (
+            vec!["--table".to_owned(), path(&through_a_dot_dot)],
+            "this output is the input",
+        ),
+        (
+            vec![
+                "--output".to_owned(),
+                path(&kept),
+                "--table".to_owned(),
+                path(&dir.join("sub").join("..").join("kept.jsonl")),
+            ],
+            "are the same file",
+        ),
         (
             vec!["--output".to_owned(), path(&dir.join("kept.parquet"))],
             "is JSONL and this output is Parquet",
@@ -268,5 +282,73 @@ fn an_output_that_cannot_be_written_is_refused_before_the_run_and_no_input_is_ov
         assert!(!stderr.contains("near-duplicate"), "{stderr}");
         assert_eq!(std::fs::read_to_string(&input).unwrap(), lines);
         assert!(!kept.exists());
+    }
+}
+
+#[test]
+fn a_table_that_is_a_document_is_refused_and_outputs_a_later_run_would_read_are_named() {
+    let dir = temp_dir("outputs-among-inputs");
+    let docs = dir.join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    let words = "the same few words in two files, near duplicates of each other";
+    std::fs::write(docs.join("a.txt"), words).unwrap();
+    std::fs::write(docs.join("b.txt"), words).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    // Documents (not records): the table would have replaced a document, named or found in a directory.
+    for (operand, table) in [
+        (docs.join("a.txt"), docs.join("a.txt")),
+        (docs.clone(), docs.join("b.txt")),
+    ] {
+        let out = neardup(&[
+            "dedup",
+            &path(&operand),
+            &path(&docs.join("b.txt")),
+            "--table",
+            &path(&table),
+        ]);
+        let stderr = text(&out.stderr);
+        assert!(
+            out.status.code() == Some(2)
+                && stderr.contains("writing it would replace that document"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("near-duplicate"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&table).unwrap(), words);
+    }
+    // A new table inside the input directory is written, and the user told that the next run reads it.
+    let table = docs.join("clusters.tsv");
+    let out = neardup(&["dedup", &path(&docs), "--table", &path(&table)]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("clusters.tsv: this output is inside the input directory")
+            && stderr.contains("a later run over it will read it as a document"),
+        "{stderr}"
+    );
+    assert!(table.exists());
+    // Records: a split inside the directory of shards is named; a hidden one is not (the walk skips it).
+    let shards = dir.join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    std::fs::write(
+        shards.join("part-0.jsonl"),
+        format!("{}\n", serde_json::json!({"id": "a", "text": words})),
+    )
+    .unwrap();
+    for (kept, named) in [("kept.jsonl", true), (".kept.jsonl", false)] {
+        let out = neardup(&[
+            "dedup",
+            "--jsonl",
+            &path(&shards),
+            "--output",
+            &path(&shards.join(kept)),
+        ]);
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(
+            stderr.contains("will read it as input"),
+            named,
+            "{kept}: {stderr}"
+        );
+        std::fs::remove_file(shards.join(kept)).unwrap();
     }
 }

@@ -73,13 +73,17 @@ impl InputFile {
 #[derive(Debug)]
 pub struct Dataset {
     inputs: Vec<InputFile>,
+    /// The directories named as operands, resolved, each with its operand: an output inside one is read
+    /// as a shard by the next run over it.
+    directories: Vec<(Arc<str>, PathBuf)>,
     options: DatasetOptions,
     /// Records per input on the last complete read of it: the second pass must see the same.
     counts: Mutex<Vec<Option<u64>>>,
 }
 
-/// Where an output will be: its directory resolved (links, `..`), which must exist, and its name in it.
-fn resolved_output(path: &Path) -> Result<PathBuf, IoError> {
+/// Where an output will be: its directory resolved (links, `..`), which must exist, and its name in it
+/// (the file itself resolved too where it is already a link).
+pub fn resolved_output(path: &Path) -> Result<PathBuf, IoError> {
     let name = path.file_name().ok_or_else(|| IoError::Unsupported {
         path: path.display().to_string(),
         message: "an output must name a file".to_owned(),
@@ -109,6 +113,35 @@ pub fn spool(reader: &mut dyn Read) -> std::io::Result<tempfile::TempPath> {
 /// Whether a directory entry is a shard: its name ends in a dataset extension.
 fn is_shard(path: &Path) -> bool {
     Format::from_path(path).is_some()
+}
+
+/// The files a deduplication run writes, for [`Dataset::check_outputs`]: the split (kept and removed
+/// records, in the inputs' format) and the cluster table (in any format the caller writes).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outputs<'a> {
+    /// The kept records.
+    pub kept: Option<&'a Path>,
+    /// The removed records.
+    pub removed: Option<&'a Path>,
+    /// The cluster table.
+    pub table: Option<&'a Path>,
+}
+
+/// What [`Dataset::check_outputs`] found: the split's format, and what to tell the user.
+#[derive(Clone, Debug, Default)]
+pub struct CheckedOutputs {
+    /// The format of the split's outputs (`None` when neither is written).
+    pub split_format: Option<Format>,
+    /// Outputs that a later run over an input directory would read as shards, each in a sentence.
+    pub notices: Vec<String>,
+}
+
+/// Whether a path below a directory passes through a hidden entry (a name starting with '.'), which walking
+/// the directory skips.
+pub fn is_hidden_below(relative: &Path) -> bool {
+    relative
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
 }
 
 /// The shards under `dir`, sorted by path bytes; hidden entries (names starting with '.') are skipped.
@@ -408,6 +441,7 @@ impl Dataset {
         stdin: &mut dyn Read,
     ) -> (Dataset, Vec<InputError>) {
         let mut inputs = Vec::new();
+        let mut directories = Vec::new();
         let mut errors = Vec::new();
         let mut stdin_seen = false;
         let error = |file: &str, message: String| InputError {
@@ -447,6 +481,9 @@ impl Dataset {
             let path = Path::new(op);
             let files = match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => {
+                    if let Ok(resolved) = std::fs::canonicalize(path) {
+                        directories.push((Arc::from(op.as_str()), resolved));
+                    }
                     let found = walk(path, &mut errors, op);
                     if found.is_empty() {
                         errors.push(error(
@@ -486,6 +523,7 @@ impl Dataset {
         (
             Dataset {
                 inputs,
+                directories,
                 options,
                 counts,
             },
@@ -655,24 +693,21 @@ impl Dataset {
         summary
     }
 
-    /// Checks the outputs that [`write_split`](Self::write_split) would write, before any work: each name
-    /// tells its format, the format is the inputs' (JSONL to JSONL, Parquet to Parquet), the two outputs
-    /// are different files, neither is one of the inputs (the split replaces its output once written,
-    /// and the input's removed records would be gone), and each one's directory exists. Returns the
-    /// outputs' format. Call it before the first pass, so that a run is not spent on a split that cannot
-    /// be written; `write_split` checks again.
-    pub fn check_outputs(
-        &self,
-        kept: Option<&Path>,
-        removed: Option<&Path>,
-    ) -> Result<Option<Format>, IoError> {
+    /// Checks the files a run will write, before any work: each name of the split tells its format, which
+    /// is the inputs' (JSONL to JSONL, Parquet to Parquet); no two outputs are one file; none is one of the
+    /// inputs (an output replaces its file once written, and the input's records would be gone: for the
+    /// split, the removed ones; for the table, all); and each one's directory exists. Returns the split's
+    /// format, and a notice for each output that a later run over one of the input directories would read
+    /// as a shard. Call it before the first pass, so that a run is not spent on outputs that cannot be
+    /// written; `write_split` checks again.
+    pub fn check_outputs(&self, outputs: Outputs<'_>) -> Result<CheckedOutputs, IoError> {
         let refuse = |path: &Path, message: String| IoError::Unsupported {
             path: path.display().to_string(),
             message,
         };
-        let mut family = None;
+        let mut checked = CheckedOutputs::default();
         let mut resolved = Vec::new();
-        for path in [kept, removed].into_iter().flatten() {
+        for path in [outputs.kept, outputs.removed].into_iter().flatten() {
             let format = Format::from_path(path).ok_or_else(|| {
                 refuse(
                     path,
@@ -698,37 +733,53 @@ impl Dataset {
                 ));
             }
             resolved.push((path, resolved_output(path)?));
-            family = Some(format);
+            checked.split_format = Some(format);
         }
-        if !resolved.is_empty() {
-            // Each input resolved once, whatever the number of outputs.
-            let inputs: Vec<(PathBuf, &InputFile)> = self
-                .inputs
-                .iter()
-                .filter_map(|i| Some((std::fs::canonicalize(&i.path).ok()?, i)))
-                .collect();
-            for (path, output) in &resolved {
-                if let Some((_, input)) = inputs.iter().find(|(p, _)| p == output) {
-                    return Err(refuse(
-                        path,
-                        format!(
-                            "this output is the input {}: writing it would replace the input (and lose \
-                             its removed records); write to another file",
-                            input.label
-                        ),
-                    ));
-                }
+        if let Some(table) = outputs.table {
+            resolved.push((table, resolved_output(table)?));
+        }
+        if resolved.is_empty() {
+            return Ok(checked);
+        }
+        // Each input resolved once, whatever the number of outputs.
+        let inputs: Vec<(PathBuf, &InputFile)> = self
+            .inputs
+            .iter()
+            .filter_map(|i| Some((std::fs::canonicalize(&i.path).ok()?, i)))
+            .collect();
+        for (n, (path, output)) in resolved.iter().enumerate() {
+            if let Some((_, input)) = inputs.iter().find(|(p, _)| p == output) {
+                return Err(refuse(
+                    path,
+                    format!(
+                        "this output is the input {}: writing it would replace the input (and lose \
+                         its records); write to another file",
+                        input.label
+                    ),
+                ));
+            }
+            if let Some((other, _)) = resolved[..n].iter().find(|(_, o)| o == output) {
+                return Err(refuse(
+                    path,
+                    format!("this output and {} are the same file", other.display()),
+                ));
+            }
+            let read_later = self.directories.iter().find(|(_, dir)| {
+                output
+                    .strip_prefix(dir)
+                    .is_ok_and(|below| !is_hidden_below(below))
+            });
+            if let Some((dir, _)) = read_later
+                && is_shard(output)
+            {
+                checked.notices.push(format!(
+                    "{}: this output is inside the input directory {dir}, so a later run over {dir} \
+                     will read it as input",
+                    path.display()
+                ));
             }
         }
-        if let [(kept, a), (_, b)] = resolved.as_slice()
-            && a == b
-        {
-            return Err(refuse(
-                kept,
-                "the kept and removed outputs are the same file".to_owned(),
-            ));
-        }
-        Ok(family)
+        Ok(checked)
     }
 
     /// The second pass: re-reads the inputs and writes, in input order with every original field, each
@@ -754,8 +805,12 @@ impl Dataset {
         kept: Option<&Path>,
         removed: Option<&Path>,
     ) -> Result<SplitSummary, IoError> {
-        let family = self.check_outputs(kept, removed)?;
-        match family {
+        let checked = self.check_outputs(Outputs {
+            kept,
+            removed,
+            table: None,
+        })?;
+        match checked.split_format {
             Some(Format::Parquet) => self.split_parquet(decide, kept, removed),
             _ => self.split_jsonl(decide, kept, removed),
         }

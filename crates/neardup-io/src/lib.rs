@@ -110,7 +110,10 @@ mod pq;
 mod record;
 mod table;
 
-pub use dataset::{BATCH_TEXT_BYTES, Dataset, InputFile, spool};
+pub use dataset::{
+    BATCH_TEXT_BYTES, CheckedOutputs, Dataset, InputFile, Outputs, is_hidden_below,
+    resolved_output, spool,
+};
 pub use error::{InputError, IoError};
 pub use format::{Compression, Format};
 pub use pq::decoding_parquet;

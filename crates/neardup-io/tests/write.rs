@@ -10,7 +10,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field};
 use common::{gzip, open, read_all};
-use neardup_io::{ClusterRow, DatasetOptions, Decision, IoError, TableWriter};
+use neardup_io::{ClusterRow, DatasetOptions, Decision, IoError, Outputs, TableWriter};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::collections::HashMap;
 use std::path::Path;
@@ -176,6 +176,57 @@ fn a_failed_write_leaves_no_file() {
         .unwrap_err();
     assert!(err.to_string().contains("same file"), "{err}");
     assert_eq!(files_in(dir.path()), ["in.jsonl"]);
+}
+
+#[test]
+fn outputs_are_checked_against_the_inputs_and_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    let f = shards.join("part-0.jsonl");
+    std::fs::write(&f, "{\"id\":\"a\",\"text\":\"x\"}\n").unwrap();
+    let (dataset, _) = open(&[&shards], DatasetOptions::default());
+    let check = |kept: Option<&Path>, table: Option<&Path>| {
+        dataset.check_outputs(Outputs {
+            kept,
+            removed: None,
+            table,
+        })
+    };
+    // The table (any format) may not replace an input, nor be the split's file.
+    let err = check(
+        None,
+        Some(&shards.join("..").join("shards").join("part-0.jsonl")),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("this output is the input"),
+        "{err}"
+    );
+    let kept = dir.path().join("kept.jsonl");
+    let err = check(Some(&kept), Some(&kept)).unwrap_err();
+    assert!(err.to_string().contains("same file"), "{err}");
+    // Outside the inputs' directory: nothing to say.
+    let checked = check(Some(&kept), Some(&dir.path().join("t.tsv"))).unwrap();
+    assert!(checked.notices.is_empty(), "{:?}", checked.notices);
+    // Inside it, a shard is read by the next run (named); a hidden one or a .tsv table is not.
+    let checked = check(
+        Some(&shards.join("kept.jsonl")),
+        Some(&shards.join("t.tsv")),
+    )
+    .unwrap();
+    assert_eq!(checked.notices.len(), 1, "{:?}", checked.notices);
+    assert!(
+        checked.notices[0].contains("kept.jsonl: this output is inside the input directory"),
+        "{:?}",
+        checked.notices
+    );
+    let checked = check(Some(&shards.join(".hidden").join("kept.jsonl")), None);
+    assert!(checked.is_err(), "the directory does not exist");
+    std::fs::create_dir(shards.join(".hidden")).unwrap();
+    let checked = check(Some(&shards.join(".hidden").join("kept.jsonl")), None).unwrap();
+    assert!(checked.notices.is_empty(), "{:?}", checked.notices);
+    assert_eq!(files_in(&shards), [".hidden", "part-0.jsonl"]);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::errors::IntoPy;
 use neardup::dedup::Document;
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
-use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, IoError};
+use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, IoError, Outputs};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -122,10 +122,22 @@ fn dedup_files<'py>(
             "no dataset to read: {first}"
         )));
     }
-    // A split that cannot be written is refused before the run, not after it.
-    dataset
-        .check_outputs(output.as_deref(), removed.as_deref())
+    // Outputs that cannot be written, or would replace an input, are refused before the run.
+    let checked = dataset
+        .check_outputs(Outputs {
+            kept: output.as_deref(),
+            removed: removed.as_deref(),
+            table: None,
+        })
         .map_err(split_error)?;
+    for notice in &checked.notices {
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+            &std::ffi::CString::new(notice.as_str()).expect("no NUL in a path"),
+            1,
+        )?;
+    }
     let mut problems = Problems::default();
     for e in &open_errors {
         problems.add(e.file.clone(), e.message.clone());

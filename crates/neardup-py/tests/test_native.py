@@ -191,6 +191,12 @@ def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_pat
     with pytest.raises(OSError, match=r"kept.jsonl: its directory .*nodir: no such file"):
         neardup.dedup_files(path, output=tmp_path / "nodir" / "kept.jsonl", progress=lambda *a: calls.append(a))
     assert calls == [] and path.read_bytes() == before
+    # An output inside an input directory is written, with a warning: the next run over it reads it.
+    inside = "again.jsonl: this output is inside the input directory .* will read it as input"
+    with pytest.warns(UserWarning, match=inside), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # bad.jsonl's records, reported as above
+        neardup.dedup_files(tmp_path, output=tmp_path / "again.jsonl")
+    assert (tmp_path / "again.jsonl").exists()
 
 
 def test_ctrl_c_stops_long_runs(tmp_path):
