@@ -278,3 +278,20 @@ def test_command_line_entry_equals_the_cli(spark, eval_parquet, tmp_path):
         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
     )
     assert again.returncode != 0 and "already exists" in again.stderr
+
+    # An output that is, holds or lies inside an input or another output is refused, --overwrite or not
+    # (the table over the input deleted it before the job read it).
+    before = sorted(p.name for p in eval_parquet.parent.iterdir())
+    for table, extra in [
+        (eval_parquet, ["--overwrite"]),
+        (eval_parquet.parent, []),
+        (out / "kept", ["--output", str(out / "kept" / "inner"), "--overwrite"]),
+    ]:
+        refused = subprocess.run(
+            [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(eval_parquet), "--master", "local[1]",
+             "--table", str(table), *extra],
+            capture_output=True, text=True, timeout=600, env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
+        )
+        assert refused.returncode == 2 and "overlap" in refused.stderr, refused.stderr[-3000:]
+    assert sorted(p.name for p in eval_parquet.parent.iterdir()) == before
+    assert pq.read_table(eval_parquet).num_rows == 1500

@@ -110,15 +110,35 @@ def main(argv=None) -> int:
     if args.checkpoint_dir:
         spark.sparkContext.setCheckpointDir(args.checkpoint_dir)
     started = time.monotonic()
+    jvm, hadoop = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
+
+    def qualified(path):
+        p = jvm.org.apache.hadoop.fs.Path(path)
+        return p, str(p.getFileSystem(hadoop).makeQualified(p)).rstrip("/")
+
+    outputs = [(o, path) for o, path in (("--output", args.output), ("--removed", args.removed), ("--table", args.table)) if path]
+    # An output directory that is, holds or lies inside an input or another output would be replaced (with
+    # --overwrite, deleted before the job reads it; the table is written from checkpointed clusters, which no
+    # longer name the input for Spark to refuse) or read as part of the input by the next run.
+    places = [("--input", path, qualified(path)[1]) for path in args.input]
+    for option, path in outputs:
+        mine = qualified(path)[1]
+        for other_option, other, theirs in places:
+            if mine == theirs or theirs.startswith(mine + "/") or mine.startswith(theirs + "/"):
+                print(
+                    f"error: {option} {path} and {other_option} {other} overlap (one is, holds or lies inside the "
+                    "other): write each output to a directory of its own, outside the inputs",
+                    file=sys.stderr,
+                )
+                return 2
+        places.append((option, path, mine))
     if not args.overwrite:
         # Refuse before the job, not after it: Spark would only find out when it writes.
-        jvm, hadoop = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
-        for option, path in (("--output", args.output), ("--removed", args.removed), ("--table", args.table)):
-            if path:
-                p = jvm.org.apache.hadoop.fs.Path(path)
-                if p.getFileSystem(hadoop).exists(p):
-                    print(f"error: {option} {path} already exists (--overwrite replaces it)", file=sys.stderr)
-                    return 2
+        for option, path in outputs:
+            p = qualified(path)[0]
+            if p.getFileSystem(hadoop).exists(p):
+                print(f"error: {option} {path} already exists (--overwrite replaces it)", file=sys.stderr)
+                return 2
     try:
         df = spark.read.parquet(*args.input)
         with warnings.catch_warnings(record=True) as caught:
