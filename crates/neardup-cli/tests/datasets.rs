@@ -260,6 +260,11 @@ fn an_output_that_cannot_be_written_is_refused_before_the_run_and_no_input_is_ov
             vec!["--output".to_owned(), path(&dir.join("kept.parquet"))],
             "is JSONL and this output is Parquet",
         ),
+        // Found when the output was renamed into place, after the run.
+        (
+            vec!["--table".to_owned(), path(&dir.join("sub"))],
+            "is a directory: an output must name a file",
+        ),
         (
             vec![
                 "--output".to_owned(),

@@ -82,7 +82,7 @@ pub struct Dataset {
 }
 
 /// Where an output will be: its directory resolved (links, `..`), which must exist, and its name in it
-/// (the file itself resolved too where it is already a link).
+/// (the file itself resolved too where it is already a link); an existing directory is refused.
 pub fn resolved_output(path: &Path) -> Result<PathBuf, IoError> {
     let name = path.file_name().ok_or_else(|| IoError::Unsupported {
         path: path.display().to_string(),
@@ -98,7 +98,14 @@ pub fn resolved_output(path: &Path) -> Result<PathBuf, IoError> {
     })?;
     let resolved = dir.join(name);
     // An existing output may itself be a link to an input.
-    Ok(std::fs::canonicalize(&resolved).unwrap_or(resolved))
+    let resolved = std::fs::canonicalize(&resolved).unwrap_or(resolved);
+    if resolved.is_dir() {
+        return Err(IoError::Unsupported {
+            path: path.display().to_string(),
+            message: "is a directory: an output must name a file".to_owned(),
+        });
+    }
+    Ok(resolved)
 }
 
 /// Copies `reader` (standard input) to a temporary file, deleted when the returned path is dropped, so that

@@ -203,6 +203,8 @@ fn outputs_are_checked_against_the_inputs_and_each_other() {
         err.to_string().contains("this output is the input"),
         "{err}"
     );
+    let err = check(None, Some(&shards)).unwrap_err();
+    assert!(err.to_string().contains("is a directory"), "{err}");
     let kept = dir.path().join("kept.jsonl");
     let err = check(Some(&kept), Some(&kept)).unwrap_err();
     assert!(err.to_string().contains("same file"), "{err}");
