@@ -107,8 +107,6 @@ def main(argv=None) -> int:
             return 2
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    if args.checkpoint_dir:
-        spark.sparkContext.setCheckpointDir(args.checkpoint_dir)
     started = time.monotonic()
     jvm, hadoop = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
 
@@ -116,7 +114,8 @@ def main(argv=None) -> int:
         p = jvm.org.apache.hadoop.fs.Path(path)
         return p, str(p.getFileSystem(hadoop).makeQualified(p)).rstrip("/")
 
-    outputs = [(o, path) for o, path in (("--output", args.output), ("--removed", args.removed), ("--table", args.table)) if path]
+    named = (("--output", args.output), ("--removed", args.removed), ("--table", args.table))
+    outputs = [(option, path) for option, path in named if path]
     # An output directory that is, holds or lies inside an input or another output would be replaced (with
     # --overwrite, deleted before the job reads it; the table is written from checkpointed clusters, which no
     # longer name the input for Spark to refuse) or read as part of the input by the next run.
@@ -132,6 +131,19 @@ def main(argv=None) -> int:
                 )
                 return 2
         places.append((option, path, mine))
+    if args.checkpoint_dir:
+        # Spark writes its checkpoints in a directory of their own below it: beside the inputs and outputs is
+        # fine, inside one is not (the next run reads them as input, or an overwrite deletes them mid-job).
+        mine = qualified(args.checkpoint_dir)[1]
+        for other_option, other, theirs in places:
+            if mine == theirs or mine.startswith(theirs + "/"):
+                print(
+                    f"error: --checkpoint-dir {args.checkpoint_dir} is or lies inside {other_option} {other}: "
+                    "give Spark's checkpoints a directory outside the inputs and outputs",
+                    file=sys.stderr,
+                )
+                return 2
+        spark.sparkContext.setCheckpointDir(args.checkpoint_dir)
     if not args.overwrite:
         # Refuse before the job, not after it: Spark would only find out when it writes.
         for option, path in outputs:
