@@ -42,7 +42,8 @@ the largest k at which fewer than 0.1% of random pairs fall, MinHash the S-curve
 
 --out DIR receives distances.svg/.png, precision-recall.svg/.png (with --truth), s-curve.svg/.png
 (MinHash), calibration.json (every number) and report.html (one self-contained page: the charts
-embedded, no external references).
+embedded, no external references). It may not lie inside an input directory (the next run would
+read those files as documents).
 
 Examples:
     neardup calibrate --sample 1000 --out cal/ corpus/
@@ -106,6 +107,22 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    // Its charts and report inside an input directory would be read as documents by the next calibration
+    // over it (and replace documents of the same names now).
+    let out = resolved_dir(&args.out);
+    for op in &args.paths {
+        if let Ok(input) = std::fs::canonicalize(op)
+            && input.is_dir()
+            && out.starts_with(&input)
+        {
+            bail!(
+                "--out {} lies inside the input directory {}: the next run over it would read the charts and \
+                 report as documents; give a directory outside the inputs",
+                args.out.display(),
+                std::path::Path::new(op).display()
+            );
+        }
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
 
@@ -535,4 +552,28 @@ fn to_html(report: &Calibration, read: usize, charts: &[(&str, charts::Written)]
     }
     s.push_str("</body></html>\n");
     s
+}
+
+/// A directory's path with links and `..` resolved as far as it exists, and lexically beyond (as
+/// `create_dir_all` will make it).
+fn resolved_dir(dir: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut resolved = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            // The prefix is resolved already, so its parent is where `..` leads, as for the kernel.
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir => {}
+            part => {
+                resolved.push(part);
+                if let Ok(real) = std::fs::canonicalize(&resolved) {
+                    resolved = real;
+                }
+            }
+        }
+    }
+    resolved
 }

@@ -473,3 +473,42 @@ fn plan_plots_its_s_curve_and_designs() {
     assert!(text(&bad.stderr).contains(".svg or .png"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn calibrate_refuses_an_out_directory_inside_an_input_directory() {
+    let dir = temp_dir("calibrate-out-inside");
+    write_docs(
+        &dir,
+        &[
+            (
+                "a.txt",
+                "the cat sat on the mat while the dog slept by the door",
+            ),
+            (
+                "b.txt",
+                "the cat sat on the mat while the dog slept by the gate",
+            ),
+        ],
+    );
+    let docs = dir.to_str().unwrap();
+    for out in [
+        dir.join("cal"),
+        dir.join("x").join("..").join("cal").join("deeper"),
+    ] {
+        let run = neardup(&["calibrate", "--out", out.to_str().unwrap(), docs]);
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("lies inside the input directory"),
+            "{stderr}"
+        );
+    }
+    // Nothing was made inside the inputs.
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.txt", "b.txt"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
