@@ -153,9 +153,7 @@ pub fn expand(
                     .follow_links(follow)
                     .sort_by(|a, b| a.file_name().cmp(b.file_name()))
                     .into_iter()
-                    .filter_entry(|e| {
-                        e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
-                    });
+                    .filter_entry(|e| e.depth() == 0 || !neardup_io::is_hidden(e.file_name()));
                 let mut links = 0usize;
                 for entry in walker {
                     match entry {

@@ -143,12 +143,15 @@ pub struct CheckedOutputs {
     pub notices: Vec<String>,
 }
 
-/// Whether a path below a directory passes through a hidden entry (a name starting with '.'), which walking
-/// the directory skips.
+/// Whether an entry met while walking a directory is hidden (its name starts with '.'): walks skip it and
+/// everything below it.
+pub fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().starts_with(b".")
+}
+
+/// Whether a path below a directory passes through a hidden entry, which walking the directory skips.
 pub fn is_hidden_below(relative: &Path) -> bool {
-    relative
-        .components()
-        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+    relative.components().any(|c| is_hidden(c.as_os_str()))
 }
 
 /// The shards under `dir`, sorted by path bytes; hidden entries (names starting with '.') are skipped.
@@ -156,7 +159,7 @@ fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let walker = walkdir::WalkDir::new(dir)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()));
     for entry in walker {
         match entry {
             Ok(e) if e.depth() > 0 && is_shard(e.path()) => {

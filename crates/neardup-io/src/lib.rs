@@ -111,7 +111,7 @@ mod record;
 mod table;
 
 pub use dataset::{
-    BATCH_TEXT_BYTES, CheckedOutputs, Dataset, InputFile, Outputs, is_hidden_below,
+    BATCH_TEXT_BYTES, CheckedOutputs, Dataset, InputFile, Outputs, is_hidden, is_hidden_below,
     resolved_output, spool,
 };
 pub use error::{InputError, IoError};
