@@ -4,7 +4,7 @@
 
 use crate::charts::{self, Chart, Series, Style};
 use crate::explain::{STYLE, escape};
-use crate::inputs::{DocArgs, Tally};
+use crate::inputs::{DocArgs, Tally, operands_holding};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use neardup::calibrate::{Calibration, Settings, SweepRow, Truth, calibrate};
@@ -13,7 +13,7 @@ use plotters::prelude::SeriesLabelPosition;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
@@ -110,18 +110,15 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     // Its charts and report inside an input directory would be read as documents by the next calibration
     // over it (and replace documents of the same names now).
     let out = resolved_dir(&args.out);
-    for op in &args.paths {
-        if let Ok(input) = std::fs::canonicalize(op)
-            && input.is_dir()
-            && out.starts_with(&input)
-        {
-            bail!(
-                "--out {} lies inside the input directory {}: the next run over it would read the charts and \
-                 report as documents; give a directory outside the inputs",
-                args.out.display(),
-                std::path::Path::new(op).display()
-            );
-        }
+    if let Some((op, _)) =
+        operands_holding(&out, &args.paths).find(|(op, _)| Path::new(op).is_dir())
+    {
+        bail!(
+            "--out {} lies inside the input directory {}: the next run over it would read the charts and \
+             report as documents; give a directory outside the inputs",
+            args.out.display(),
+            Path::new(op).display()
+        );
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
@@ -556,7 +553,7 @@ fn to_html(report: &Calibration, read: usize, charts: &[(&str, charts::Written)]
 
 /// A directory's path with links and `..` resolved as far as it exists, and lexically beyond (as
 /// `create_dir_all` will make it).
-fn resolved_dir(dir: &std::path::Path) -> PathBuf {
+fn resolved_dir(dir: &Path) -> PathBuf {
     use std::path::Component;
     let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut resolved = PathBuf::new();

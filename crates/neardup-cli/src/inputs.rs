@@ -920,10 +920,7 @@ fn check_output_place(
     notices: &mut Vec<OperandError>,
 ) -> Result<()> {
     let resolved = neardup_io::resolved_output(output)?;
-    for op in operands {
-        let Ok(canonical) = Path::new(op).canonicalize() else {
-            continue; // `-`, or an operand reported as missing
-        };
+    for (op, below) in operands_holding(&resolved, operands) {
         let read_as_input = |how: &str| {
             anyhow::anyhow!(
                 "{}: this output {how} {}: writing it would replace that document; write to another file",
@@ -931,13 +928,10 @@ fn check_output_place(
                 path_label(Path::new(op))
             )
         };
-        if canonical == resolved {
+        if below.as_os_str().is_empty() {
             return Err(read_as_input("is the input"));
         }
-        if let Ok(below) = resolved.strip_prefix(&canonical)
-            && !neardup_io::is_hidden_below(below)
-            && selection.admits(below)
-        {
+        if !neardup_io::is_hidden_below(&below) && selection.admits(&below) {
             if resolved.is_file() {
                 return Err(read_as_input("is a file read from the input directory"));
             }
@@ -951,6 +945,19 @@ fn check_output_place(
         }
     }
     Ok(())
+}
+
+/// The operands that are `resolved` (a path with links and `..` resolved) or a directory holding it, each
+/// with the rest of `resolved` below it (empty for the operand itself); `-` and missing operands hold
+/// nothing.
+pub fn operands_holding<'a>(
+    resolved: &'a Path,
+    operands: &'a [std::ffi::OsString],
+) -> impl Iterator<Item = (&'a std::ffi::OsString, PathBuf)> + 'a {
+    operands.iter().filter_map(move |op| {
+        let canonical = Path::new(op).canonicalize().ok()?;
+        Some((op, resolved.strip_prefix(&canonical).ok()?.to_path_buf()))
+    })
 }
 
 /// The paths listed in a file (`--files-from`): one per line, or NUL-separated when the list holds a NUL.
