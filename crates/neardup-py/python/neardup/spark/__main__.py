@@ -112,16 +112,16 @@ def main(argv=None) -> int:
 
     def qualified(path):
         p = jvm.org.apache.hadoop.fs.Path(path)
-        return p, str(p.getFileSystem(hadoop).makeQualified(p)).rstrip("/")
+        return str(p.getFileSystem(hadoop).makeQualified(p)).rstrip("/")
 
     named = (("--output", args.output), ("--removed", args.removed), ("--table", args.table))
     outputs = [(option, path) for option, path in named if path]
     # An output directory that is, holds or lies inside an input or another output would be replaced (with
     # --overwrite, deleted before the job reads it; the table is written from checkpointed clusters, which no
     # longer name the input for Spark to refuse) or read as part of the input by the next run.
-    places = [("--input", path, qualified(path)[1]) for path in args.input]
+    places = [("--input", path, qualified(path)) for path in args.input]
     for option, path in outputs:
-        mine = qualified(path)[1]
+        mine = qualified(path)
         for other_option, other, theirs in places:
             if mine == theirs or theirs.startswith(mine + "/") or mine.startswith(theirs + "/"):
                 print(
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     if args.checkpoint_dir:
         # Spark writes its checkpoints in a directory of their own below it: beside the inputs and outputs is
         # fine, inside one is not (the next run reads them as input, or an overwrite deletes them mid-job).
-        mine = qualified(args.checkpoint_dir)[1]
+        mine = qualified(args.checkpoint_dir)
         for other_option, other, theirs in places:
             if mine == theirs or mine.startswith(theirs + "/"):
                 print(
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     if not args.overwrite:
         # Refuse before the job, not after it: Spark would only find out when it writes.
         for option, path in outputs:
-            p = qualified(path)[0]
+            p = jvm.org.apache.hadoop.fs.Path(path)
             if p.getFileSystem(hadoop).exists(p):
                 print(f"error: {option} {path} already exists (--overwrite replaces it)", file=sys.stderr)
                 return 2
