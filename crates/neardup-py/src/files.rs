@@ -131,12 +131,7 @@ fn dedup_files<'py>(
         })
         .map_err(split_error)?;
     for notice in &checked.notices {
-        PyErr::warn(
-            py,
-            &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-            &std::ffi::CString::new(notice.as_str()).expect("no NUL in a path"),
-            1,
-        )?;
+        warn::<pyo3::exceptions::PyUserWarning>(py, notice)?;
     }
     let mut problems = Problems::default();
     for e in &open_errors {
@@ -262,15 +257,12 @@ fn dedup_files<'py>(
     let (ids, rows, problems) = run?;
     // A misspelt id field is otherwise silent: every record is then known by its place.
     if id_field != "id" && !ids.is_empty() && own_ids == 0 {
-        PyErr::warn(
+        warn::<pyo3::exceptions::PyRuntimeWarning>(
             py,
-            &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
-            &std::ffi::CString::new(format!(
+            &format!(
                 "no record has an id in the field '{id_field}': each document is known by its place \
                  (FILE:LINE or FILE:ROW); check id_field"
-            ))
-            .expect("no NUL in the message"),
-            1,
+            ),
         )?;
     }
     Ok((
@@ -282,6 +274,13 @@ fn dedup_files<'py>(
 
 /// A split refused as asked (an output that is an input, a format that does not follow) is a `ValueError`;
 /// one that failed while it was written, an `OSError`.
+/// Issues a Python warning of category `W` at the caller's line (a NUL in the message, from a field name,
+/// is written as `\0`: a C string cannot hold it).
+fn warn<W: pyo3::PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
+    let message = std::ffi::CString::new(message.replace('\0', "\\0")).expect("NULs replaced");
+    PyErr::warn(py, &py.get_type::<W>(), &message, 1)
+}
+
 fn split_error(e: IoError) -> PyErr {
     match e {
         IoError::Unsupported { .. } | IoError::FieldClash { .. } => {

@@ -1027,6 +1027,9 @@ def test_a_misspelt_id_field_is_named(tmp_path):
     with pytest.warns(RuntimeWarning, match="no record has an id in the field 'uid'.*check id_field"):
         table = neardup.dedup_files(path, id_field="uid")
     assert table["id"].to_pylist() == [f"{path}:{n}" for n in (1, 2, 3)]
+    # A NUL in the name (a C string cannot hold it) is shown escaped; it was a panic.
+    with pytest.warns(RuntimeWarning, match=r"the field 'u\\0id'"):
+        neardup.dedup_files(path, id_field="u\0id")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert neardup.dedup_files(path)["id"].to_pylist() == ["d0", "d1", "d2"]
