@@ -544,6 +544,16 @@ def test_lsh_real_documents(doc_minhashes, threshold, weights):
         nontrivial += len(ra) > 1
     assert nontrivial > 20  # the data has near-duplicates
     assert b.get_counts() == a.get_counts()
+    # the band tables as read-only views: every bucket's members, as datasketch's
+    for i in (0, a.b // 2, a.b - 1):
+        ta, tb = a.hashtables[i], b.hashtables[i]
+        assert len(tb) == len(ta) and set(tb) == set(ta)
+        assert any(len(ta[h]) > 1 for h in ta)
+        for h in ta:
+            assert tb.get(h) == ta.get(h) and tb[h] == ta[h]
+        width = len(next(iter(ta)))
+        for absent in (b"", b"\0" * width, b"\0" * (width + 1), "text"):
+            assert tb.get(absent) == ta.get(absent) == set()
     subset = keys[::37] + ["not a key"]
     assert b.get_subset_counts(*subset) == a.get_subset_counts(*subset)
     assert set(b.keys) == set(a.keys)

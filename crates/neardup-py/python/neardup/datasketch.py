@@ -1013,7 +1013,7 @@ class _NativeKeys:
 
 class _NativeBandTable:
     """Read-only view of one band table of a natively indexed `MinHashLSH` (datasketch's
-    ``lsh.hashtables[i]``). Slow (it scans): for inspection only."""
+    ``lsh.hashtables[i]``): its counts are made per call, a bucket's keys are found by the bucket's hash."""
 
     buffer_size = 50000
 
@@ -1024,7 +1024,7 @@ class _NativeBandTable:
     def itemcounts(self, **kwargs):
         if self._lsh._index is None:
             return {}
-        return self._lsh._index.counts()[self._band]
+        return self._lsh._index.band_counts(self._band)
 
     def keys(self):
         return self.itemcounts().keys()
@@ -1046,7 +1046,9 @@ class _NativeBandTable:
         lsh = self._lsh
         if lsh._index is None:
             return set()
-        return {k for k, i in lsh._key_to_id.items() if lsh._index.band_keys(i)[self._band] == key}
+        if not isinstance(key, (bytes, bytearray, memoryview)):
+            return set()
+        return {lsh._id_to_key[i] for i in lsh._index.band_members(self._band, bytes(key))}
 
     __getitem__ = get
 

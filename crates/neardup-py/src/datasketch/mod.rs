@@ -12,7 +12,7 @@ use hashbrown::DefaultHashBuilder;
 use neardup::datasketch::{
     Variant, fmix32, fmix64, mod_mersenne61, permutations, permutations_affine64, sha1,
 };
-use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyType};
 use pyo3::{PyTraverseError, PyVisit, intern};
@@ -368,6 +368,12 @@ impl BandIndex {
         Ok(())
     }
 
+    fn band_table(&self, band: usize) -> PyResult<&heads::HeadTable> {
+        self.heads
+            .get(band)
+            .ok_or_else(|| PyIndexError::new_err(format!("band {band} of {}", self.bands)))
+    }
+
     fn key_bytes(&self, band_bytes: &[u8]) -> Vec<u8> {
         // datasketch's key: the band's values byte-swapped (big-endian).
         band_bytes
@@ -672,21 +678,46 @@ impl BandIndex {
     /// Per band, bucket key (as in `band_keys`) → number of entries.
     fn counts<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         (0..self.bands)
-            .map(|band| {
-                let d = PyDict::new(py);
-                for head in self.heads[band].heads() {
-                    let mut slot = head;
-                    while slot != NONE {
-                        let key = PyBytes::new(py, &self.key_bytes(self.band_of_slot(slot, band)));
-                        // A chain normally holds one content; counting by key also splits a shared hash.
-                        let seen: usize = d.get_item(&key)?.map_or(Ok(0), |c| c.extract())?;
-                        d.set_item(key, seen + 1)?;
-                        slot = self.links[slot as usize * self.bands + band][1];
-                    }
-                }
-                Ok(d)
-            })
+            .map(|band| self.band_counts(py, band))
             .collect()
+    }
+
+    /// One band's bucket key → number of entries (`lsh.hashtables[band]`, without the other bands').
+    fn band_counts<'py>(&self, py: Python<'py>, band: usize) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for head in self.band_table(band)?.heads() {
+            let mut slot = head;
+            while slot != NONE {
+                let key = PyBytes::new(py, &self.key_bytes(self.band_of_slot(slot, band)));
+                // A chain normally holds one content; counting by key also splits a shared hash.
+                let seen: usize = d.get_item(&key)?.map_or(Ok(0), |c| c.extract())?;
+                d.set_item(key, seen + 1)?;
+                slot = self.links[slot as usize * self.bands + band][1];
+            }
+        }
+        Ok(d)
+    }
+
+    /// The ids in one band's bucket of `key` (as in `band_keys`), found by its hash, not by a scan.
+    fn band_members(&self, band: usize, key: &[u8]) -> PyResult<Vec<u32>> {
+        let table = self.band_table(band)?;
+        if key.len() != self.band_len() {
+            return Ok(Vec::new());
+        }
+        // The key is the band's values byte-swapped; swapping again gives the stored bytes.
+        let values = self.key_bytes(key);
+        let mut slot = table
+            .get(self.hasher.hash_one(values.as_slice()))
+            .unwrap_or(NONE);
+        let mut ids = Vec::new();
+        while slot != NONE {
+            if self.band_of_slot(slot, band) == values.as_slice() {
+                ids.push(self.id_of_slot[slot as usize]);
+            }
+            slot = self.links[slot as usize * self.bands + band][1];
+        }
+        ids.sort_unstable();
+        Ok(ids)
     }
 
     /// The stored ids, sorted.
