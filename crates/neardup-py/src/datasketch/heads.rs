@@ -26,18 +26,9 @@ impl HeadTable {
     /// one random line per band; asking for all of them first lets their misses overlap.
     #[inline]
     pub(super) fn prefetch(&self, hash: u64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(mask) = self.entries.len().checked_sub(1) {
-            let entry = &self.entries[hash as u32 as usize & mask];
-            // SAFETY: a prefetch is only a hint; it never faults, and the address is a live entry.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    entry.as_ptr().cast(),
-                )
-            };
+            super::prefetch(&self.entries[hash as u32 as usize & mask]);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = hash;
     }
 
     /// The head of the chain for `hash`, if any.

@@ -248,6 +248,20 @@ fn ds_update_hashes(
     Ok(())
 }
 
+/// Asks the CPU to load the cache line that holds `value`, without waiting for it.
+#[inline]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, and the address is of a live value.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast(),
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// The band tables of `MinHashLSH`: `b` bands of `r` values of `width` bytes; in each band, entries with
 /// equal values are found together. Entries are the caller's integer ids; each entry's `b·r` values are kept
 /// once, in an arena. A band's table ([`heads::HeadTable`]) maps a hash of the band's bytes to the first slot
@@ -398,13 +412,25 @@ impl BandIndex {
     }
 
     /// The ids sharing at least one of the first `bands` bands of `values` exactly, sorted.
+    ///
+    /// Each step asks for the memory of the next before reading any of it (the head table lines in
+    /// `band_hashes`; then each chain head's link and band bytes; then the band bytes of the candidates
+    /// further down the chains), so that the cache misses of a step overlap instead of following one
+    /// another: each is a miss in an index larger than the processor's L2 cache.
     fn query_ids(&self, values: &[u8], bands: usize) -> Vec<u32> {
         let band_len = self.band_len();
         let key = |band: usize| &values[band * band_len..(band + 1) * band_len];
         let heads: Vec<u32> = (self.band_hashes(values, bands).into_iter().enumerate())
-            .map(|(band, hash)| self.heads[band].get(hash).unwrap_or(NONE))
+            .map(|(band, hash)| {
+                let head = self.heads[band].get(hash).unwrap_or(NONE);
+                if head != NONE {
+                    prefetch(&self.links[head as usize * self.bands + band]);
+                    prefetch(&self.band_of_slot(head, band)[0]);
+                }
+                head
+            })
             .collect();
-        let mut candidates: Vec<(u32, u32)> = Vec::new();
+        let mut candidates: Vec<(u32, u32)> = Vec::with_capacity(2 * bands);
         for (band, &head) in heads.iter().enumerate() {
             let mut slot = head;
             while slot != NONE {
@@ -413,6 +439,9 @@ impl BandIndex {
             }
         }
         candidates.sort_unstable();
+        for group in candidates.chunk_by(|a, b| a.0 == b.0) {
+            prefetch(&self.band_of_slot(group[0].0, group[0].1 as usize)[0]);
+        }
         // A slot matches if one of its bands found by hash holds exactly the query's bytes.
         let mut found = Vec::new();
         for group in candidates.chunk_by(|a, b| a.0 == b.0) {
