@@ -324,7 +324,12 @@ impl BandIndex {
         &self.arena[start..start + self.band_len()]
     }
 
-    fn link(&mut self, slot: u32, band: usize) -> &mut [u32; 2] {
+    /// The previous and next slot of `slot`'s chain in `band`.
+    fn link(&self, slot: u32, band: usize) -> &[u32; 2] {
+        &self.links[slot as usize * self.bands + band]
+    }
+
+    fn link_mut(&mut self, slot: u32, band: usize) -> &mut [u32; 2] {
         &mut self.links[slot as usize * self.bands + band]
     }
 
@@ -374,12 +379,18 @@ impl BandIndex {
         self.slot_of[at] = slot;
         for (band, hash) in self.band_hashes(values, self.bands).into_iter().enumerate() {
             let next = self.heads[band].replace(hash, slot).unwrap_or(NONE);
-            *self.link(slot, band) = [NONE, next];
+            *self.link_mut(slot, band) = [NONE, next];
             if next != NONE {
-                self.link(next, band)[0] = slot;
+                self.link_mut(next, band)[0] = slot;
             }
         }
         Ok(())
+    }
+
+    /// Asks for a chain slot's link and band bytes, which a query reads next.
+    fn prefetch_slot(&self, slot: u32, band: usize) {
+        prefetch(self.link(slot, band));
+        prefetch(&self.band_of_slot(slot, band)[0]);
     }
 
     fn band_table(&self, band: usize) -> PyResult<&heads::HeadTable> {
@@ -414,9 +425,9 @@ impl BandIndex {
     /// The ids sharing at least one of the first `bands` bands of `values` exactly, sorted.
     ///
     /// Each step asks for the memory of the next before reading any of it (the head table lines in
-    /// `band_hashes`; then each chain head's link and band bytes; then the band bytes of the candidates
-    /// further down the chains), so that the cache misses of a step overlap instead of following one
-    /// another: each is a miss in an index larger than the processor's L2 cache.
+    /// `band_hashes`, then each chain slot's link and band bytes as the slot is found), so that the cache
+    /// misses overlap instead of following one another: each is a miss in an index larger than the
+    /// processor's L2 cache.
     fn query_ids(&self, values: &[u8], bands: usize) -> Vec<u32> {
         let band_len = self.band_len();
         let key = |band: usize| &values[band * band_len..(band + 1) * band_len];
@@ -424,8 +435,7 @@ impl BandIndex {
             .map(|(band, hash)| {
                 let head = self.heads[band].get(hash).unwrap_or(NONE);
                 if head != NONE {
-                    prefetch(&self.links[head as usize * self.bands + band]);
-                    prefetch(&self.band_of_slot(head, band)[0]);
+                    self.prefetch_slot(head, band);
                 }
                 head
             })
@@ -435,13 +445,13 @@ impl BandIndex {
             let mut slot = head;
             while slot != NONE {
                 candidates.push((slot, band as u32));
-                slot = self.links[slot as usize * self.bands + band][1];
+                slot = self.link(slot, band)[1];
+                if slot != NONE {
+                    self.prefetch_slot(slot, band);
+                }
             }
         }
         candidates.sort_unstable();
-        for group in candidates.chunk_by(|a, b| a.0 == b.0) {
-            prefetch(&self.band_of_slot(group[0].0, group[0].1 as usize)[0]);
-        }
         // A slot matches if one of its bands found by hash holds exactly the query's bytes.
         let mut found = Vec::new();
         for group in candidates.chunk_by(|a, b| a.0 == b.0) {
@@ -652,7 +662,7 @@ impl BandIndex {
         for band in 0..self.bands {
             let [prev, next] = *self.link(slot, band);
             if prev != NONE {
-                self.link(prev, band)[1] = next;
+                self.link_mut(prev, band)[1] = next;
             } else {
                 let hash = self.hasher.hash_one(self.band_of_slot(slot, band));
                 if next != NONE {
@@ -662,9 +672,9 @@ impl BandIndex {
                 }
             }
             if next != NONE {
-                self.link(next, band)[0] = prev;
+                self.link_mut(next, band)[0] = prev;
             }
-            *self.link(slot, band) = [NONE, NONE];
+            *self.link_mut(slot, band) = [NONE, NONE];
         }
         self.slot_of[id as usize] = NONE;
         self.id_of_slot[slot as usize] = FREE;
@@ -721,7 +731,7 @@ impl BandIndex {
                 // A chain normally holds one content; counting by key also splits a shared hash.
                 let seen: usize = d.get_item(&key)?.map_or(Ok(0), |c| c.extract())?;
                 d.set_item(key, seen + 1)?;
-                slot = self.links[slot as usize * self.bands + band][1];
+                slot = self.link(slot, band)[1];
             }
         }
         Ok(d)
@@ -743,7 +753,7 @@ impl BandIndex {
             if self.band_of_slot(slot, band) == values.as_slice() {
                 ids.push(self.id_of_slot[slot as usize]);
             }
-            slot = self.links[slot as usize * self.bands + band][1];
+            slot = self.link(slot, band)[1];
         }
         ids.sort_unstable();
         Ok(ids)
