@@ -117,7 +117,8 @@ def _as_column(values: Any) -> Any:
     if not isinstance(values, collections.abc.Iterable):
         raise TypeError(f"{expected}, not {type(values).__name__}")
     if getattr(values, "ndim", 1) != 1:
-        raise TypeError(f"{expected} of one dimension, not an array of shape {values.shape}")
+        shape = getattr(values, "shape", None)
+        raise TypeError(f"{expected} of one dimension, not an array of shape {shape}")
     return values
 
 

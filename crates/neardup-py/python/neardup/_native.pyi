@@ -1,9 +1,9 @@
 """Type stubs of the native module (Rust, PyO3). Users import these names from ``neardup``."""
 
 from os import PathLike
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union, final
 
-from typing_extensions import Self
+from typing_extensions import Self, TypeAlias
 
 __version__: str
 
@@ -28,13 +28,18 @@ class UnsupportedError(Error):
 class IndexError(Error):
     """An index could not be created, opened, read or written."""
 
-Document = Union[bytes, bytearray, str]
-SketchLike = Union["Sketch", str]
+# Stub-only aliases: what the functions below accept.
+_Document: TypeAlias = Union[bytes, bytearray, str]
+_SketchLike: TypeAlias = Union["Sketch", str]
+# A column of documents, ids or values: a list, or what `neardup/__init__.py` passes of an Arrow column.
+_Column: TypeAlias = Any
+_Progress: TypeAlias = Optional[Callable[[int, int], object]]
 
+@final
 class Sketch:
     """A fingerprint (``simhash-doc-v1:…``) or a MinHash-family signature; its string form parses back."""
 
-    def __init__(self, text: str) -> None: ...
+    def __new__(cls, text: str) -> Self: ...
     @staticmethod
     def parse(text: str) -> Sketch: ...
     @property
@@ -47,11 +52,11 @@ class Sketch:
         """MinHash: the signature's values; None for a fingerprint."""
     def distance(self, other: Sketch) -> int: ...
     def similarity(self, other: Sketch) -> float: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 def sketch(
-    data: Document,
+    data: _Document,
     scheme: str = "simhash-doc-v1",
     *,
     media: Optional[str] = None,
@@ -60,15 +65,15 @@ def sketch(
     shingle: Optional[int] = None,
     char_shingle: Optional[int] = None,
 ) -> Sketch: ...
-def fingerprint(data: Document, scheme: str = "simhash-doc-v1", *, media: Optional[str] = None) -> Sketch: ...
-def compare(a: SketchLike, b: SketchLike) -> dict[str, Any]: ...
+def fingerprint(data: _Document, scheme: str = "simhash-doc-v1", *, media: Optional[str] = None) -> Sketch: ...
+def compare(a: _SketchLike, b: _SketchLike) -> dict[str, Any]: ...
 def schemes() -> list[dict[str, Any]]: ...
 
 class NativeIndex:
     """Stored sketches and exact-radius queries, in memory (path None) or in ``neardup index`` files."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: Union[str, PathLike[str], None] = None,
         scheme: Optional[str] = None,
         *,
@@ -80,7 +85,7 @@ class NativeIndex:
         shingle: Optional[int] = None,
         char_shingle: Optional[int] = None,
         read_only: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def scheme(self) -> str: ...
     @property
@@ -88,17 +93,17 @@ class NativeIndex:
     def refresh(self) -> bool:
         """Catches up with what other writers committed; whether anything changed."""
     def __len__(self) -> int: ...
-    def __contains__(self, id: Union[str, int]) -> bool: ...
+    def __contains__(self, id: Union[str, int], /) -> bool: ...
     def get(self, id: Union[str, int]) -> Optional[Sketch]: ...
     def add(
-        self, id: Union[str, int], document: Optional[Document] = None, *, sketch: Optional[SketchLike] = None, media: Optional[str] = None
+        self, id: Union[str, int], document: Optional[_Document] = None, *, sketch: Optional[_SketchLike] = None, media: Optional[str] = None
     ) -> Sketch: ...
-    def add_sketches(self, entries: Iterable[tuple[Union[str, int], SketchLike]]) -> int: ...
+    def add_sketches(self, entries: Iterable[tuple[Union[str, int], _SketchLike]]) -> int: ...
     def query(
         self,
-        document: Optional[Document] = None,
+        document: Optional[_Document] = None,
         *,
-        sketch: Optional[SketchLike] = None,
+        sketch: Optional[_SketchLike] = None,
         k: Optional[int] = None,
         threshold: Optional[float] = None,
         media: Optional[str] = None,
@@ -139,19 +144,74 @@ class NativeIndex:
     ) -> tuple[bytes, tuple[int, bytes, bytes, Optional[bytes]], bytes, list[tuple[int, str]]]: ...
 
 # Internal: batch work over Arrow buffers, and the datasketch kernels (see neardup/datasketch.py).
-def sketch_column(*args: Any, **kwargs: Any) -> Any: ...
-def dedup_column(*args: Any, **kwargs: Any) -> Any: ...
-def dedup_files(*args: Any, **kwargs: Any) -> Any: ...
+# `sketch_column`: (kind, width, values, failures); `dedup_column`: (table columns, failures);
+# `dedup_files`: the table columns and counts that `neardup.dedup_files` wraps.
+def sketch_column(
+    column: _Column,
+    scheme: str,
+    *,
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    progress: _Progress = None,
+    strings: bool = False,
+) -> tuple[str, int, Any, list[tuple[int, str]]]: ...
+def dedup_column(
+    column: _Column,
+    ids: Optional[_Column],
+    scheme: str,
+    *,
+    k: Optional[int] = None,
+    threshold: Optional[float] = None,
+    verify: Optional[str] = None,
+    measure: Optional[str] = None,
+    verify_ngram: Optional[int] = None,
+    clustering: str = "centres",
+    representative: str = "smallest-id",
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    progress: _Progress = None,
+) -> tuple[Any, list[tuple[int, str]]]: ...
+def dedup_files(
+    paths: list[str],
+    scheme: str,
+    *,
+    id_field: str = "id",
+    text_field: str = "text",
+    media_field: Optional[str] = None,
+    k: Optional[int] = None,
+    threshold: Optional[float] = None,
+    verify: Optional[str] = None,
+    measure: Optional[str] = None,
+    verify_ngram: Optional[int] = None,
+    clustering: str = "centres",
+    representative: str = "smallest-id",
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    output: Union[str, PathLike[str], None] = None,
+    removed: Union[str, PathLike[str], None] = None,
+    strict: bool = False,
+    progress: _Progress = None,
+) -> Any: ...
 def ds_permutations(scheme: str, num_perm: int, seed: int) -> tuple[bytes, bytes]: ...
 def ds_update(scheme: str, a_ptr: int, b_ptr: int, values_ptr: int, num_perm: int, items: Any) -> None: ...
 def ds_update_hashes(
     scheme: str, a_ptr: int, b_ptr: int, values_ptr: int, num_perm: int, hashes_ptr: int, count: int
 ) -> None: ...
 
+@final
 class BandIndex:
     dtype: Optional[Any]
     scheme: Optional[str]
-    def __init__(self, b: int, r: int, width: int) -> None: ...
+    def __new__(cls, b: int, r: int, width: int) -> Self: ...
     def insert(self, id: int, data: bytes) -> None: ...
     def query(self, data: bytes, bands: Optional[int] = None) -> list[int]: ...
     def remove(self, id: int) -> None: ...
@@ -170,11 +230,12 @@ class BandIndex:
     def insert_key(self, key: Any, minhash: Any, check_duplication: bool) -> bool: ...
     def query_key(self, minhash: Any) -> Optional[list[Any]]: ...
 
+@final
 class Stages:
     """Internal: the stages of one `neardup.spark` run (neardup/spark/_stages.py), built from its settings."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         scheme: str,
         *,
         k: Optional[int] = None,
@@ -191,7 +252,7 @@ class Stages:
         char_shingle: Optional[int] = None,
         large_cluster: int = 1000,
         distinct: int = 1,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def method(self) -> str: ...
     @property
@@ -204,8 +265,12 @@ class Stages:
     def keeps_longest(self) -> bool: ...
     @property
     def sketch_width(self) -> int: ...
-    def sign(self, *args: Any, **kwargs: Any) -> Any: ...
-    def buckets(self, *args: Any, **kwargs: Any) -> Any: ...
-    def pairs(self, *args: Any, **kwargs: Any) -> Any: ...
-    def judge(self, *args: Any, **kwargs: Any) -> Any: ...
-    def clusters(self, *args: Any, **kwargs: Any) -> Any: ...
+    def sign(
+        self, column: _Column, parallel: bool = False
+    ) -> tuple[bytes, bytes, bytes, bytes, bytes, list[tuple[int, str]]]: ...
+    def buckets(self, sketches: _Column, nodes: _Column, parts: int) -> list[bytes]: ...
+    def pairs(self, records: _Column) -> list[bytes]: ...
+    def judge(self, a_sketches: _Column, a_profiles: _Column, b_sketches: _Column, b_profiles: _Column) -> bytes: ...
+    def clusters(
+        self, labels: _Column, ids: _Column, sketches: _Column, profiles: _Column, lengths: bytes
+    ) -> list[bytes]: ...

@@ -31,7 +31,7 @@ import struct
 import warnings
 from collections import defaultdict
 from collections.abc import Hashable, Iterable
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -78,12 +78,12 @@ _SCHEME_AFFINE32 = "affine32"
 _SCHEME_AFFINE64 = "affine64"
 _VALID_SCHEMES = (_SCHEME_AFFINE32, _SCHEME_AFFINE64, _SCHEME_LEGACY)
 
-_SCHEME_DTYPES = {
+_SCHEME_DTYPES: dict[str, Any] = {
     _SCHEME_LEGACY: np.uint64,
     _SCHEME_AFFINE32: np.uint32,
     _SCHEME_AFFINE64: np.uint64,
 }
-_SCHEME_MAX_HASHES = {
+_SCHEME_MAX_HASHES: dict[str, Any] = {
     _SCHEME_LEGACY: _max_hash,
     _SCHEME_AFFINE32: np.uint32((1 << 32) - 1),
     _SCHEME_AFFINE64: np.uint64((1 << 64) - 1),
@@ -157,7 +157,8 @@ def _gpu_available() -> bool:
 # ---------------------------------------------------------------------------------------------------------
 # Helpers for the native kernels
 
-_c_char_from_buffer = ctypes.c_char.from_buffer
+# Typed loosely: NumPy arrays have the buffer protocol, which NumPy's stubs do not declare before Python 3.12.
+_c_char_from_buffer: Callable[[Any], ctypes.c_char] = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 
 
@@ -315,9 +316,9 @@ class MinHash:
                 dtype=np.uint64,
             ).T
         width = _SCHEME_WIDTHS[self.scheme]
-        dtype = _SCHEME_DTYPES[self.scheme]
-        a = gen.randint(0, 1 << (width - 1), num_perm, dtype=dtype) * dtype(2) + dtype(1)
-        b = gen.randint(0, 1 << width, num_perm, dtype=dtype)
+        scalar = _SCHEME_DTYPES[self.scheme]
+        a = gen.randint(0, 1 << (width - 1), num_perm, dtype=scalar) * scalar(2) + scalar(1)
+        b = gen.randint(0, 1 << width, num_perm, dtype=scalar)
         return np.array([a, b])
 
     def _to_scheme_array(self, values, what: str) -> np.ndarray:
@@ -521,8 +522,8 @@ class MinHash:
         hv = d.get("hashvalues")
         scheme = d.get("scheme")
         if (
-            perms is not None
-            and d.get("_perms_ok") is perms
+            d.get("_perms_ok") is perms
+            and perms is not None
             and type(hv) is np.ndarray
             and hv.ndim == 1
             and scheme in _SCHEME_DTYPES
@@ -565,10 +566,11 @@ class MinHash:
         """The number of hash values."""
         return len(self.hashvalues)
 
-    def __eq__(self, other: MinHash) -> bool:
+    def __eq__(self, other: object) -> bool:
         """Equal if of the same type, scheme, seed and hash values."""
         return (
             type(self) is type(other)
+            and isinstance(other, MinHash)
             and self.scheme == other.scheme
             and self.seed == other.seed
             and np.array_equal(self.hashvalues, other.hashvalues)
@@ -777,7 +779,7 @@ class LeanMinHash(MinHash):
         return hash((self.scheme, self.seed, tuple(self.hashvalues)))
 
     @classmethod
-    def union(cls, *lmhs: LeanMinHash) -> LeanMinHash:
+    def union(cls, *lmhs: MinHash) -> LeanMinHash:
         """Create a new lean MinHash by unioning multiple lean MinHash."""
         hashvalues = _union_values(
             lmhs, "The unioning MinHash must have the same seed, number of permutation functions and scheme."
@@ -1094,6 +1096,16 @@ class MinHashLSH:
             # 5 25
     """
 
+    # The tables are one of two backends, which `_native` names: the native band tables (`_index`, a
+    # `_native.BandIndex` made at the first insert, for the width of its values; `keys` a `_NativeKeys`,
+    # `hashtables` of `_NativeBandTable`), or datasketch's pure-Python ones (`keys` a `_DictListStorage`,
+    # `hashtables` of `_DictSetStorage`), for what only they model. Each path uses the backend's own methods.
+    _native: bool
+    _index: Any
+    _width: Optional[int]
+    keys: Any
+    hashtables: list[Any]
+
     def __init__(
         self,
         threshold: float = 0.9,
@@ -1366,6 +1378,7 @@ class MinHashLSH:
                 overlap = any(k in self._key_to_id for k in other._key_to_id)
                 if not overlap and (self._width == other._width or not self._key_to_id):
                     if self._width != other._width:
+                        assert other._width is not None  # set by other's first insert
                         self._new_native_index(other._width)
                     for key, j in list(other._key_to_id.items()):
                         i = self._new_id()

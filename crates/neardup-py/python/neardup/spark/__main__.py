@@ -108,7 +108,12 @@ def main(argv=None) -> int:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     started = time.monotonic()
-    jvm, hadoop = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
+    jvm, jsc = spark.sparkContext._jvm, spark.sparkContext._jsc
+    if jvm is None or jsc is None:
+        # The paths are checked through Hadoop's file systems, in the driver's JVM.
+        print("error: this command needs a Spark session with a JVM driver, not Spark Connect", file=sys.stderr)
+        return 2
+    hadoop = jsc.hadoopConfiguration()
 
     def qualified(path):
         p = jvm.org.apache.hadoop.fs.Path(path)

@@ -1,0 +1,54 @@
+"""The package's types, as a user's type checker sees them: mypy checks the installed package's own
+annotations, stubtest compares `_native.pyi` with the compiled module, and a user's typed code
+(`typed_usage.py`) passes `mypy --strict` and does what its types say. Skipped where mypy is absent (CI
+installs it)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent
+CONFIG = PACKAGE / "pyproject.toml"
+
+sys.path.insert(0, str(HERE))
+import typed_usage  # noqa: E402
+
+
+def run(tmp_path, *args):
+    """`python -m ARGS...` outside the source tree, so that the installed package (the wheel) is checked."""
+    pytest.importorskip("mypy")
+    return subprocess.run([sys.executable, "-m", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_the_package_type_checks(tmp_path):
+    done = run(tmp_path, "mypy", "--config-file", str(CONFIG), "--cache-dir", str(tmp_path / "cache"), "-p", "neardup")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_native_stubs_match_the_module(tmp_path):
+    done = run(tmp_path, "mypy.stubtest", "--mypy-config-file", str(CONFIG), "--ignore-disjoint-bases",
+               "--allowlist", str(PACKAGE / "stubtest-allowlist.txt"), "neardup")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_typed_user_code_passes_mypy_strict(tmp_path):
+    done = run(tmp_path, "mypy", "--strict", "--config-file", str(CONFIG), "--cache-dir", str(tmp_path / "cache"),
+               str(HERE / "typed_usage.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_typed_user_code_runs_as_typed():
+    texts = ["the quick brown fox jumps over the lazy dog " * 3, "the quick brown fox jumps over the lazy dog " * 3,
+             "an entirely different document about databases and their indexes"]
+    prints = typed_usage.fingerprints(texts)
+    assert prints[0] == prints[1] != prints[2]
+    sigs = typed_usage.signatures(texts)
+    assert sigs.shape == (3, 128) and sigs.dtype == "uint32"
+    found = typed_usage.lsh_query({"a": [b"x", b"y"], "b": [b"z"]}, [b"x", b"y"])
+    assert found == ["a"]
+    hits = typed_usage.index_and_compare({"one": texts[0], "two": texts[2]}, texts[1])
+    assert [id_ for id_, _ in hits] == ["one"]
+    assert typed_usage.dedup_rows(texts) == 3

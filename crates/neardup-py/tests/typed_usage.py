@@ -1,0 +1,55 @@
+"""A user's typed code: `test_typing.py` runs it and checks it with `mypy --strict` against the installed
+package, so what the annotations and stubs promise is what the functions do."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import neardup
+from neardup.datasketch import LeanMinHash, MinHash, MinHashLSH
+
+
+def fingerprints(texts: list[str]) -> list[str]:
+    out = []
+    for text in texts:
+        fingerprint = neardup.fingerprint(text)
+        assert fingerprint.distance(neardup.Sketch.parse(str(fingerprint))) == 0
+        value: int | None = fingerprint.value
+        assert value is not None
+        out.append(str(fingerprint))
+    return out
+
+
+def signatures(texts: list[str]) -> np.ndarray:
+    return neardup.sketches(texts, scheme="minhash-oph-v1")
+
+
+def lsh_query(sets: dict[str, list[bytes]], query: list[bytes]) -> list[str]:
+    index = MinHashLSH(threshold=0.5, num_perm=128)
+    for key, shingles in sets.items():
+        m = MinHash(num_perm=128)
+        m.update_batch(shingles)
+        index.insert(key, LeanMinHash(m))
+    q = MinHash(num_perm=128)
+    for shingle in query:
+        q.update(shingle)
+    found: list[str] = sorted(index.query(q))
+    return found
+
+
+def index_and_compare(texts: dict[str, str], query: str) -> list[tuple[str, int | float]]:
+    with neardup.Index(None, scheme="simhash-doc-v1", k=3) as index:
+        for id_, text in texts.items():
+            index.add(id_, text)
+        hits = index.query(query)
+    first, second = (neardup.fingerprint(t) for t in list(texts.values())[:2])
+    similarity: float = neardup.compare(first, str(second))["similarity"]
+    assert 0.0 <= similarity <= 1.0
+    assert "simhash-doc-v1" in [scheme["name"] for scheme in neardup.schemes()]
+    return hits
+
+
+def dedup_rows(texts: list[str]) -> int:
+    table = neardup.dedup(texts, scheme="simhash-doc-v1")
+    rows: int = table.num_rows
+    return rows
