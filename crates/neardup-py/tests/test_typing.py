@@ -1,7 +1,7 @@
 """The package's types, as a user's type checker sees them: mypy checks the installed package's own
 annotations, stubtest compares `_native.pyi` with the compiled module, and a user's typed code
-(`typed_usage.py`) passes `mypy --strict` and does what its types say. Skipped where mypy is absent (CI
-installs it)."""
+(`typed_usage.py`) passes `mypy --strict` and does what its types say (the mypy tests are skipped where
+mypy is absent; CI installs it). Every public name has a docstring."""
 
 import subprocess
 import sys
@@ -52,3 +52,30 @@ def test_typed_user_code_runs_as_typed():
     hits = typed_usage.index_and_compare({"one": texts[0], "two": texts[2]}, texts[1])
     assert [id_ for id_, _ in hits] == ["one"]
     assert typed_usage.dedup_rows(texts) == 3
+
+
+def test_every_public_name_has_a_docstring():
+    import inspect
+
+    import neardup
+    from neardup import datasketch
+
+    def undocumented(owner_name, owner):
+        for name, value in vars(owner).items():
+            if name.startswith("_") or inspect.ismemberdescriptor(value):  # __slots__ members have no docs
+                continue
+            if callable(value) or isinstance(value, (property, classmethod, staticmethod)):
+                if not (getattr(owner, name).__doc__ or "").strip():
+                    yield f"{owner_name}.{name}"
+
+    missing = []
+    for name in neardup.__all__:
+        value = getattr(neardup, name)
+        if not (value.__doc__ or "").strip():
+            missing.append(name)
+        if inspect.isclass(value):
+            missing.extend(undocumented(name, value))
+    for cls in (datasketch.MinHash, datasketch.LeanMinHash, datasketch.MinHashLSH,
+                datasketch.MinHashLSHInsertionSession, datasketch.MinHashLSHDeletionSession):
+        missing.extend(undocumented(cls.__name__, cls))
+    assert not missing, f"no docstring: {missing}"

@@ -692,6 +692,7 @@ class LeanMinHash(MinHash):
         raise TypeError("Cannot update a LeanMinHash")
 
     def copy(self) -> LeanMinHash:
+        """Return a copy."""
         lmh = object.__new__(LeanMinHash)
         lmh._initialize_slots(self.seed, self.hashvalues, self.scheme)
         return lmh
@@ -1272,6 +1273,8 @@ class MinHashLSH:
 
     @property
     def buffer_size(self) -> int:
+        """The number of operations an insertion or deletion session buffers (datasketch's storage option;
+        the in-memory tables apply every operation at once, whatever it is)."""
         return self._buffer_size
 
     @buffer_size.setter
