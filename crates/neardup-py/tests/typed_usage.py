@@ -26,10 +26,11 @@ def signatures(texts: list[str]) -> np.ndarray:
 
 def lsh_query(sets: dict[str, list[bytes]], query: list[bytes]) -> list[str]:
     index = MinHashLSH(threshold=0.5, num_perm=128)
-    for key, shingles in sets.items():
-        m = MinHash(num_perm=128)
-        m.update_batch(shingles)
-        index.insert(key, LeanMinHash(m))
+    with index.insertion_session() as session:
+        for key, shingles in sets.items():
+            m = MinHash(num_perm=128)
+            m.update_batch(shingles)
+            session.insert(key, LeanMinHash(m))
     q = MinHash(num_perm=128)
     for shingle in query:
         q.update(shingle)

@@ -1,7 +1,7 @@
 """Type stubs of the native module (Rust, PyO3). Users import these names from ``neardup``."""
 
 from os import PathLike
-from typing import Any, Callable, Iterable, Optional, Union, final
+from typing import Any, Callable, Iterable, Literal, Optional, Union, final
 
 from typing_extensions import Self, TypeAlias
 
@@ -122,7 +122,8 @@ class NativeIndex:
     @property
     def closed(self) -> bool: ...
     def __enter__(self) -> Self: ...
-    def __exit__(self, *exc: object) -> bool: ...
+    def __exit__(self, *exc: object) -> Literal[False]:
+        """Closes the index; an exception in the block goes on."""
     # Internal: the column methods under neardup.Index.add_many and query_many (neardup/__init__.py).
     def _add_column(
         self,

@@ -31,7 +31,7 @@ import struct
 import warnings
 from collections import defaultdict
 from collections.abc import Hashable, Iterable
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 
@@ -1582,6 +1582,9 @@ class MinHashLSH:
                     self._key_to_id[key] = i
 
 
+_SessionT = TypeVar("_SessionT", bound="_Session")
+
+
 class _Session:
     """A context manager over a MinHashLSH that flushes its buffers on exit (as datasketch's sessions)."""
 
@@ -1589,7 +1592,7 @@ class _Session:
         self.lsh = lsh
         self.lsh.buffer_size = buffer_size
 
-    def __enter__(self):
+    def __enter__(self: _SessionT) -> _SessionT:
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:
