@@ -34,6 +34,12 @@ _SketchLike: TypeAlias = Union["Sketch", str]
 # A column of documents, ids or values: a list, or what `neardup/__init__.py` passes of an Arrow column.
 _Column: TypeAlias = Any
 _Progress: TypeAlias = Optional[Callable[[int, int], object]]
+# Rows that could not be analyzed: (row, message, the neardup.Error kind to raise, such as "NoTokens").
+_Failures: TypeAlias = list[tuple[int, str, str]]
+# An Arrow string column: (offset width 4 or 8, offsets, data, validity or None).
+_StringColumn: TypeAlias = tuple[int, bytes, bytes, Optional[bytes]]
+# The cluster table's columns: cluster and score values, then id, representative, duplicate_of.
+_TableColumns: TypeAlias = tuple[bytes, bytes, _StringColumn, _StringColumn, _StringColumn]
 
 @final
 class Sketch:
@@ -133,7 +139,7 @@ class NativeIndex:
         media: Optional[str] = None,
         keep_going: bool = False,
         progress: Optional[Any] = None,
-    ) -> tuple[int, list[tuple[int, str]]]: ...
+    ) -> tuple[int, _Failures]: ...
     def _query_column(
         self,
         documents: Any,
@@ -142,11 +148,13 @@ class NativeIndex:
         threshold: Optional[float] = None,
         media: Optional[str] = None,
         progress: Optional[Any] = None,
-    ) -> tuple[bytes, tuple[int, bytes, bytes, Optional[bytes]], bytes, list[tuple[int, str]]]: ...
+    ) -> tuple[bytes, _StringColumn, bytes, _Failures]: ...
 
 # Internal: batch work over Arrow buffers, and the datasketch kernels (see neardup/datasketch.py).
-# `sketch_column`: (kind, width, values, failures); `dedup_column`: (table columns, failures);
-# `dedup_files`: the table columns and counts that `neardup.dedup_files` wraps.
+# `sketch_column`: (kind, width, values, failures), the values (typed Any: `kind` says which) a bytearray of
+# fixed-width values, or for kind "strings" the (offsets, data, validity) of a string column whose offsets
+# are `width` bytes;
+# `dedup_files`: the table's columns, the problems found (place, message) and the records read.
 def sketch_column(
     column: _Column,
     scheme: str,
@@ -158,7 +166,7 @@ def sketch_column(
     char_shingle: Optional[int] = None,
     progress: _Progress = None,
     strings: bool = False,
-) -> tuple[str, int, Any, list[tuple[int, str]]]: ...
+) -> tuple[str, int, Any, _Failures]: ...
 def dedup_column(
     column: _Column,
     ids: Optional[_Column],
@@ -177,7 +185,7 @@ def dedup_column(
     shingle: Optional[int] = None,
     char_shingle: Optional[int] = None,
     progress: _Progress = None,
-) -> tuple[Any, list[tuple[int, str]]]: ...
+) -> tuple[_TableColumns, _Failures]: ...
 def dedup_files(
     paths: list[str],
     scheme: str,
@@ -201,7 +209,7 @@ def dedup_files(
     removed: Union[str, PathLike[str], None] = None,
     strict: bool = False,
     progress: _Progress = None,
-) -> Any: ...
+) -> tuple[_TableColumns, list[tuple[str, str]], int]: ...
 def ds_permutations(scheme: str, num_perm: int, seed: int) -> tuple[bytes, bytes]: ...
 def ds_update(scheme: str, a_ptr: int, b_ptr: int, values_ptr: int, num_perm: int, items: Any) -> None: ...
 def ds_update_hashes(
