@@ -52,6 +52,8 @@ def test_typed_user_code_runs_as_typed():
     hits = typed_usage.index_and_compare({"one": texts[0], "two": texts[2]}, texts[1])
     assert [id_ for id_, _ in hits] == ["one"]
     assert typed_usage.dedup_rows(texts) == 3
+    assert typed_usage.signature_round_trips(texts[0]) == 1.0
+    assert typed_usage.index_columns(["a", "b", "c"], texts) == 3
 
 
 def test_every_public_name_has_a_docstring():

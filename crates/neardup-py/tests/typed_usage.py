@@ -54,3 +54,23 @@ def dedup_rows(texts: list[str]) -> int:
     table = neardup.dedup(texts, scheme="simhash-doc-v1")
     rows: int = table.num_rows
     return rows
+
+
+def signature_round_trips(text: str) -> float:
+    sketch = neardup.sketch(text, "minhash-oph-v1", num_perm=64)
+    values: list[int] | None = sketch.values
+    assert values is not None and len(values) == 64
+    lean = LeanMinHash(MinHash(num_perm=64))
+    buffer = bytearray(lean.bytesize())
+    lean.serialize(buffer)
+    assert LeanMinHash.deserialize(buffer) == lean
+    return sketch.similarity(neardup.Sketch.parse(str(sketch)))
+
+
+def index_columns(ids: list[str], texts: list[str]) -> int:
+    index = neardup.Index(None, scheme="simhash-doc-v1", k=3)
+    stored: int = index.add_many(ids, texts)
+    matches = index.query_many(texts)
+    assert matches.num_rows >= stored
+    assert ids[0] in index and len(index) == stored
+    return stored
