@@ -23,8 +23,13 @@ def run(tmp_path, *args):
     return subprocess.run([sys.executable, "-m", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 
+def mypy(tmp_path, *args):
+    """mypy with the package's settings and a cache of its own."""
+    return run(tmp_path, "mypy", "--config-file", str(CONFIG), "--cache-dir", str(tmp_path / "cache"), *args)
+
+
 def test_the_package_type_checks(tmp_path):
-    done = run(tmp_path, "mypy", "--config-file", str(CONFIG), "--cache-dir", str(tmp_path / "cache"), "-p", "neardup")
+    done = mypy(tmp_path, "-p", "neardup")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -35,8 +40,7 @@ def test_the_native_stubs_match_the_module(tmp_path):
 
 
 def test_typed_user_code_passes_mypy_strict(tmp_path):
-    done = run(tmp_path, "mypy", "--strict", "--config-file", str(CONFIG), "--cache-dir", str(tmp_path / "cache"),
-               str(HERE / "typed_usage.py"))
+    done = mypy(tmp_path, "--strict", str(HERE / "typed_usage.py"))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
