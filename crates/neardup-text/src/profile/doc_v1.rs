@@ -16,11 +16,15 @@
 //! chunk equals normalizing the whole text, and a chunk that normalization splits (U+00A8 → space + U+0308)
 //! is simply split again afterwards. Each chunk takes the cheapest path that gives the exact result:
 //!
-//! * **ASCII** (most chunks of most text): normalization is just `A-Z → a-z`; 64-byte blocks are classified
-//!   with SIMD compares and their tokens found with bit operations, hashed straight from the input unless
-//!   they hold a capital.
-//! * **Any other chunk is read once**: one pass finds where it ends (non-ASCII White_Space included), the
-//!   common property flags of its characters and its tokens as they stand. If every character is left alone
+//! * **64-byte blocks** (most chunks of most text): normalization of ASCII is just `A-Z → a-z`; a block is
+//!   classified with SIMD compares and its tokens found with bit operations, taken straight from the input,
+//!   or from one lowercased copy of the block when it holds a capital. Its two- and three-byte characters
+//!   (accented Latin, Greek, Cyrillic, typographic punctuation, …) join the same masks by their property
+//!   flags when normalization leaves them alone or folds them one for one (a token holding one that folds
+//!   is folded character by character); a chunk with any other non-ASCII character goes to the next path.
+//! * **Any other chunk is read once** (so is the end of a text, after its last whole block): one pass finds
+//!   where it ends (non-ASCII White_Space included), the common property flags of its characters and its
+//!   tokens as they stand. If every character is left alone
 //!   by NFKC or folds to one character (`Д` → `д`, see `props`), or the chunk is STABLE and NFKC-normalized
 //!   as a whole (ICU4X's quick check), those are its tokens: taken straight from the input, or folded one
 //!   at a time into a scratch buffer when they hold a capital.
@@ -97,6 +101,10 @@ impl<'a> Token<'a> {
 
 /// Bytes of look-ahead given to [`Token::window`].
 const WINDOW_EXTRA: usize = 16;
+
+/// What follows a token written into a scratch buffer, for the hash's look-ahead (NUL is valid UTF-8, and
+/// not part of the token).
+const PADDING: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
 #[inline(always)]
 fn window_of(buf: &[u8], start: usize, end: usize) -> &[u8] {
@@ -244,6 +252,8 @@ struct Tokenizer<const KEEP_NUMBERS: bool> {
     nfkc: ComposingNormalizerBorrowed<'static>,
     fold: CaseMapperBorrowed<'static>,
     lower: String,
+    /// A block's bytes up to its last ASCII white space, lowercased (see [`block`](Self::block)).
+    block_lower: String,
     scratch: String,
     /// The tokens of the chunk being read ([`scan_chunk`](Self::scan_chunk)).
     spans: Vec<Span>,
@@ -256,6 +266,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             nfkc: ComposingNormalizerBorrowed::new_nfkc(),
             fold: CaseMapperBorrowed::new(),
             lower: String::with_capacity(64 + WINDOW_EXTRA),
+            block_lower: String::with_capacity(64 + WINDOW_EXTRA),
             scratch: String::new(),
             spans: Vec::new(),
         }
@@ -279,7 +290,10 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     fn block(&mut self, text: &str, pos: usize, emit: &mut impl FnMut(Token<'_>)) -> usize {
         let bytes = text.as_bytes();
         let block: &[u8; 64] = bytes[pos..pos + 64].try_into().expect("64 bytes");
-        let m = blocks::classify(block);
+        let mut m = blocks::classify(block);
+        if m.high != 0 {
+            self.multibyte_characters(block, &mut m);
+        }
         if m.space == 0 {
             // A chunk of more than 64 bytes: hand it to the scalar path up to the next ASCII white space.
             let end = bytes[pos..]
@@ -315,6 +329,18 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         }
         let good = m.token & inside & !bad;
         let mut token_starts = good & !(good << 1);
+        // Tokens are read from the block as it is or, when one of its good tokens has a capital, from a
+        // lowercased copy of it (lowercasing changes only A-Z): one decision per block instead of one
+        // mispredicted branch per token.
+        let region_end = pos + last_space + 1;
+        let lowered = m.upper & good != 0;
+        let fold = m.fold & good;
+        if lowered {
+            self.block_lower.clear();
+            self.block_lower.push_str(&text[pos..region_end]);
+            self.block_lower.make_ascii_lowercase();
+            self.block_lower.push_str(PADDING);
+        }
         let mut bad_starts = chunk_starts & bad;
         loop {
             // Good tokens before the next bad chunk, then that chunk: document order.
@@ -334,16 +360,25 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
                 let j = starts.trailing_zeros() as usize;
                 starts &= starts - 1;
                 let len = (!(good >> j)).trailing_zeros() as usize;
-                let this = span(j, j + len);
+                // The token ends before the block's last space, so `len` < 64.
+                let this = ((1u64 << len) - 1) << j;
                 if !KEEP_NUMBERS && m.letter & this == 0 {
                     continue; // digits and '_' only: dropped
                 }
-                let (start, end) = (pos + j, pos + j + len);
-                if m.upper & this == 0 {
-                    emit(Token::new(&text[start..end], window_of(bytes, start, end)));
-                } else {
-                    self.emit_lowered(text, start, end, emit);
+                if fold & this != 0 {
+                    self.emit_folded(&text[pos + j..pos + j + len], emit);
+                    continue;
                 }
+                let (source, offset) = if lowered {
+                    (self.block_lower.as_str(), 0)
+                } else {
+                    (text, pos)
+                };
+                let (start, end) = (offset + j, offset + j + len);
+                emit(Token::new(
+                    &source[start..end],
+                    window_of(source.as_bytes(), start, end),
+                ));
             }
             if next_bad == 64 {
                 break;
@@ -353,6 +388,58 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             bad_starts &= bad_starts - 1;
         }
         pos + last_space + 1
+    }
+
+    /// Reads the block's two- and three-byte characters (Latin with diacritics, Greek, Cyrillic, Hebrew,
+    /// Arabic, typographic quotes and dashes, …) into its masks, so that a chunk holding them stays on the
+    /// block path when the scalar path would take its tokens as they stand (see
+    /// [`finish_chunk`](Self::finish_chunk)): each character's bytes join the masks its flags give (a
+    /// White_Space character separates chunks, a token character extends a token, one that folds simply
+    /// marks its token for [`emit_folded`](Self::emit_folded)). Every other non-ASCII byte keeps its chunk
+    /// special: a character that normalization changes otherwise, a letter of a script written without
+    /// spaces (a token on its own), a four-byte character, and a character that runs past the block.
+    ///
+    /// A block with kana or ideographs (U+3000..U+9FFF) keeps all its three-byte characters special: its
+    /// letters are tokens on their own, which the scalar path reads, and an ideographic space read here
+    /// would end a chunk inside the block, so that the next block would start just after it and read most
+    /// of this one again.
+    #[inline(always)]
+    fn multibyte_characters(&self, block: &[u8; 64], m: &mut blocks::Masks) {
+        let leads2 = m.lead2 & !(1 << 63);
+        let leads3 = if m.cjk == 0 { m.lead3 & !(3 << 62) } else { 0 };
+        let covered = leads2 | (leads2 << 1) | leads3 | (leads3 << 1) | (leads3 << 2);
+        let mut special = (m.special & !m.high) | (m.high & !covered);
+        let mut take = |c: u32, bytes: u64| {
+            let f = self.props[c as usize];
+            let select = |yes: bool| if yes { bytes } else { 0 };
+            let taken = f & SPACE != 0 || (f & FOLD_FAST != 0 && f & SINGLE == 0);
+            m.space |= select(f & SPACE != 0);
+            m.token |= select(f & TOKEN != 0);
+            m.letter |= select(f & LETTER != 0);
+            m.fold |= select(f & SIMPLE_FOLD != 0);
+            special |= select(!taken);
+        };
+        let mut rest = leads2;
+        while rest != 0 {
+            let j = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            take(
+                (u32::from(block[j] & 0x1f) << 6) | u32::from(block[j + 1] & 0x3f),
+                3 << j,
+            );
+        }
+        let mut rest = leads3;
+        while rest != 0 {
+            let j = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            take(
+                (u32::from(block[j] & 0x0f) << 12)
+                    | (u32::from(block[j + 1] & 0x3f) << 6)
+                    | u32::from(block[j + 2] & 0x3f),
+                7 << j,
+            );
+        }
+        m.special = special;
     }
 
     /// Chunk by chunk over `text[from..to]`, where `from` and `to` are chunk boundaries.
@@ -508,6 +595,8 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     }
 
     /// Emits a token whose characters are NFKC_SAFE or fold simply, folded, from the padded scratch buffer.
+    /// (Not inlined: the block path's token loop stays small.)
+    #[inline(never)]
     fn emit_folded(&mut self, token: &str, emit: &mut impl FnMut(Token<'_>)) {
         self.lower.clear();
         for c in token.chars() {
@@ -522,27 +611,12 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         self.emit_scratch(emit);
     }
 
-    /// Emits the ASCII token `text[start..end]` lowercased, from the padded scratch buffer.
-    #[inline(always)]
-    fn emit_lowered(
-        &mut self,
-        text: &str,
-        start: usize,
-        end: usize,
-        emit: &mut impl FnMut(Token<'_>),
-    ) {
-        self.lower.clear();
-        self.lower.push_str(&text[start..end]);
-        self.lower.make_ascii_lowercase();
-        self.emit_scratch(emit);
-    }
-
     /// Emits the token written into the scratch buffer, padded for the hash's look-ahead (NUL is valid
     /// UTF-8, and not part of the token).
     #[inline(always)]
     fn emit_scratch(&mut self, emit: &mut impl FnMut(Token<'_>)) {
         let len = self.lower.len();
-        self.lower.push_str("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        self.lower.push_str(PADDING);
         emit(Token::new(&self.lower[..len], self.lower.as_bytes()));
     }
 
@@ -793,6 +867,20 @@ mod tests {
         fn block_path_equals_chunk_path(s in "([a-zA-Z]{1,12}|[0-9_]{1,3}|[ \t\n]{1,3}|[.,;:@/'()-]|www\\.|10\\.12345/|https://|é|東京|\u{a0}|\u{3000}|\u{ad}){0,120}") {
             proptest::prop_assert_eq!(tokens(&s), tokens_without_blocks(&s));
             proptest::prop_assert_eq!(tokens_keeping_numbers(&s), keeping_numbers_without_blocks(&s));
+        }
+
+        /// Long texts of many scripts reach the block path's reading of two- and three-byte characters
+        /// (letters that fold or not, marks, non-ASCII spaces, format characters, punctuation, characters
+        /// that normalization changes, letters that are tokens on their own, four-byte characters): it must
+        /// equal the chunk-at-a-time path and the spec's steps.
+        #[test]
+        fn multibyte_blocks_equal_the_chunk_path_and_the_definition(s in "(([a-zA-Z]{1,8}|[\u{85}\u{a0}-\u{24f}]{1,6}|[\u{370}-\u{52f}]{1,6}|[\u{2000}-\u{206f}]|[\u{590}-\u{6ff}]{1,4}|[\u{f00}-\u{fda}]{1,4}|[\u{300}-\u{36f}]|[\u{1e00}-\u{1fff}]{1,4}|[\u{2c60}-\u{2c7f}]|東京|ひらがな|\u{3000}|😀|[0-9]{1,3}|[.,:@'-]){1,3}[ \n]){0,60}") {
+            let fast = tokens(&s);
+            proptest::prop_assert_eq!(&fast, &tokens_without_blocks(&s));
+            proptest::prop_assert_eq!(&fast, &tokens_by_definition(&s, false));
+            let kept = tokens_keeping_numbers(&s);
+            proptest::prop_assert_eq!(&kept, &keeping_numbers_without_blocks(&s));
+            proptest::prop_assert_eq!(&kept, &tokens_by_definition(&s, true));
         }
 
         /// The fast paths must agree with the spec's steps run on the whole text.
