@@ -811,6 +811,24 @@ mod tests {
             Vec::<String>::new(),
             "fullwidth www. after NFKC"
         );
+        // Fullwidth separators that NFKC maps to characters the identifier rules read make identifiers;
+        // the others (ASCII_SEPARATOR) separate as they stand.
+        for (text, expected) in [
+            ("http：//x.org y", vec!["y"]),
+            ("a＠b．c y", vec!["y"]),
+            ("doi：10.1000／xyz y", vec!["y"]),
+            ("see，https://x.org", vec![]),
+            (
+                "東京，大阪（日本）！ ok？ yes；no",
+                vec!["東", "京", "大", "阪", "日", "本", "ok", "yes", "no"],
+            ),
+            ("a，b@c.d", vec![]),
+        ] {
+            assert_eq!(t(text), expected, "{text}");
+            assert_eq!(t(text), tokens_by_definition(text, false), "{text}");
+            let long = format!("{} {text}", "word ".repeat(13));
+            assert_eq!(tokens(&long), tokens_by_definition(&long, false), "{long}");
+        }
     }
 
     #[test]

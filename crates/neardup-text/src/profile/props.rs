@@ -2,7 +2,7 @@
 //!
 //! The tokenizer asks several questions of every non-ASCII character (general category, script, White_Space,
 //! "does normalization change it?"). Asking ICU4X each one costs a trie lookup apiece; this table answers all
-//! of them with one load. It is built on first use from ICU4X's range iterators (about a millisecond) and
+//! of them with one load. It is built on first use from ICU4X's range iterators (5 to 10 ms) and
 //! holds 2.2 MB. ASCII never reaches it: the tokenizer has its own byte classes.
 
 use icu_normalizer::properties::{
@@ -39,7 +39,15 @@ pub const NFKC_SAFE: u16 = 1 << 7;
 /// its full case folding is one character, given by ICU4X's `simple_fold`, that is itself NFKC_SAFE
 /// (`Д` → `д`, `É` → `é`; not `ß` → `ss`).
 pub const SIMPLE_FOLD: u16 = 1 << 8;
-/// NFKC_SAFE or SIMPLE_FOLD: a chunk of such characters normalizes character by character with `simple_fold`.
+/// NFKC maps the character to one ASCII character that only separates tokens: not a letter, digit, `_` or
+/// White_Space, none of the characters the identifier rules read (`:` `@` `.` `/`), and the first character
+/// of no canonical composition (FULLWIDTH COMMA → `,`, FULLWIDTH LEFT PARENTHESIS → `(`). The character is
+/// itself a separator (not Cf, not a token character, canonical combining class 0, second in no
+/// composition), so normalization changes no token and no identifier around it.
+pub const ASCII_SEPARATOR: u16 = 1 << 10;
+/// NFKC_SAFE, SIMPLE_FOLD or ASCII_SEPARATOR: a chunk of such characters has the tokens it has as it stands,
+/// each folded character by character with `simple_fold` (its separators may normalize to other
+/// separators, which changes no token).
 pub const FOLD_FAST: u16 = 1 << 9;
 
 /// The scripts whose letters are tokens on their own (simhash-doc-v1 §3).
@@ -219,8 +227,40 @@ fn build() -> Box<Table> {
             }
         }
     }
+    // ASCII_SEPARATOR, among the characters that NFKC changes.
+    let composition = CanonicalCompositionBorrowed::new();
+    let composes_with_nothing = |first: char| {
+        seconds.iter().all(|&second| {
+            char::from_u32(second).is_none_or(|second| composition.compose(first, second).is_none())
+        })
+    };
+    for r in CodePointSetData::new::<ChangesWhenNfkcCasefolded>().iter_ranges() {
+        for cp in r.filter(|&cp| cp >= 0x80) {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            if t[cp as usize] & (FORMAT | SPACE | TOKEN) != 0
+                || !ccc_zero(c)
+                || seconds.binary_search(&cp).is_ok()
+            {
+                continue;
+            }
+            let normalized = nfkc.normalize(c.encode_utf8(&mut buf));
+            let mut chars = normalized.chars();
+            let (Some(p), None) = (chars.next(), chars.next()) else {
+                continue;
+            };
+            if p.is_ascii()
+                && t[p as usize] & (SPACE | TOKEN) == 0
+                && !matches!(p, ':' | '@' | '.' | '/')
+                && composes_with_nothing(p)
+            {
+                t[cp as usize] |= ASCII_SEPARATOR;
+            }
+        }
+    }
     for b in t.iter_mut() {
-        if *b & (NFKC_SAFE | SIMPLE_FOLD) != 0 {
+        if *b & (NFKC_SAFE | SIMPLE_FOLD | ASCII_SEPARATOR) != 0 {
             *b |= FOLD_FAST;
         }
     }
@@ -296,6 +336,67 @@ mod tests {
             "KELVIN SIGN is changed by NFKC"
         );
         assert_eq!(flags('д') & FOLD_FAST, FOLD_FAST);
+        for c in ['，', '（', '）', '；', '？', '！'] {
+            assert_eq!(
+                flags(c) & (ASCII_SEPARATOR | FOLD_FAST),
+                ASCII_SEPARATOR | FOLD_FAST,
+                "U+{:04X}",
+                c as u32
+            );
+        }
+        for c in [
+            '：', '＠', '．', '／', '＜', '＝', '＞', 'Ａ', '１', '＿', '\u{3000}', '…',
+        ] {
+            assert_eq!(
+                flags(c) & ASCII_SEPARATOR,
+                0,
+                "U+{:04X} is read by identifier rules, composes, or is no single separator",
+                c as u32
+            );
+        }
+    }
+
+    /// ASCII_SEPARATOR characters: separators that NFKC maps to one ASCII separator which no identifier
+    /// rule reads and which starts no composition, and which case folding then leaves alone.
+    #[test]
+    fn ascii_separators_normalize_to_plain_separators() {
+        let fold = CaseMapper::new();
+        let nfkc = ComposingNormalizerBorrowed::new_nfkc();
+        let mut targets = std::collections::BTreeSet::new();
+        let mut n = 0;
+        for c in (0x80..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| flags(c) & ASCII_SEPARATOR != 0)
+        {
+            let f = flags(c);
+            assert_eq!(
+                f & (TOKEN | SPACE | FORMAT | NFKC_SAFE),
+                0,
+                "U+{:04X}",
+                c as u32
+            );
+            let normalized = nfkc.normalize(&c.to_string()).into_owned();
+            let p = normalized.chars().next().expect("one character");
+            assert_eq!(normalized.chars().count(), 1);
+            assert!(p.is_ascii() && !p.is_ascii_alphanumeric() && p != '_');
+            assert!(!p.is_ascii_whitespace() && !":@./".contains(p));
+            assert_eq!(fold.fold_string(&normalized), normalized);
+            targets.insert(p);
+            n += 1;
+        }
+        assert!(n > 20, "{n}");
+        // No primary composite starts with one of the characters they normalize to.
+        let decomposition = CanonicalDecompositionBorrowed::new();
+        let composition = CanonicalCompositionBorrowed::new();
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            if let Decomposed::Expansion(first, second) = decomposition.decompose(c) {
+                assert!(
+                    !targets.contains(&first) || composition.compose(first, second) != Some(c),
+                    "U+{:04X} composes from {first:?}",
+                    c as u32
+                );
+            }
+        }
     }
 
     /// SIMPLE_FOLD characters: NFKC leaves them alone and full folding is `simple_fold`. And what the
