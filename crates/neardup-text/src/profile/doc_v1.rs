@@ -276,7 +276,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     fn run(&mut self, text: &str, emit: &mut impl FnMut(Token<'_>)) {
         let bytes = text.as_bytes();
         let n = bytes.len();
-        // Invariant: `pos` is at a chunk boundary (the start of the text, or just after ASCII white space).
+        // Invariant: `pos` is at a chunk boundary (the start of the text, or just after white space).
         let mut pos = 0;
         while pos + 64 <= n {
             pos = self.block(text, pos, emit);
@@ -285,7 +285,8 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
     }
 
     /// One 64-byte block at `pos`: emits the tokens of every chunk that ends inside the block and returns
-    /// the position after the block's last ASCII white space (the start of the first unfinished chunk).
+    /// the position after the block's last white space (ASCII, or a two- or three-byte character read by
+    /// [`multibyte_characters`](Self::multibyte_characters)): the start of the first unfinished chunk.
     #[inline(always)]
     fn block(&mut self, text: &str, pos: usize, emit: &mut impl FnMut(Token<'_>)) -> usize {
         let bytes = text.as_bytes();
@@ -307,8 +308,9 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
         let region = u64::MAX >> (63 - last_space);
         let inside = !m.space & region; // bytes of chunks that end inside the block
         let chunk_starts = inside & !(inside << 1);
-        // Chunks that need the scalar path: those holding ':' '@' or non-ASCII bytes, and those that open
-        // with an identifier prefix ("www.", "10.").
+        // Chunks that need the scalar path: those holding a special byte (':', '@', or a non-ASCII character
+        // that `multibyte_characters` did not take), and those that open with an identifier prefix ("www.",
+        // "10.").
         let mut bad = 0u64;
         let mut special = m.special & inside;
         while special != 0 {
@@ -387,7 +389,7 @@ impl<const KEEP_NUMBERS: bool> Tokenizer<KEEP_NUMBERS> {
             self.scalar(text, pos + s, pos + e, emit);
             bad_starts &= bad_starts - 1;
         }
-        pos + last_space + 1
+        region_end
     }
 
     /// Reads the block's two- and three-byte characters (Latin with diacritics, Greek, Cyrillic, Hebrew,
