@@ -3,8 +3,9 @@
 //! A byte-at-a-time tokenizer loses most of its time to branch mispredictions: every token and every chunk
 //! ends at a data-dependent place. Here 64 bytes are classified at once with 16-byte SIMD compares (`wide`:
 //! SSE2 on x86-64, NEON on aarch64, portable fallback elsewhere, no `unsafe` and no runtime dispatch), giving
-//! one bit per byte for each class; tokens and chunks are then found with bit operations. The lead bytes of
-//! multi-byte characters are marked too, for the tokenizer to read those characters' property flags.
+//! one bit per byte for each class; tokens and chunks are then found with bit operations. A block with
+//! non-ASCII bytes also has its multi-byte characters' lead bytes marked ([`leads`]), for the tokenizer to read
+//! those characters' property flags.
 
 use wide::u8x16;
 
@@ -20,19 +21,10 @@ pub(super) struct Masks {
     /// `[A-Z]`.
     pub upper: u64,
     /// Bytes that need the scalar path: ':' and '@' (identifier rules) and every non-ASCII byte (the tokenizer
-    /// takes back those of the two-byte characters it can read in the block).
+    /// takes back those of the two- and three-byte characters it can read in the block).
     pub special: u64,
     /// Non-ASCII bytes.
     pub high: u64,
-    /// The first bytes of two-byte UTF-8 sequences (0xC0..=0xDF).
-    pub lead2: u64,
-    /// The first bytes of three-byte UTF-8 sequences (0xE0..=0xEF).
-    pub lead3: u64,
-    /// The first bytes of characters U+3000..U+9FFF (0xE3..=0xE9): CJK punctuation, kana and ideographs.
-    pub cjk: u64,
-    /// Bytes of characters whose case folding changes them other than A-Z (left to the tokenizer, which
-    /// reads the non-ASCII characters: zero here).
-    pub fold: u64,
     /// Bytes that may start an identifier prefix: 'w', 'W' ("www.") and '1' ("10.").
     pub prefix: u64,
 }
@@ -65,9 +57,6 @@ pub(super) fn classify(block: &[u8; 64]) -> Masks {
         let space = in_range(v, 0x09, 0x0d) | eq(v, b' ');
         let special = eq(v, b':') | eq(v, b'@') | v; // the high bit of v itself marks non-ASCII bytes
         let prefix = eq(folded, b'w') | eq(v, b'1');
-        let lead2 = in_range(v, 0xc0, 0xdf);
-        let lead3 = in_range(v, 0xe0, 0xef);
-        let cjk = in_range(v, 0xe3, 0xe9);
         let shift = 16 * k;
         m.space |= bits(space) << shift;
         m.token |= bits(token) << shift;
@@ -76,11 +65,34 @@ pub(super) fn classify(block: &[u8; 64]) -> Masks {
         m.special |= bits(special) << shift;
         m.prefix |= bits(prefix) << shift;
         m.high |= bits(v) << shift;
-        m.lead2 |= bits(lead2) << shift;
-        m.lead3 |= bits(lead3) << shift;
-        m.cjk |= bits(cjk) << shift;
     }
     m
+}
+
+/// The lead bytes of a block's multi-byte characters, one bit per byte.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Leads {
+    /// The first bytes of two-byte UTF-8 sequences (0xC0..=0xDF).
+    pub two: u64,
+    /// The first bytes of three-byte UTF-8 sequences (0xE0..=0xEF).
+    pub three: u64,
+    /// The first bytes of characters U+3000..U+9FFF (0xE3..=0xE9): CJK punctuation, kana and ideographs.
+    pub cjk: u64,
+}
+
+/// Marks the lead bytes of a block that has non-ASCII bytes ([`Masks::high`]); ASCII blocks, most of most
+/// text, need none.
+#[inline(always)]
+pub(super) fn leads(block: &[u8; 64]) -> Leads {
+    let mut l = Leads::default();
+    for (k, lane) in block.chunks_exact(16).enumerate() {
+        let v = u8x16::new(lane.try_into().expect("16 bytes"));
+        let shift = 16 * k;
+        l.two |= bits(in_range(v, 0xc0, 0xdf)) << shift;
+        l.three |= bits(in_range(v, 0xe0, 0xef)) << shift;
+        l.cjk |= bits(in_range(v, 0xe3, 0xe9)) << shift;
+    }
+    l
 }
 
 #[cfg(test)]
@@ -95,6 +107,7 @@ mod tests {
                 *b = (start + j) as u8;
             }
             let m = classify(&block);
+            let l = leads(&block);
             for (j, &b) in block.iter().enumerate() {
                 let bit = |mask: u64| (mask >> j) & 1 == 1;
                 assert_eq!(bit(m.space), matches!(b, 9..=13 | b' '), "space {b:#x}");
@@ -111,10 +124,9 @@ mod tests {
                     "special {b:#x}"
                 );
                 assert_eq!(bit(m.high), b >= 0x80, "high {b:#x}");
-                assert_eq!(bit(m.lead2), (0xc0..=0xdf).contains(&b), "lead2 {b:#x}");
-                assert_eq!(bit(m.lead3), (0xe0..=0xef).contains(&b), "lead3 {b:#x}");
-                assert_eq!(bit(m.cjk), (0xe3..=0xe9).contains(&b), "cjk {b:#x}");
-                assert_eq!(m.fold, 0);
+                assert_eq!(bit(l.two), (0xc0..=0xdf).contains(&b), "lead2 {b:#x}");
+                assert_eq!(bit(l.three), (0xe0..=0xef).contains(&b), "lead3 {b:#x}");
+                assert_eq!(bit(l.cjk), (0xe3..=0xe9).contains(&b), "cjk {b:#x}");
                 assert_eq!(
                     bit(m.prefix),
                     matches!(b, b'w' | b'W' | b'1'),
