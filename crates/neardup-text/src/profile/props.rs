@@ -227,13 +227,19 @@ fn build() -> Box<Table> {
             }
         }
     }
-    // ASCII_SEPARATOR, among the characters that NFKC changes.
+    // ASCII_SEPARATOR, among the characters that NFKC changes. The ASCII characters they may normalize to:
+    // separators (neither White_Space nor token characters), none that the identifier rules read, none that
+    // starts a canonical composition.
     let composition = CanonicalCompositionBorrowed::new();
-    let composes_with_nothing = |first: char| {
-        seconds.iter().all(|&second| {
-            char::from_u32(second).is_none_or(|second| composition.compose(first, second).is_none())
-        })
-    };
+    let plain_separator: [bool; 128] = std::array::from_fn(|b| {
+        let p = char::from(b as u8);
+        t[b] & (SPACE | TOKEN) == 0
+            && !matches!(p, ':' | '@' | '.' | '/')
+            && seconds
+                .iter()
+                .filter_map(|&second| char::from_u32(second))
+                .all(|second| composition.compose(p, second).is_none())
+    });
     for r in CodePointSetData::new::<ChangesWhenNfkcCasefolded>().iter_ranges() {
         for cp in r.filter(|&cp| cp >= 0x80) {
             let Some(c) = char::from_u32(cp) else {
@@ -250,11 +256,7 @@ fn build() -> Box<Table> {
             let (Some(p), None) = (chars.next(), chars.next()) else {
                 continue;
             };
-            if p.is_ascii()
-                && t[p as usize] & (SPACE | TOKEN) == 0
-                && !matches!(p, ':' | '@' | '.' | '/')
-                && composes_with_nothing(p)
-            {
+            if p.is_ascii() && plain_separator[p as usize] {
                 t[cp as usize] |= ASCII_SEPARATOR;
             }
         }
