@@ -122,7 +122,7 @@ impl Scheme {
                 doc_v1::tokenize(
                     text,
                     #[inline(always)]
-                    |token| acc.add(jenkins64_window(token.window(), token.as_str().len())),
+                    |token| acc.add(jenkins64_window(token.window(), token.len())),
                 );
                 if acc.features() == 0 {
                     return Err(Error::NoTokens {

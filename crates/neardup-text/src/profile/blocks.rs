@@ -5,7 +5,8 @@
 //! SSE2 on x86-64, NEON on aarch64, portable fallback elsewhere, no `unsafe` and no runtime dispatch), giving
 //! one bit per byte for each class; tokens and chunks are then found with bit operations. A block with
 //! non-ASCII bytes also has its multi-byte characters' lead bytes marked ([`leads`]), for the tokenizer to read
-//! those characters' property flags.
+//! those characters' property flags; in a block dense with them (Cyrillic, Greek), their [`classes`] are laid
+//! out byte by byte and made into masks the same way ([`character_masks`]).
 
 use wide::u8x16;
 
@@ -95,9 +96,102 @@ pub(super) fn leads(block: &[u8; 64]) -> Leads {
     l
 }
 
+/// What the block path needs of a character of the Basic Multilingual Plane, one bit each
+/// ([`character_masks`] turns a block's worth into masks): White_Space; a token character; a letter; folds
+/// simply; and "special", that the block cannot take it (normalization changes it otherwise than by a
+/// simple fold, or it is a letter that is a token on its own).
+pub(super) mod class {
+    pub const SPACE: u8 = 1;
+    pub const TOKEN: u8 = 1 << 1;
+    pub const LETTER: u8 = 1 << 2;
+    pub const FOLD: u8 = 1 << 3;
+    pub const SPECIAL: u8 = 1 << 4;
+}
+
+/// The [`class`] byte of a character's property flags.
+pub(super) fn class_of(flags: u16) -> u8 {
+    use super::props::{FOLD_FAST, LETTER, SIMPLE_FOLD, SINGLE, SPACE, TOKEN};
+    let has = |flag: u16, bit: u8| if flags & flag != 0 { bit } else { 0 };
+    let taken = flags & SPACE != 0 || (flags & FOLD_FAST != 0 && flags & SINGLE == 0);
+    has(SPACE, class::SPACE)
+        | has(TOKEN, class::TOKEN)
+        | has(LETTER, class::LETTER)
+        | has(SIMPLE_FOLD, class::FOLD)
+        | if taken { 0 } else { class::SPECIAL }
+}
+
+/// The [`class`] byte of every code point of the Basic Multilingual Plane (64 KiB), made on first use from
+/// the property table.
+pub(super) fn classes() -> &'static [u8; 0x1_0000] {
+    static CLASSES: std::sync::OnceLock<Box<[u8; 0x1_0000]>> = std::sync::OnceLock::new();
+    CLASSES.get_or_init(|| {
+        let flags = super::props::table();
+        let mut classes = Box::new([0u8; 0x1_0000]);
+        for (class, &flags) in classes.iter_mut().zip(flags.iter()) {
+            *class = class_of(flags);
+        }
+        classes
+    })
+}
+
+/// The masks of a block whose byte j holds the [`class`] byte of the character it belongs to (0 for bytes
+/// of no character read): one mask per class bit, in the order of [`class`].
+#[inline(always)]
+pub(super) fn character_masks(classes: &[u8; 64]) -> [u64; 5] {
+    let mut masks = [0u64; 5];
+    for (k, lane) in classes.chunks_exact(16).enumerate() {
+        let v = u8x16::new(lane.try_into().expect("16 bytes"));
+        for (bit, mask) in masks.iter_mut().enumerate() {
+            let b = u8x16::splat(1 << bit);
+            *mask |= bits((v & b).simd_eq(b)) << (16 * k);
+        }
+    }
+    masks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn character_masks_have_a_bit_per_class_bit() {
+        let mut at = [0u8; 64];
+        for (j, b) in at.iter_mut().enumerate() {
+            *b = (j as u8).wrapping_mul(37) & 0x1f;
+        }
+        let masks = character_masks(&at);
+        for (bit, mask) in masks.iter().enumerate() {
+            for (j, &b) in at.iter().enumerate() {
+                assert_eq!(
+                    (mask >> j) & 1 == 1,
+                    b & (1 << bit) != 0,
+                    "bit {bit} of byte {j}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_class_table_is_class_of_the_flags() {
+        let flags = super::super::props::table();
+        let classes = classes();
+        for c in [
+            0x41, 0xe9, 0x3a3, 0x414, 0x2019, 0x3000, 0x4e00, 0xff0c, 0xfeff,
+        ] {
+            assert_eq!(classes[c], class_of(flags[c]), "U+{c:04X}");
+        }
+        assert_eq!(
+            classes[0x414],
+            class::TOKEN | class::LETTER | class::FOLD,
+            "Д"
+        );
+        assert_eq!(classes[0x2009], class::SPACE, "THIN SPACE");
+        assert_eq!(
+            classes[0x4e00] & class::SPECIAL,
+            class::SPECIAL,
+            "a single letter"
+        );
+    }
 
     #[test]
     fn classes_match_a_scalar_definition() {

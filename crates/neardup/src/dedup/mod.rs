@@ -171,7 +171,7 @@ impl SimHashCheck {
                 neardup_text::profile::doc_v1::tokenize(text, |token| {
                     hashes.push(neardup_sketch::lookup3::jenkins64_window(
                         token.window(),
-                        token.as_str().len(),
+                        token.len(),
                     ))
                 });
                 Profile::from_hashes(hashes, Measure::Cosine)
