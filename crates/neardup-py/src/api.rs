@@ -1,6 +1,6 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{ColumnInput, Failures, Profiles, failures_of, sketch_input};
+use crate::batch::{ColumnInput, Failures, Profiles, failures_of, sketch_arrow_into, sketch_input};
 use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
@@ -347,20 +347,29 @@ fn sketch_column<'py>(
 ) -> PyResult<(&'static str, usize, Bound<'py, PyAny>, Failures)> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let (kind, width, row_bytes) = match method {
-        _ if strings => ("strings", 0, 0),
-        Method::SimHash(_) => ("simhash", 1, 8),
-        Method::MinHash(scheme) => (
-            "minhash",
-            scheme.values() as usize,
-            scheme.values() as usize * 4,
-        ),
+    let (kind, width) = match method {
+        _ if strings => ("strings", 0),
+        Method::SimHash(_) => ("simhash", 1),
+        Method::MinHash(scheme) => ("minhash", scheme.values() as usize),
         Method::BottomK(_) => {
             return Err(UnsupportedError::new_err(
                 "bottom-k samples vary in length: sketch them one at a time with neardup.sketch",
             ));
         }
     };
+    // Rows of bytes are written unless `strings` (bottom-k samples, which have none, only then).
+    let row_bytes = method.sketch_bytes().unwrap_or(0);
+    if let (ColumnInput::Arrow(chunks), false) = (&column, strings) {
+        // Arrow buffers are read in place and the sketches written in place into the bytearray NumPy then
+        // views: no copy of the values on either side.
+        let mut failures = Vec::new();
+        let values = PyByteArray::new_with(py, column.len(py) * row_bytes, |out| {
+            failures =
+                sketch_arrow_into(py, chunks, &method, hint, out, row_bytes, progress.as_ref())?;
+            Ok(())
+        })?;
+        return Ok((kind, width, values.into_any(), failures));
+    }
     let rows = sketch_input(py, &column, method, hint, Profiles::NONE, progress.as_ref())?;
     let failures = failures_of(&rows);
     if strings {
@@ -379,15 +388,9 @@ fn sketch_column<'py>(
     // Written in place into the bytearray NumPy then views (no copy of the values on either side).
     let values = PyByteArray::new_with(py, rows.len() * row_bytes, |out| {
         for (result, out) in rows.iter().zip(out.chunks_exact_mut(row_bytes)) {
-            match result.as_ref().map(|done| &done.sketch) {
-                Ok(Sketch::Fingerprint(f)) => out.copy_from_slice(&f.bits().to_le_bytes()),
-                Ok(Sketch::Signature(s)) => {
-                    for (v, out) in s.values().iter().zip(out.chunks_exact_mut(4)) {
-                        out.copy_from_slice(&v.to_le_bytes());
-                    }
-                }
-                Ok(Sketch::BottomK(_)) => unreachable!("refused above"),
-                Err(_) => {} // the row stays zero
+            // A row that failed stays zero.
+            if let Ok(done) = result {
+                done.sketch.write_le_bytes(out);
             }
         }
         Ok(())

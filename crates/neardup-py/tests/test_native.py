@@ -372,6 +372,17 @@ def test_lists_read_natively_equal_arrow_columns(records):
         neardup.sketches(["a b c", 7])
     with pytest.raises(neardup.Error, match="row 0: not valid text: a lone surrogate"):
         neardup.sketches(["\ud800 lone surrogate"])
+    # Arrow text that is not UTF-8 (buffers put together by hand: pyarrow checks only what it encodes).
+    data = b"valid words here" + b"\xff\xfe broken"
+    offsets = np.array([0, 16, len(data)], dtype=np.int64)
+    broken = pa.Array.from_buffers(pa.large_string(), 2, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)])
+    for scheme in ("simhash", "minhash"):
+        with pytest.raises(neardup.Error, match="^row 1: not UTF-8: invalid utf-8 sequence"):
+            neardup.sketches(broken, scheme)
+        with pytest.warns(RuntimeWarning, match="row 1: not UTF-8"):
+            written = neardup.sketches(broken, scheme, errors="zero")
+        assert written[0].any() and not written[1].any()
+        assert np.array_equal(written[0], neardup.sketches(["valid words here"], scheme)[0])
     # One document where a column belongs is refused, not read as a column of its characters.
     for one in ("the cat sat on the mat", b"the cat sat on the mat"):
         with pytest.raises(TypeError, match="expected a column .* for one document, use neardup.sketch"):

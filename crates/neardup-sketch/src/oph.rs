@@ -51,6 +51,27 @@ fn scale(x: u64, k: usize) -> usize {
     ((x as u128 * k as u128) >> 64) as usize
 }
 
+/// Filling round `round`: each feature's value of the round goes to its bin, which keeps the minimum
+/// without a branch; `landed(bin, was_empty)` is told where each went.
+#[inline(always)]
+fn fill_round(
+    bins: &mut [u64],
+    mixed: &[u64],
+    fill_key: u64,
+    round: u64,
+    mut landed: impl FnMut(usize, bool),
+) {
+    let k = bins.len();
+    let round_key = mix64(fill_key ^ round);
+    for &x in mixed {
+        let y = mix64(x ^ round_key);
+        let i = scale(y, k);
+        let old = bins[i];
+        bins[i] = old.min(y & 0xFFFF_FFFF);
+        landed(i, old == EMPTY);
+    }
+}
+
 /// Accumulates feature hashes into K bins; [`finish`](Self::finish) fills the empty ones and returns the
 /// signature.
 ///
@@ -75,7 +96,7 @@ pub struct OphMinHasher {
     non_empty: usize,
     /// Every mixed feature `x` seen (with repeats) while some bin was empty: the input of the filling rounds.
     mixed: Vec<u64>,
-    /// Scratch of `finish_into`: the bins still empty.
+    /// Scratch of `finish_into`: the bins a round filled, or the bins still empty.
     empty_bins: Vec<u32>,
 }
 
@@ -154,26 +175,59 @@ impl OphMinHasher {
         if self.non_empty == 0 {
             return false;
         }
-        // Every bin is listed first; `take_filled_bins` writes the listed bins to `out` and keeps listed
-        // those still empty. Each round then takes the minimum of its values in every bin, without a branch,
-        // in `bins` itself: the filled bins are already in `out` (what lands in them now is never read, and
-        // `reset` clears it), and a bin still empty holds EMPTY, having received nothing in any earlier
-        // round. (Testing per feature whether its bin is still empty, the obvious loop, mispredicts a
-        // branch for about every other feature.)
-        self.empty_bins.clear();
-        self.empty_bins.extend(0..k as u32);
+        // Each round takes the minimum of its values in every bin, without a branch, in `bins` itself: a
+        // filled bin's value is already in `out` (what lands in it later is never read, and `reset` clears
+        // it), and a bin still empty holds EMPTY, having received nothing in any earlier round. (Testing per
+        // feature whether its bin is still empty, the obvious loop, mispredicts a branch for about every
+        // other feature.) The bins a round fills are found in one of two ways, whichever reads less.
+        // Round 1's values (an empty bin's is overwritten when a later round fills it).
+        for (out, &value) in out.iter_mut().zip(&self.bins) {
+            *out = value as u32;
+        }
+        let mut empty = k - self.non_empty;
         let mut round = 1u64;
+        // While fewer features than empty bins: each feature notes its bin as it lands, kept if the bin was
+        // empty (a document of a few words needs about K·ln K rounds, and a list of the empty bins read after
+        // each of them cost K² reads).
+        self.empty_bins.resize(self.mixed.len(), 0);
+        while empty > self.mixed.len() {
+            round += 1;
+            let mut filled = 0;
+            let noted = &mut self.empty_bins;
+            fill_round(
+                &mut self.bins,
+                &self.mixed,
+                self.fill_key,
+                round,
+                |i, was_empty| {
+                    noted[filled] = i as u32;
+                    filled += usize::from(was_empty);
+                },
+            );
+            for &i in &self.empty_bins[..filled] {
+                out[i as usize] = self.bins[i as usize] as u32;
+            }
+            empty -= filled;
+        }
+        if empty == 0 {
+            return true;
+        }
+        // Then the empty bins are listed, and `take_filled_bins` writes those a round filled to `out` and
+        // keeps listed those still empty.
+        self.empty_bins.resize(k, 0);
+        let mut listed = 0;
+        for (i, &value) in self.bins.iter().enumerate() {
+            // Without a branch: which bins are empty is random.
+            self.empty_bins[listed] = i as u32;
+            listed += usize::from(value == EMPTY);
+        }
+        self.empty_bins.truncate(listed);
         loop {
+            round += 1;
+            fill_round(&mut self.bins, &self.mixed, self.fill_key, round, |_, _| {});
             self.take_filled_bins(out);
             if self.empty_bins.is_empty() {
                 return true;
-            }
-            round += 1;
-            let round_key = mix64(self.fill_key ^ round);
-            for &x in &self.mixed {
-                let y = mix64(x ^ round_key);
-                let bin = &mut self.bins[scale(y, k)];
-                *bin = (*bin).min(y & 0xFFFF_FFFF);
             }
         }
     }

@@ -167,6 +167,11 @@ impl WordShingler {
         (self.seen >= n).then(|| mix64(self.poly))
     }
 
+    /// How many tokens were added since the last [`reset`](Self::reset) or [`finish`](Self::finish).
+    pub fn tokens(&self) -> usize {
+        self.seen
+    }
+
     /// Ends the document: returns the one shingle of a document that had at least one token but fewer than n
     /// (the hash of all its tokens), and resets the shingler.
     pub fn finish(&mut self) -> Option<u64> {

@@ -25,7 +25,7 @@ use crate::sketch::Sketch;
 use neardup_sketch::bottomk::{BottomKBuilder, BottomKSketch};
 use neardup_sketch::datasketch::{DatasketchMinHasher, Variant};
 use neardup_sketch::oph::OphMinHasher;
-use neardup_sketch::shingle::{Features, WordShingler, char_shingles};
+use neardup_sketch::shingle::{Features, WordShingler, char_shingles, token_hash};
 use neardup_sketch::signature::{MinHashSignature, Scheme as SketchScheme, SketchParams};
 use neardup_sketch::weighted::{Similarity, TermFrequencies, WeightedMinHasher};
 use neardup_text::profile::doc_v1;
@@ -103,6 +103,31 @@ impl MinHashScheme {
         self.sign(text, None)
     }
 
+    /// The signature of extracted text written into `out`, its K values as 4 little-endian bytes each (no
+    /// allocation: what a batch writing into one output buffer needs), and the number of shingles. Panics
+    /// if `out` does not hold 4·K bytes; on an error `out` is left as it was.
+    pub fn signature_text_into(&self, text: &str, out: &mut [u8]) -> Result<u64, Error> {
+        let p = self.params;
+        assert_eq!(out.len(), 4 * p.k as usize, "out must hold K values");
+        if p.scheme != SketchScheme::MinHashOph {
+            let (signature, shingles) = self.sign(text, None)?;
+            write_values(signature.values(), out);
+            return Ok(shingles);
+        }
+        let shingles = with_cached(&OPH, p, |hasher: &mut OphMinHasher| {
+            let shingles = for_each_shingle(text, p.features, |h| hasher.update(h));
+            VALUES
+                .with_borrow_mut(|values| {
+                    values.resize(p.k as usize, 0);
+                    hasher
+                        .finish_into(values)
+                        .then(|| write_values(values, out))
+                })
+                .map(|()| shingles)
+        });
+        shingles.filter(|&n| n > 0).ok_or_else(|| no_tokens(p))
+    }
+
     /// The signature, and the document's exact [`Profile`] made in the same pass over the text: the distinct
     /// shingle hashes for the unweighted schemes, shingle counts for `wminhash-v1` and `pminhash-v1`. What exact
     /// verification needs.
@@ -128,9 +153,6 @@ impl MinHashScheme {
         mut set: Option<&mut Vec<u64>>,
     ) -> Result<(MinHashSignature, u64), Error> {
         let p = self.params;
-        let no_tokens = || Error::NoTokens {
-            scheme: p.scheme.name(),
-        };
         let signature = match p.scheme {
             SketchScheme::MinHashOph => with_cached(&OPH, p, |hasher: &mut OphMinHasher| {
                 // Two loops, so that the common one (no profile kept) tests nothing per shingle.
@@ -165,7 +187,7 @@ impl MinHashScheme {
         };
         match signature {
             (Some(s), shingles) if shingles > 0 => Ok((s, shingles)),
-            _ => Err(no_tokens()),
+            _ => Err(no_tokens(p)),
         }
     }
 
@@ -235,7 +257,23 @@ pub(crate) fn bottom_k(text: &str, params: SketchParams) -> Result<(BottomKSketc
 /// A weighted sketch's reusable state: the term-frequency counter and the hasher.
 type Weighted = (TermFrequencies, WeightedMinHasher);
 
+/// What a text without shingles is refused with: an empty set has no signature.
+fn no_tokens(p: SketchParams) -> Error {
+    Error::NoTokens {
+        scheme: p.scheme.name(),
+    }
+}
+
+/// Writes signature values as 4 little-endian bytes each.
+pub(crate) fn write_values(values: &[u32], out: &mut [u8]) {
+    for (value, out) in values.iter().zip(out.chunks_exact_mut(4)) {
+        out.copy_from_slice(&value.to_le_bytes());
+    }
+}
+
 thread_local! {
+    /// The values [`MinHashScheme::signature_text_into`] fills before writing them out.
+    static VALUES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     /// Each thread keeps the hasher of the last scheme it used: documents then cost no allocation.
     static OPH: RefCell<Option<OphMinHasher>> = const { RefCell::new(None) };
     static WEIGHTED: RefCell<Option<Weighted>> = const { RefCell::new(None) };
@@ -329,11 +367,6 @@ fn with_cached<T: Cached, R>(
 /// Calls `f` with the hash of every shingle of the text (word n-grams of its tokens, or character n-grams of
 /// its tokens joined by spaces), in order, repeats included; returns how many there were.
 fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u64 {
-    let mut count = 0u64;
-    let mut emit = |h: u64| {
-        f(h);
-        count += 1;
-    };
     match features {
         Features::Words(n) => {
             let mut shingler = WordShingler::new(n as usize);
@@ -342,22 +375,34 @@ fn for_each_shingle(text: &str, features: Features, mut f: impl FnMut(u64)) -> u
                 text,
                 #[inline(always)]
                 |token| {
-                    if let Some(h) = shingler.push_token(token.as_str()) {
-                        emit(h);
+                    if let Some(h) = shingler.push_hash(token_hash(token.bytes())) {
+                        f(h);
                     }
                 },
             );
+            // Counted from the tokens, not per shingle (1 % of the sketch).
+            let tokens = shingler.tokens() as u64;
             if let Some(h) = shingler.finish() {
-                emit(h);
+                f(h);
+            }
+            let n = u64::from(n);
+            if tokens >= n {
+                tokens - n + 1
+            } else {
+                u64::from(tokens > 0)
             }
         }
         Features::Chars(n) => {
-            char_shingles(&joined_tokens(text, |_| {}), n as usize).for_each(emit)
+            let mut count = 0;
+            char_shingles(&joined_tokens(text, |_| {}), n as usize).for_each(|h| {
+                f(h);
+                count += 1;
+            });
+            count
         }
         // Refused by the schemes' constructors; an empty stream here.
-        Features::Tokens | Features::Hashes => {}
+        Features::Tokens | Features::Hashes => 0,
     }
-    count
 }
 
 /// The datasketch-compatible signature: each shingle's UTF-8 bytes (tokens joined by one space) into
@@ -526,6 +571,21 @@ mod tests {
         // Weighted Jaccard of counts (1,1,1,1) and (2,2,2,2) is 4 / 8.
         let j = once.jaccard(&twice).unwrap();
         assert!((j - 0.5).abs() < 0.12, "{j}");
+    }
+
+    #[test]
+    fn the_shingle_count_is_the_number_of_shingles() {
+        for words in [0, 1, 4, 5, 6, 100] {
+            let text = (0..words)
+                .map(|i| format!("w{i}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            for features in [Features::Words(5), Features::Words(1), Features::Chars(4)] {
+                let mut calls = 0;
+                let count = for_each_shingle(&text, features, |_| calls += 1);
+                assert_eq!(count, calls, "{words} words, {features:?}");
+            }
+        }
     }
 
     #[test]

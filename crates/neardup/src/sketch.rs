@@ -106,6 +106,37 @@ impl Method {
         self.analyze_text_checked(text, keep_profile, None)
     }
 
+    /// The sketch of text as it is (as [`analyze_text`](Self::analyze_text) makes it, with the same errors)
+    /// written into `out` without allocating: a fingerprint as 8 little-endian bytes, a MinHash signature
+    /// as 4 little-endian bytes per value ([`sketch_bytes`](Self::sketch_bytes) long). Returns how many
+    /// features it summarizes; on an error `out` is left as it was. Bottom-k samples, which vary in length,
+    /// are refused.
+    pub fn sketch_text_into(&self, text: &str, out: &mut [u8]) -> Result<u64, Error> {
+        neardup_text::limits::check_runs(text)?;
+        match self {
+            Method::SimHash(scheme) => {
+                let (fingerprint, tokens) = scheme.fingerprint_text_counted(text)?;
+                Sketch::Fingerprint(fingerprint).write_le_bytes(out);
+                Ok(tokens)
+            }
+            Method::MinHash(scheme) => scheme.signature_text_into(text, out),
+            Method::BottomK(_) => Err(Error::Unsupported {
+                what: "bottom-k samples vary in length: they are not written into a fixed-size row"
+                    .to_owned(),
+            }),
+        }
+    }
+
+    /// The bytes [`sketch_text_into`](Self::sketch_text_into) writes: 8 for a fingerprint, 4·K for a MinHash
+    /// signature; `None` for bottom-k samples.
+    pub fn sketch_bytes(&self) -> Option<usize> {
+        match self {
+            Method::SimHash(_) => Some(8),
+            Method::MinHash(scheme) => Some(4 * scheme.values() as usize),
+            Method::BottomK(_) => None,
+        }
+    }
+
     /// [`analyze_text`](Self::analyze_text); with `keep_profile` and a SimHash method, the profile is the
     /// one `check` verifies candidates with.
     pub fn analyze_text_checked(
@@ -223,6 +254,17 @@ pub enum Sketch {
 }
 
 impl Sketch {
+    /// Writes the sketch as [`Method::sketch_text_into`] does: a fingerprint as 8 little-endian bytes, a
+    /// signature as 4 little-endian bytes per value. Panics for a bottom-k sample (its length varies) or an
+    /// `out` of another length.
+    pub fn write_le_bytes(&self, out: &mut [u8]) {
+        match self {
+            Sketch::Fingerprint(f) => out.copy_from_slice(&f.bits().to_le_bytes()),
+            Sketch::Signature(s) => crate::minhash::write_values(s.values(), out),
+            Sketch::BottomK(_) => panic!("bottom-k samples vary in length"),
+        }
+    }
+
     /// The method that made it.
     pub fn method(&self) -> Result<Method, Error> {
         match self {
@@ -313,6 +355,52 @@ impl Sketch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sketches_written_into_bytes_are_the_sketches() {
+        let names = [
+            "simhash-doc-v1",
+            "minhash-oph-v1",
+            "minhash-datasketch-affine32",
+            "wminhash-v1",
+        ];
+        let texts = [
+            "The cat sat on the mat, and the dog sat too.",
+            "one",
+            "",
+            "2019 42",
+        ];
+        for name in names {
+            let method = crate::schemes::lookup(name)
+                .unwrap()
+                .method(&Default::default())
+                .unwrap();
+            let width = method.sketch_bytes().unwrap();
+            for text in texts {
+                let mut out = vec![7u8; width];
+                let written = method.sketch_text_into(text, &mut out);
+                match method.analyze_text(text, false) {
+                    Ok((Sketch::Fingerprint(f), tokens, _)) => {
+                        assert_eq!(written.unwrap(), tokens);
+                        assert_eq!(out, f.bits().to_le_bytes());
+                    }
+                    Ok((Sketch::Signature(s), tokens, _)) => {
+                        assert_eq!(written.unwrap(), tokens, "{name} {text:?}");
+                        let values: Vec<u32> = out
+                            .chunks_exact(4)
+                            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+                            .collect();
+                        assert_eq!(values, s.values(), "{name} {text:?}");
+                    }
+                    Ok((Sketch::BottomK(_), ..)) => unreachable!(),
+                    Err(e) => {
+                        assert_eq!(written.unwrap_err().to_string(), e.to_string());
+                        assert_eq!(out, vec![7u8; width], "left as it was");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn text_forms_round_trip_and_methods_do_not_mix() {
