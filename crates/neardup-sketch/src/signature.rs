@@ -346,13 +346,29 @@ impl MinHashSignature {
 
     /// The values as little-endian bytes (4·K bytes).
     pub fn to_le_bytes(&self) -> Vec<u8> {
-        self.values.iter().flat_map(|v| v.to_le_bytes()).collect()
+        let mut out = vec![0; 4 * self.values.len()];
+        write_le_values(&self.values, &mut out);
+        out
     }
 
     /// The text form `scheme:params:base32` of the little-endian values, e.g.
     /// `minhash-oph-v1:k=128,seed=0,f=w5:…`.
     pub fn encode(&self) -> String {
         format_text(&self.params, &self.to_le_bytes())
+    }
+}
+
+/// Writes signature values into `out` as [`MinHashSignature::to_le_bytes`] lays them out, 4 little-endian bytes
+/// each, without allocating (a batch writes each row into one output buffer). Panics if `out` does not hold
+/// 4 bytes per value.
+pub fn write_le_values(values: &[u32], out: &mut [u8]) {
+    assert_eq!(
+        out.len(),
+        4 * values.len(),
+        "out must hold 4 bytes per value"
+    );
+    for (value, out) in values.iter().zip(out.chunks_exact_mut(4)) {
+        out.copy_from_slice(&value.to_le_bytes());
     }
 }
 

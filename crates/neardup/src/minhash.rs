@@ -26,7 +26,9 @@ use neardup_sketch::bottomk::{BottomKBuilder, BottomKSketch};
 use neardup_sketch::datasketch::{DatasketchMinHasher, Variant};
 use neardup_sketch::oph::OphMinHasher;
 use neardup_sketch::shingle::{Features, WordShingler, char_shingles, token_hash};
-use neardup_sketch::signature::{MinHashSignature, Scheme as SketchScheme, SketchParams};
+use neardup_sketch::signature::{
+    MinHashSignature, Scheme as SketchScheme, SketchParams, write_le_values,
+};
 use neardup_sketch::weighted::{Similarity, TermFrequencies, WeightedMinHasher};
 use neardup_text::profile::doc_v1;
 use std::cell::RefCell;
@@ -111,7 +113,7 @@ impl MinHashScheme {
         assert_eq!(out.len(), 4 * p.k as usize, "out must hold K values");
         if p.scheme != SketchScheme::MinHashOph {
             let (signature, shingles) = self.sign(text, None)?;
-            write_values(signature.values(), out);
+            write_le_values(signature.values(), out);
             return Ok(shingles);
         }
         let shingles = with_cached(&OPH, p, |hasher: &mut OphMinHasher| {
@@ -121,7 +123,7 @@ impl MinHashScheme {
                     values.resize(p.k as usize, 0);
                     hasher
                         .finish_into(values)
-                        .then(|| write_values(values, out))
+                        .then(|| write_le_values(values, out))
                 })
                 .map(|()| shingles)
         });
@@ -261,13 +263,6 @@ type Weighted = (TermFrequencies, WeightedMinHasher);
 fn no_tokens(p: SketchParams) -> Error {
     Error::NoTokens {
         scheme: p.scheme.name(),
-    }
-}
-
-/// Writes signature values as 4 little-endian bytes each.
-pub(crate) fn write_values(values: &[u32], out: &mut [u8]) {
-    for (value, out) in values.iter().zip(out.chunks_exact_mut(4)) {
-        out.copy_from_slice(&value.to_le_bytes());
     }
 }
 

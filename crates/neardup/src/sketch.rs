@@ -8,7 +8,9 @@ use crate::minhash::MinHashScheme;
 use crate::profile::{Measure, Profile};
 use crate::scheme::{Analysis, Scheme};
 use neardup_sketch::bottomk::BottomKSketch;
-use neardup_sketch::signature::{MinHashSignature, Scheme as SketchScheme, SketchParams};
+use neardup_sketch::signature::{
+    MinHashSignature, Scheme as SketchScheme, SketchParams, write_le_values,
+};
 use neardup_text::media::MediaHint;
 use std::fmt;
 use std::str::FromStr;
@@ -260,7 +262,7 @@ impl Sketch {
     pub fn write_le_bytes(&self, out: &mut [u8]) {
         match self {
             Sketch::Fingerprint(f) => out.copy_from_slice(&f.bits().to_le_bytes()),
-            Sketch::Signature(s) => crate::minhash::write_values(s.values(), out),
+            Sketch::Signature(s) => write_le_values(s.values(), out),
             Sketch::BottomK(_) => panic!("bottom-k samples vary in length"),
         }
     }
