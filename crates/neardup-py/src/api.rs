@@ -1,6 +1,6 @@
 //! Fingerprints, sketches, comparison and the scheme registry, one document at a time, and batch sketching.
 
-use crate::batch::{ColumnInput, Failures, Profiles, failures_of, sketch_arrow_into, sketch_input};
+use crate::batch::{ColumnInput, Failures, Profiles, failures_of, sketch_input, sketch_into};
 use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
@@ -357,43 +357,37 @@ fn sketch_column<'py>(
             ));
         }
     };
-    // Rows of bytes are written unless `strings` (bottom-k samples, which have none, only then).
-    let row_bytes = method.sketch_bytes().unwrap_or(0);
-    if let (ColumnInput::Arrow(chunks), false) = (&column, strings) {
-        // Arrow buffers are read in place and the sketches written in place into the bytearray NumPy then
-        // views: no copy of the values on either side.
+    if !strings {
+        // Arrow buffers are read in place (a list's rows copied a piece at a time) and the sketches written
+        // in place into the bytearray NumPy then views: no copy of the values on either side.
+        let row_bytes = method
+            .sketch_bytes()
+            .expect("bottom-k samples were refused above");
         let mut failures = Vec::new();
         let values = PyByteArray::new_with(py, column.len(py) * row_bytes, |out| {
-            failures =
-                sketch_arrow_into(py, chunks, &method, hint, out, row_bytes, progress.as_ref())?;
+            failures = sketch_into(
+                py,
+                &column,
+                &method,
+                hint,
+                out,
+                row_bytes,
+                progress.as_ref(),
+            )?;
             Ok(())
         })?;
         return Ok((kind, width, values.into_any(), failures));
     }
     let rows = sketch_input(py, &column, method, hint, Profiles::NONE, progress.as_ref())?;
-    let failures = failures_of(&rows);
-    if strings {
-        let texts: Vec<Option<String>> = py.detach(|| {
-            parallel::install(|| {
-                rows.par_iter()
-                    .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
-                    .collect()
-            })
-        });
-        let (width, offsets, data, validity) =
-            string_column(py, texts.len(), |r| texts[r].as_deref().map(str::as_bytes));
-        let values = (offsets, data, validity).into_pyobject(py)?.into_any();
-        return Ok((kind, width, values, failures));
-    }
-    // Written in place into the bytearray NumPy then views (no copy of the values on either side).
-    let values = PyByteArray::new_with(py, rows.len() * row_bytes, |out| {
-        for (result, out) in rows.iter().zip(out.chunks_exact_mut(row_bytes)) {
-            // A row that failed stays zero.
-            if let Ok(done) = result {
-                done.sketch.write_le_bytes(out);
-            }
-        }
-        Ok(())
-    })?;
-    Ok((kind, width, values.into_any(), failures))
+    let texts: Vec<Option<String>> = py.detach(|| {
+        parallel::install(|| {
+            rows.par_iter()
+                .map(|row| row.as_ref().ok().map(|done| done.sketch.to_string()))
+                .collect()
+        })
+    });
+    let (width, offsets, data, validity) =
+        string_column(py, texts.len(), |r| texts[r].as_deref().map(str::as_bytes));
+    let values = (offsets, data, validity).into_pyobject(py)?.into_any();
+    Ok((kind, width, values, failures_of(&rows)))
 }

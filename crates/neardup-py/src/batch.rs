@@ -375,15 +375,10 @@ fn report_progress(
     Ok(())
 }
 
-/// [`analyze_rows`] over a column as Python handed it over, with the GIL released while it waits. Arrow
-/// buffers are read in place. A list's rows must be copied under the GIL, one thread's work (Python's UTF-8
-/// encoding of each `str`, about 0.17 s for 100 MB); so they are copied a piece at a time while the pieces
-/// already copied are analyzed (by one helper thread, on all cores when `parallel`), and the copy costs no
-/// wall time when the analysis is slower. The buffers of analyzed pieces are reused. The results, in row
-/// order, are the same as for the whole list at once.
-///
-/// `progress`, a Python callable, is called on the calling thread as `progress(rows_done, rows)` between
-/// stretches of rows and at the end; an exception it raises stops the work and is raised.
+/// [`analyze_rows`] over a column as Python handed it over, with the GIL released while it waits: Arrow
+/// buffers are read in place, a list's rows a piece at a time ([`in_list_pieces`]). `progress`, a Python
+/// callable, is called on the calling thread as `progress(rows_done, rows)` between stretches of rows and
+/// at the end; an exception it raises stops the work and is raised.
 pub fn analyze_input(
     py: Python<'_>,
     input: &ColumnInput<'_>,
@@ -392,40 +387,58 @@ pub fn analyze_input(
     progress: Option<&Py<PyAny>>,
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> PyResult<Vec<Result<Signed, RowFailure>>> {
-    let list = match input {
+    let mut results = Vec::with_capacity(input.len(py));
+    match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
-            let mut results = Vec::with_capacity(column.len());
             in_stretches(py, column.len(), progress, |rows| {
                 results.extend(analyze_rows(&column, rows, hint, parallel, &analyze))
             })?;
-            return Ok(results);
         }
-        ColumnInput::Items(list) => list.bind(py),
-    };
+        ColumnInput::Items(list) => in_list_pieces(py, list.bind(py), progress, |column, _| {
+            results.extend(analyze_rows(
+                column,
+                0..column.len(),
+                hint,
+                parallel,
+                &analyze,
+            ))
+        })?,
+    }
+    Ok(results)
+}
+
+/// Runs `piece` over a list of documents a piece at a time, as `piece(rows, first)`, `rows` being the
+/// piece's rows copied and `first` the list's row number of its first. A list's rows must be copied under
+/// the GIL, one thread's work (Python's UTF-8 encoding of each `str`, about 0.1 s for 100 MB); so they are
+/// copied a piece at a time on the calling thread while the pieces already copied are worked on (by one
+/// helper thread, on all cores when `piece` uses them), and the copy costs no wall time when the work is
+/// slower. The buffers of finished pieces are reused; the pieces come in row order.
+///
+/// `progress` is called as [`analyze_input`] says, on the calling thread.
+fn in_list_pieces(
+    py: Python<'_>,
+    list: &Bound<'_, PyList>,
+    progress: Option<&Py<PyAny>>,
+    mut piece: impl FnMut(&Column<'_>, usize) + Send,
+) -> PyResult<()> {
     let n = list.len();
-    // Rows analyzed so far, for `progress` (the copier reports them; the analyzer counts them).
-    let analyzed = std::sync::atomic::AtomicUsize::new(0);
-    // Two pieces in flight at most: one being analyzed, one copied and waiting.
-    let (to_analyze, pieces) = std::sync::mpsc::sync_channel::<OwnedRows>(1);
+    // Rows worked on so far, for `progress` (the copier reports them; the worker counts them).
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    // Two pieces in flight at most: one being worked on, one copied and waiting.
+    let (to_work, pieces) = std::sync::mpsc::sync_channel::<OwnedRows>(1);
     let (to_reuse, spare) = std::sync::mpsc::channel::<OwnedRows>();
     std::thread::scope(|scope| {
-        let analyzer = scope.spawn(|| {
-            let mut results = Vec::with_capacity(n);
+        let worker = scope.spawn(|| {
+            let mut first = 0;
             for rows in pieces {
                 let column = rows.column();
-                results.extend(analyze_rows(
-                    &column,
-                    0..column.len(),
-                    hint,
-                    parallel,
-                    &analyze,
-                ));
-                analyzed.store(results.len(), std::sync::atomic::Ordering::Relaxed);
+                piece(&column, first);
+                first += column.len();
+                done.store(first, std::sync::atomic::Ordering::Relaxed);
                 // The copier may have finished; then the buffers are simply dropped.
                 let _ = to_reuse.send(rows);
             }
-            results
         });
         let copied = (|| -> PyResult<()> {
             let mut next = 0;
@@ -433,29 +446,27 @@ pub fn analyze_input(
             while next < n {
                 // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
                 py.check_signals()?;
-                // Each count once: the analyzer may not have finished a piece since the last report.
-                let done = analyzed.load(std::sync::atomic::Ordering::Relaxed);
-                if reported != Some(done) {
-                    report_progress(py, progress, done, n)?;
-                    reported = Some(done);
+                // Each count once: the worker may not have finished a piece since the last report.
+                let rows_done = done.load(std::sync::atomic::Ordering::Relaxed);
+                if reported != Some(rows_done) {
+                    report_progress(py, progress, rows_done, n)?;
+                    reported = Some(rows_done);
                 }
                 let mut rows = spare.try_recv().unwrap_or_default();
                 next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS, ListOf::Documents)?;
-                // Waiting for the analyzer to take the piece, the GIL is released: other Python threads
+                // Waiting for the worker to take the piece, the GIL is released: other Python threads
                 // (and signal handlers) run meanwhile.
-                if py.detach(|| to_analyze.send(rows)).is_err() {
-                    break; // the analyzer panicked: its join below says so
+                if py.detach(|| to_work.send(rows)).is_err() {
+                    break; // the worker panicked: its join below says so
                 }
             }
             Ok(())
         })();
-        drop(to_analyze);
-        let results = py
-            .detach(|| analyzer.join())
+        drop(to_work);
+        py.detach(|| worker.join())
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         copied?;
-        report_progress(py, progress, n, n)?;
-        Ok(results)
+        report_progress(py, progress, n, n)
     })
 }
 
@@ -680,42 +691,53 @@ fn analyze_row<T>(
     analyze_text_as(text, hint, analyze)
 }
 
-/// Sketches an Arrow column by `method` straight into `out`, row i at `out[i·width..]` (`width` being
+/// Sketches a column by `method` straight into `out`, row i at `out[i·width..]` (`width` being
 /// [`Method::sketch_bytes`]), on all cores with the GIL released, Python's signals checked and `progress`
-/// called between stretches of rows: no sketch of its own per row, nor a copy of them all (10^7 rows of
-/// 128 values held 5 GB twice). Returns the rows that could not be sketched, which are left as they were.
-pub fn sketch_arrow_into(
+/// called between stretches of rows (an Arrow column read in place, a list a piece at a time): no sketch of
+/// its own per row, nor a copy of them all (10^7 rows of 128 values held 5 GB twice). Returns the rows that
+/// could not be sketched, which are left as they were.
+pub fn sketch_into(
     py: Python<'_>,
-    chunks: &[Buffers<'_>],
+    input: &ColumnInput<'_>,
     method: &Method,
     hint: MediaHint<'_>,
     out: &mut [u8],
     width: usize,
     progress: Option<&Py<PyAny>>,
 ) -> PyResult<Failures> {
-    let column = Column::new(chunks)?;
     assert_eq!(
         out.len(),
-        column.len() * width,
+        input.len(py) * width,
         "out must hold a row per row"
     );
     let mut failures = Vec::new();
-    in_stretches(py, column.len(), progress, |rows| {
-        let out = &mut out[rows.start * width..rows.end * width];
+    let mut sketch = |column: &Column<'_>, rows: std::ops::Range<usize>, first: usize| {
+        let out = &mut out[(first + rows.start) * width..(first + rows.end) * width];
         failures.extend(parallel::install(|| {
             out.par_chunks_exact_mut(width)
                 .zip(rows)
                 .with_min_len(64)
                 .filter_map(|(row_out, i)| {
-                    analyze_row(&column, i, hint, |text| {
+                    analyze_row(column, i, hint, |text| {
                         method.sketch_text_into(text, row_out)
                     })
                     .err()
-                    .map(|failure| (i, failure.message, failure.kind))
+                    .map(|failure| (first + i, failure.message, failure.kind))
                 })
                 .collect::<Vec<_>>()
         }))
-    })?;
+    };
+    match input {
+        ColumnInput::Arrow(chunks) => {
+            let column = Column::new(chunks)?;
+            in_stretches(py, column.len(), progress, |rows| sketch(&column, rows, 0))?;
+        }
+        ColumnInput::Items(list) => {
+            in_list_pieces(py, list.bind(py), progress, |column, first| {
+                sketch(column, 0..column.len(), first)
+            })?
+        }
+    }
     Ok(failures)
 }
 
