@@ -7,7 +7,7 @@ use neardup::dedup::distributed::Signed;
 use neardup::dedup::{Dedup, SimHashCheck, Verification};
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple};
@@ -453,7 +453,16 @@ fn in_list_pieces(
                     reported = Some(rows_done);
                 }
                 let mut rows = spare.try_recv().unwrap_or_default();
-                next = rows.fill_from(list, next, PIECE_BYTES, PIECE_ROWS, ListOf::Documents)?;
+                // The rows the list had when the call began: another thread (or `progress`) may change the
+                // list while the GIL is released, and the output was sized for those rows.
+                let rows_left = PIECE_ROWS.min(n - next);
+                next = rows.fill_from(list, next, PIECE_BYTES, rows_left, ListOf::Documents)?;
+                if list.len() != n {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "the list of documents changed size while it was read ({n} rows, now {})",
+                        list.len()
+                    )));
+                }
                 // Waiting for the worker to take the piece, the GIL is released: other Python threads
                 // (and signal handlers) run meanwhile.
                 if py.detach(|| to_work.send(rows)).is_err() {

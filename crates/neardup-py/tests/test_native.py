@@ -322,6 +322,21 @@ def test_integer_ids_are_their_decimal_text_as_in_the_cli(tmp_path):
         neardup.dedup(texts, ids=np.array([1.5, 2.5, 3.5]))
 
 
+def test_a_list_that_changes_size_during_a_call_is_an_error_not_a_crash():
+    # `progress` runs on the calling thread while the list waits to be copied, as another thread could: its
+    # first call comes before the first row is read.
+    for change in (lambda texts: texts.append("one more document"), lambda texts: texts.pop()):
+        for call in (neardup.sketches, neardup.dedup):
+            texts = [f"document number {i} says {i % 97} things about {i % 13} topics" for i in range(10_000)]
+
+            def progress(done, total, texts=texts, change=change):
+                if done == 0:
+                    change(texts)
+
+            with pytest.raises(RuntimeError, match="list of documents changed size while it was read"):
+                call(texts, progress=progress)
+
+
 def test_progress_counts_documents_and_its_exception_stops_the_run():
     pa = pytest.importorskip("pyarrow")
     # Over 16,384 rows: an Arrow column reports between stretches; a list between its pieces (4,096 rows).
