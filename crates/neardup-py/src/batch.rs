@@ -307,6 +307,23 @@ impl<'a> ColumnInput<'a> {
 /// An Arrow column is sketched this many rows at a time, Python's signals checked between them.
 const ROWS_BETWEEN_SIGNAL_CHECKS: usize = 16_384;
 
+/// Rows are handed to the thread pool in runs of about this many bytes of text (or of `ROWS_PER_TASK`
+/// rows, whichever is fewer); rows with less text in all are analyzed on the calling thread, where waking
+/// the pool would cost more than it saves.
+const TASK_BYTES: u64 = 64 << 10;
+const ROWS_PER_TASK: usize = 64;
+
+/// How rows `rows` of a column are shared among the pool's threads: `None`, on the calling thread (too little
+/// text to be worth waking the pool); otherwise in runs of at least this many rows.
+fn task_rows(column: &Column<'_>, rows: &std::ops::Range<usize>) -> Option<usize> {
+    let bytes = column.bytes(rows.clone());
+    if rows.len() < 2 || bytes < TASK_BYTES {
+        return None;
+    }
+    let average = (bytes / rows.len() as u64).max(1);
+    Some(((TASK_BYTES / average) as usize).clamp(1, ROWS_PER_TASK))
+}
+
 /// A list is copied and sketched a piece at a time: about this many bytes of text...
 const PIECE_BYTES: usize = 2 << 20;
 /// ...or this many rows, whichever comes first.
@@ -423,6 +440,16 @@ fn in_list_pieces(
     mut piece: impl FnMut(&Column<'_>, usize) + Send,
 ) -> PyResult<()> {
     let n = list.len();
+    if n > 0 {
+        report_progress(py, progress, 0, n)?;
+    }
+    let mut rows = OwnedRows::default();
+    let mut next = copy_piece(list, n, 0, &mut rows)?;
+    if next == n {
+        // A list that fits in one piece (a small batch) is worked on by this thread: no helper thread.
+        py.detach(|| piece(&rows.column(), 0));
+        return report_progress(py, progress, n, n);
+    }
     // Rows worked on so far, for `progress` (the copier reports them; the worker counts them).
     let done = std::sync::atomic::AtomicUsize::new(0);
     // Two pieces in flight at most: one being worked on, one copied and waiting.
@@ -441,33 +468,26 @@ fn in_list_pieces(
             }
         });
         let copied = (|| -> PyResult<()> {
-            let mut next = 0;
-            let mut reported = None;
-            while next < n {
-                // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
-                py.check_signals()?;
-                // Each count once: the worker may not have finished a piece since the last report.
-                let rows_done = done.load(std::sync::atomic::Ordering::Relaxed);
-                if reported != Some(rows_done) {
-                    report_progress(py, progress, rows_done, n)?;
-                    reported = Some(rows_done);
-                }
-                let mut rows = spare.try_recv().unwrap_or_default();
-                // The rows the list had when the call began: another thread (or `progress`) may change the
-                // list while the GIL is released, and the output was sized for those rows.
-                let rows_left = PIECE_ROWS.min(n - next);
-                next = rows.fill_from(list, next, PIECE_BYTES, rows_left, ListOf::Documents)?;
-                if list.len() != n {
-                    return Err(PyRuntimeError::new_err(format!(
-                        "the list of documents changed size while it was read ({n} rows, now {})",
-                        list.len()
-                    )));
-                }
+            let mut reported = 0;
+            loop {
                 // Waiting for the worker to take the piece, the GIL is released: other Python threads
                 // (and signal handlers) run meanwhile.
                 if py.detach(|| to_work.send(rows)).is_err() {
                     break; // the worker panicked: its join below says so
                 }
+                if next == n {
+                    break;
+                }
+                // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
+                py.check_signals()?;
+                // Each count once: the worker may not have finished a piece since the last report.
+                let rows_done = done.load(std::sync::atomic::Ordering::Relaxed);
+                if rows_done != reported {
+                    report_progress(py, progress, rows_done, n)?;
+                    reported = rows_done;
+                }
+                rows = spare.try_recv().unwrap_or_default();
+                next = copy_piece(list, n, next, &mut rows)?;
             }
             Ok(())
         })();
@@ -477,6 +497,26 @@ fn in_list_pieces(
         copied?;
         report_progress(py, progress, n, n)
     })
+}
+
+/// Copies the piece of a list of `n` documents that starts at row `next` into `rows` (under the GIL);
+/// returns the row after it. The list must still have `n` rows: another thread (or `progress`) may change
+/// it while the GIL is released, and the output was sized for the rows it had when the call began.
+fn copy_piece(
+    list: &Bound<'_, PyList>,
+    n: usize,
+    next: usize,
+    rows: &mut OwnedRows,
+) -> PyResult<usize> {
+    let max_rows = PIECE_ROWS.min(n - next);
+    let next = rows.fill_from(list, next, PIECE_BYTES, max_rows, ListOf::Documents)?;
+    if list.len() != n {
+        return Err(PyRuntimeError::new_err(format!(
+            "the list of documents changed size while it was read ({n} rows, now {})",
+            list.len()
+        )));
+    }
+    Ok(next)
 }
 
 /// Whether a column's rows are text (`str`) or documents in any medium (`bytes`).
@@ -552,6 +592,19 @@ impl<'a> Column<'a> {
             RowKinds::Binary => true,
             RowKinds::PerRow(rows) => rows[i],
         }
+    }
+
+    /// The bytes of rows `rows` in the data buffers.
+    fn bytes(&self, rows: std::ops::Range<usize>) -> u64 {
+        self.parts
+            .iter()
+            .zip(self.starts.windows(2))
+            .map(|(part, span)| {
+                let first = rows.start.clamp(span[0], span[1]) - span[0];
+                let end = rows.end.clamp(span[0], span[1]) - span[0];
+                part.offsets[end] - part.offsets[first]
+            })
+            .sum()
     }
 
     /// Row `i`'s bytes, or `None` for a null.
@@ -667,8 +720,14 @@ fn analyze_rows(
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> Vec<Result<Signed, RowFailure>> {
     let row = |i: usize| analyze_row(column, i, hint, &analyze);
-    if parallel {
-        parallel::install(|| range.into_par_iter().with_min_len(64).map(row).collect())
+    if let Some(min_rows) = task_rows(column, &range).filter(|_| parallel) {
+        parallel::install(|| {
+            range
+                .into_par_iter()
+                .with_min_len(min_rows)
+                .map(row)
+                .collect()
+        })
     } else {
         range.map(row).collect()
     }
@@ -722,19 +781,24 @@ pub fn sketch_into(
     let mut failures = Vec::new();
     let mut sketch = |column: &Column<'_>, rows: std::ops::Range<usize>, first: usize| {
         let out = &mut out[(first + rows.start) * width..(first + rows.end) * width];
-        failures.extend(parallel::install(|| {
-            out.par_chunks_exact_mut(width)
-                .zip(rows)
-                .with_min_len(64)
-                .filter_map(|(row_out, i)| {
-                    analyze_row(column, i, hint, |text| {
-                        method.sketch_text_into(text, row_out)
-                    })
-                    .err()
-                    .map(|failure| (first + i, failure.message, failure.kind))
-                })
-                .collect::<Vec<_>>()
-        }))
+        let sketch_row = |(row_out, i): (&mut [u8], usize)| {
+            analyze_row(column, i, hint, |text| {
+                method.sketch_text_into(text, row_out)
+            })
+            .err()
+            .map(|failure| (first + i, failure.message, failure.kind))
+        };
+        if let Some(min_rows) = task_rows(column, &rows) {
+            failures.extend(parallel::install(|| {
+                out.par_chunks_exact_mut(width)
+                    .zip(rows)
+                    .with_min_len(min_rows)
+                    .filter_map(sketch_row)
+                    .collect::<Vec<_>>()
+            }))
+        } else {
+            failures.extend(out.chunks_exact_mut(width).zip(rows).filter_map(sketch_row))
+        }
     };
     match input {
         ColumnInput::Arrow(chunks) => {

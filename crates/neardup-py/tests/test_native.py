@@ -322,6 +322,27 @@ def test_integer_ids_are_their_decimal_text_as_in_the_cli(tmp_path):
         neardup.dedup(texts, ids=np.array([1.5, 2.5, 3.5]))
 
 
+def test_small_batches_and_long_documents_give_each_row_its_own_sketch(records):
+    pa = pytest.importorskip("pyarrow")
+    _, recs = records
+    texts = [r["text"] for r in recs]
+    # A small list is sketched on the calling thread (no helper thread, no pool); long documents (here
+    # over 64 KiB each, fewer rows than a task of short ones) are shared among the threads a row at a time.
+    long_documents = ["\n".join(texts[i:i + 100]) for i in range(0, 1000, 100)]
+    assert min(map(len, long_documents)) > 64 << 10
+    for batch in (texts[:1], texts[:5], long_documents, long_documents[:1] + texts[:200]):
+        expected = np.stack([neardup.sketch(t, "minhash").values for t in batch])
+        for column in (batch, pa.array(batch)):
+            calls = []
+            values = neardup.sketches(column, "minhash", progress=lambda *a: calls.append(a))
+            assert np.array_equal(values, expected)
+            assert calls == [(0, len(batch)), (len(batch), len(batch))]
+    for column in ([], pa.array([], pa.string())):
+        calls = []
+        assert neardup.sketches(column, progress=lambda *a: calls.append(a)).shape[0] == 0
+        assert calls == [(0, 0)]
+
+
 def test_a_list_that_changes_size_during_a_call_is_an_error_not_a_crash():
     # `progress` runs on the calling thread while the list waits to be copied, as another thread could: its
     # first call comes before the first row is read.
