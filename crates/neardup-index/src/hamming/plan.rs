@@ -48,17 +48,34 @@ impl TableLayout {
     /// The leading permuted bits this layout shares with `other`: the same fingerprint bits, in the same
     /// order. Two tables that share them hold the rows of each value of those bits in one range each.
     pub fn shared_prefix(&self, other: &TableLayout) -> u32 {
-        let order = |l: &TableLayout| {
-            l.segments
-                .iter()
-                .flat_map(|s| (s.lo..s.lo + s.width).rev())
-                .collect::<Vec<u32>>()
+        // Run by run, without listing the bits: the planner asks this of every pair of tables of every
+        // candidate design (listing them made planning 80 ms, paid by every new index).
+        let (mut a, mut b) = (self.segments.iter(), other.segments.iter());
+        let run = |s: &Segment| (s.lo + s.width, s.width); // (one above the run's top bit, bits left)
+        let (mut x, mut y) = match (a.next(), b.next()) {
+            (Some(s), Some(t)) => (run(s), run(t)),
+            _ => return 0,
         };
-        order(self)
-            .iter()
-            .zip(order(other).iter())
-            .take_while(|(x, y)| x == y)
-            .count() as u32
+        let mut shared = 0;
+        while x.0 == y.0 {
+            let step = x.1.min(y.1);
+            shared += step;
+            x = (x.0 - step, x.1 - step);
+            y = (y.0 - step, y.1 - step);
+            if x.1 == 0 {
+                match a.next() {
+                    Some(s) => x = run(s),
+                    None => break,
+                }
+            }
+            if y.1 == 0 {
+                match b.next() {
+                    Some(t) => y = run(t),
+                    None => break,
+                }
+            }
+        }
+        shared
     }
 }
 
@@ -120,8 +137,33 @@ impl Design {
             return None;
         }
         let d = Design { k, levels };
-        let layouts = d.layouts();
-        (!layouts.is_empty() && layouts.iter().all(|l| l.key_bits > 0)).then_some(d)
+        let keys = d.key_lengths();
+        (!keys.is_empty() && keys.iter().all(|&bits| bits > 0)).then_some(d)
+    }
+
+    /// Every table's key length in bits, in the order of [`layouts`](Self::layouts): the same split of the
+    /// free bits into blocks, counted instead of listed (the planner weighs every candidate design by them).
+    pub fn key_lengths(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.count_keys(0, 64, 0, &mut out);
+        out
+    }
+
+    fn count_keys(&self, level: usize, free: u32, key: u32, out: &mut Vec<u32>) {
+        if level == self.levels.len() {
+            out.push(key);
+            return;
+        }
+        let b = self.levels[level];
+        if free < b {
+            return;
+        }
+        // The blocks of `expand`: as even as possible, larger blocks first.
+        let block = |i: usize| free / b + u32::from((i as u32) < free % b);
+        for chosen in combinations(b as usize, (b - self.k) as usize) {
+            let chosen_bits: u32 = chosen.iter().map(|&i| block(i)).sum();
+            self.count_keys(level + 1, free - chosen_bits, key + chosen_bits, out);
+        }
     }
 
     /// The number of tables: the product of C(b, b − k) over the levels.
@@ -245,6 +287,20 @@ pub struct Estimate {
 /// 60 ns per table probed plus 1 ns per candidate compared, which favours fewer tables until candidates
 /// dominate. With a budget, designs over it are dropped.
 pub fn plan(k: u32, n: f64, memory_budget: Option<f64>) -> Vec<Estimate> {
+    let mut out: Vec<Estimate> = candidates(k)
+        .map(|d| estimate(d, n))
+        .filter(|e| memory_budget.is_none_or(|m| e.bytes <= m))
+        .collect();
+    out.sort_by(|a, b| {
+        query_cost(a)
+            .total_cmp(&query_cost(b))
+            .then(a.tables.cmp(&b.tables))
+    });
+    out
+}
+
+/// The candidate designs of [`plan`], in its order (the first of equally ranked designs wins).
+fn candidates(k: u32) -> impl Iterator<Item = Design> {
     let mut designs = Vec::new();
     for b in (k + 1).max(1)..=k + 8 {
         designs.push(vec![b]);
@@ -261,31 +317,39 @@ pub fn plan(k: u32, n: f64, memory_budget: Option<f64>) -> Vec<Estimate> {
             }
         }
     }
-    let mut out: Vec<Estimate> = designs
+    designs
         .into_iter()
-        .filter(|levels| {
+        .filter(move |levels| {
             levels
                 .iter()
                 .map(|&b| binomial(b as u64, k as u64))
                 .product::<u64>()
                 <= 200
         })
-        .filter_map(|levels| Design::new(k, levels))
-        .map(|d| estimate(d, n))
-        .filter(|e| memory_budget.is_none_or(|m| e.bytes <= m))
-        .collect();
-    out.sort_by(|a, b| {
-        query_cost(a)
-            .total_cmp(&query_cost(b))
-            .then(a.tables.cmp(&b.tables))
-    });
-    out
+        .filter_map(move |levels| Design::new(k, levels))
 }
 
 /// The planner's first choice for distance k and about n fingerprints, with no memory budget (there is
-/// always one: a single level of k + 1 blocks fits any k ≤ 63).
+/// always one: a single level of k + 1 blocks fits any k ≤ 63). The same design as `plan(k, n, None)[0]`,
+/// ranked by key lengths alone: every new index asks, and estimating each candidate's memory (which only a
+/// budget needs) made that milliseconds.
 pub fn recommend(k: u32, n: f64) -> Design {
-    plan(k, n, None).remove(0).design
+    let cost = |d: &Design| 60.0 * d.tables() as f64 + expected_candidates(&d.key_lengths(), n);
+    candidates(k)
+        .map(|d| (cost(&d), d))
+        .min_by(|(a_cost, a), (b_cost, b)| {
+            a_cost.total_cmp(b_cost).then(a.tables().cmp(&b.tables()))
+        })
+        .map(|(_, d)| d)
+        .expect("a single level of k + 1 blocks fits any k up to 63")
+}
+
+/// Expected candidates per query over tables with these key lengths: Σ N / 2^key_bits.
+fn expected_candidates(key_lengths: &[u32], n: f64) -> f64 {
+    key_lengths
+        .iter()
+        .map(|&bits| n / 2f64.powi(bits as i32))
+        .sum()
 }
 
 /// The cost model used to rank designs (nanoseconds per query, roughly).
@@ -295,12 +359,10 @@ pub fn query_cost(e: &Estimate) -> f64 {
 
 fn estimate(design: Design, n: f64) -> Estimate {
     let layouts = design.layouts();
-    let min = layouts.iter().map(|l| l.key_bits).min().unwrap_or(0);
-    let max = layouts.iter().map(|l| l.key_bits).max().unwrap_or(0);
-    let candidates = layouts
-        .iter()
-        .map(|l| n / 2f64.powi(l.key_bits as i32))
-        .sum();
+    let key_lengths: Vec<u32> = layouts.iter().map(|l| l.key_bits).collect();
+    let min = key_lengths.iter().copied().min().unwrap_or(0);
+    let max = key_lengths.iter().copied().max().unwrap_or(0);
+    let candidates = expected_candidates(&key_lengths, n);
     let dir_bits = ((n / 8.0).max(1.0).log2().floor() as u32).min(min).min(30);
     let tables = design.tables();
     // Which tables nest, for well-spread fingerprints: a range's rows ≈ n / 2^prefix, with room for the
@@ -325,6 +387,74 @@ fn estimate(design: Design, n: f64) -> Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recommend_is_plans_first_choice_and_key_lengths_are_the_layouts() {
+        for k in 0..10 {
+            for n in [1.0, 10.0, 1e3, 1e5, 1e6, 3e7, 1e9, 1e12] {
+                assert_eq!(
+                    recommend(k, n),
+                    plan(k, n, None).remove(0).design,
+                    "k={k} n={n}"
+                );
+            }
+            for design in candidates(k) {
+                let keys: Vec<u32> = design.layouts().iter().map(|l| l.key_bits).collect();
+                assert_eq!(design.key_lengths(), keys, "{design:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn shared_prefix_counts_the_leading_bits_in_the_same_order() {
+        let bits = |l: &TableLayout| {
+            l.segments
+                .iter()
+                .flat_map(|s| (s.lo..s.lo + s.width).rev())
+                .collect::<Vec<u32>>()
+        };
+        for (k, levels) in [
+            (3, vec![6]),
+            (3, vec![4, 4]),
+            (2, vec![3, 4, 3]),
+            (5, vec![7, 6]),
+        ] {
+            let layouts = Design::new(k, levels).unwrap().layouts();
+            for a in &layouts {
+                for b in &layouts {
+                    let expected = bits(a)
+                        .iter()
+                        .zip(&bits(b))
+                        .take_while(|(x, y)| x == y)
+                        .count();
+                    assert_eq!(a.shared_prefix(b), expected as u32, "{a:?} {b:?}");
+                }
+            }
+        }
+        // Runs that are not maximal (split where the bits go on) share as the bits say.
+        let split = |widths: &[(u32, u32)]| TableLayout {
+            segments: widths
+                .iter()
+                .map(|&(lo, width)| Segment { lo, width })
+                .collect(),
+            key_bits: 0,
+            key_mask: 0,
+        };
+        let whole = split(&[(0, 64)]);
+        assert_eq!(split(&[(60, 4), (0, 60)]).shared_prefix(&whole), 64);
+        assert_eq!(
+            split(&[(60, 4), (0, 50), (50, 10)]).shared_prefix(&whole),
+            4
+        );
+        assert_eq!(
+            split(&[(0, 64)]).shared_prefix(&split(&[(1, 63), (0, 1)])),
+            64
+        );
+        assert_eq!(
+            split(&[(32, 32), (0, 32)]).shared_prefix(&split(&[(0, 32), (32, 32)])),
+            0
+        );
+    }
 
     #[test]
     fn manku_designs_for_k3() {
