@@ -392,10 +392,8 @@ fn report_progress(
     Ok(())
 }
 
-/// [`analyze_rows`] over a column as Python handed it over, with the GIL released while it waits: Arrow
-/// buffers are read in place, a list's rows a piece at a time ([`in_list_pieces`]). `progress`, a Python
-/// callable, is called on the calling thread as `progress(rows_done, rows)` between stretches of rows and
-/// at the end; an exception it raises stops the work and is raised.
+/// [`analyze_rows`] over a column as Python handed it over ([`in_pieces`]), with the GIL released while it
+/// waits.
 pub fn analyze_input(
     py: Python<'_>,
     input: &ColumnInput<'_>,
@@ -405,24 +403,32 @@ pub fn analyze_input(
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> PyResult<Vec<Result<Signed, RowFailure>>> {
     let mut results = Vec::with_capacity(input.len(py));
+    in_pieces(py, input, progress, |column, rows, _| {
+        results.extend(analyze_rows(column, rows, hint, parallel, &analyze))
+    })?;
+    Ok(results)
+}
+
+/// Runs `stretch` over a column as Python handed it over, as `stretch(column, rows, first)`: `rows` of
+/// `column`, whose row 0 is the input's row `first`. An Arrow column is read in place, a stretch of rows at a
+/// time ([`in_stretches`]); a list is copied a piece at a time ([`in_list_pieces`]). `progress`, a Python
+/// callable, is called on the calling thread as `progress(rows_done, rows)` between stretches and at the
+/// end; an exception it raises stops the work and is raised.
+fn in_pieces(
+    py: Python<'_>,
+    input: &ColumnInput<'_>,
+    progress: Option<&Py<PyAny>>,
+    mut stretch: impl FnMut(&Column<'_>, std::ops::Range<usize>, usize) + Send,
+) -> PyResult<()> {
     match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
-            in_stretches(py, column.len(), progress, |rows| {
-                results.extend(analyze_rows(&column, rows, hint, parallel, &analyze))
-            })?;
+            in_stretches(py, column.len(), progress, |rows| stretch(&column, rows, 0))
         }
-        ColumnInput::Items(list) => in_list_pieces(py, list.bind(py), progress, |column, _| {
-            results.extend(analyze_rows(
-                column,
-                0..column.len(),
-                hint,
-                parallel,
-                &analyze,
-            ))
-        })?,
+        ColumnInput::Items(list) => in_list_pieces(py, list.bind(py), progress, |column, first| {
+            stretch(column, 0..column.len(), first)
+        }),
     }
-    Ok(results)
 }
 
 /// Runs `piece` over a list of documents a piece at a time, as `piece(rows, first)`, `rows` being the
@@ -432,7 +438,7 @@ pub fn analyze_input(
 /// helper thread, on all cores when `piece` uses them), and the copy costs no wall time when the work is
 /// slower. The buffers of finished pieces are reused; the pieces come in row order.
 ///
-/// `progress` is called as [`analyze_input`] says, on the calling thread.
+/// `progress` is called as [`in_pieces`] says, on the calling thread.
 fn in_list_pieces(
     py: Python<'_>,
     list: &Bound<'_, PyList>,
@@ -760,10 +766,9 @@ fn analyze_row<T>(
 }
 
 /// Sketches a column by `method` straight into `out`, row i at `out[i·width..]` (`width` being
-/// [`Method::sketch_bytes`]), on all cores with the GIL released, Python's signals checked and `progress`
-/// called between stretches of rows (an Arrow column read in place, a list a piece at a time): no sketch of
-/// its own per row, nor a copy of them all (10^7 rows of 128 values held 5 GB twice). Returns the rows that
-/// could not be sketched, which are left as they were.
+/// [`Method::sketch_bytes`]), on all cores with the GIL released, a stretch at a time ([`in_pieces`]): no
+/// sketch of its own per row, nor a copy of them all (10^7 rows of 128 values held 5 GB twice). Returns the
+/// rows that could not be sketched, which are left as they were.
 pub fn sketch_into(
     py: Python<'_>,
     input: &ColumnInput<'_>,
@@ -779,7 +784,7 @@ pub fn sketch_into(
         "out must hold a row per row"
     );
     let mut failures = Vec::new();
-    let mut sketch = |column: &Column<'_>, rows: std::ops::Range<usize>, first: usize| {
+    let sketch = |column: &Column<'_>, rows: std::ops::Range<usize>, first: usize| {
         let out = &mut out[(first + rows.start) * width..(first + rows.end) * width];
         let sketch_row = |(row_out, i): (&mut [u8], usize)| {
             analyze_row(column, i, hint, |text| {
@@ -800,17 +805,7 @@ pub fn sketch_into(
             failures.extend(out.chunks_exact_mut(width).zip(rows).filter_map(sketch_row))
         }
     };
-    match input {
-        ColumnInput::Arrow(chunks) => {
-            let column = Column::new(chunks)?;
-            in_stretches(py, column.len(), progress, |rows| sketch(&column, rows, 0))?;
-        }
-        ColumnInput::Items(list) => {
-            in_list_pieces(py, list.bind(py), progress, |column, first| {
-                sketch(column, 0..column.len(), first)
-            })?
-        }
-    }
+    in_pieces(py, input, progress, sketch)?;
     Ok(failures)
 }
 
