@@ -1022,7 +1022,10 @@ def gen_fs(c):
     fifo(os.path.join(root, "fed-fifo"))
     c.entry(cls, "fed-fifo", "fs", "a FIFO with a producer writing into it: read like a file", expect="ok",
             stdout_lines=1, fifo_feed=feed)
-    symlink("fed-fifo", os.path.join(root, "link-to-fed-fifo"))
+    # A FIFO of its own: entries run at once (`run.py --jobs`), and two producers on one FIFO would feed each
+    # other's reader.
+    fifo(os.path.join(root, "fed-fifo-behind-link"))
+    symlink("fed-fifo-behind-link", os.path.join(root, "link-to-fed-fifo"))
     c.entry(cls, "link-to-fed-fifo", "fs", "a symlink to a FIFO with a producer: read like a file", expect="ok",
             stdout_lines=1, fifo_feed=feed)
     d = mkdir("dir-with-fifo")
