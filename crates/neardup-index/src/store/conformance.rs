@@ -3,7 +3,8 @@
 //! and [`RedbStore`](super::RedbStore).
 //!
 //! Compiled for this crate's tests and, for other crates, behind the `conformance` cargo feature. Run every
-//! case with [`run_all`], or generate one `#[test]` per case with [`store_conformance_tests!`]:
+//! case with [`run_all`], or generate one `#[test]` per case with
+//! [`store_conformance_tests!`](crate::store_conformance_tests):
 //!
 //! ```text
 //! use neardup_index::store::{MemoryStore, conformance::{Factory, run_all}};
