@@ -611,6 +611,40 @@ def test_lsh_merge_and_pickle_real_documents(doc_minhashes):
     assert keys[0] in b and keys[0] not in c
 
 
+def test_lsh_large_index_known_answers():
+    """200,000 entries (100 MB of values, band tables of 2^18 entries): the index's memory is mapped ahead of
+    the inserts by helper threads, its tables grow many times and freed slots are reused, and every answer
+    is still exact. Row 2i+1 shares exactly one band (i mod 16) with row 2i and nothing else with any row."""
+    n, bands, rows = 200_000, 16, 8
+    rng = np.random.default_rng(11)
+    values = rng.integers(0, 1 << 32, size=(n, bands * rows), dtype=np.uint64).astype(np.uint32)
+    for i in range(0, n, 2):
+        band = (i // 2) % bands
+        values[i + 1, band * rows : (band + 1) * rows] = values[i, band * rows : (band + 1) * rows]
+    lsh = nd.MinHashLSH(num_perm=bands * rows, params=(bands, rows))
+    sigs = [nd.LeanMinHash(seed=1, hashvalues=row, scheme="affine32") for row in values]
+    for i, m in enumerate(sigs):
+        lsh.insert(i, m)
+    assert lsh._native
+    for i in range(0, n, 997):
+        assert sorted(lsh.query(sigs[i])) == [i - i % 2, i - i % 2 + 1]
+    # Remove every fourth entry, then put other values in the freed slots under new keys.
+    for i in range(0, n, 4):
+        lsh.remove(i)
+    fresh = rng.integers(0, 1 << 32, size=(n // 4, bands * rows), dtype=np.uint64).astype(np.uint32)
+    for j, row in enumerate(fresh):
+        lsh.insert(("new", j), nd.LeanMinHash(seed=1, hashvalues=row, scheme="affine32"))
+    for i in range(0, n, 499):
+        pair = [i - i % 2, i - i % 2 + 1]
+        assert sorted(lsh.query(sigs[i])) == [k for k in pair if k % 4]
+    for j in range(0, n // 4, 211):
+        assert lsh.query(nd.LeanMinHash(seed=1, hashvalues=fresh[j], scheme="affine32")) == [("new", j)]
+    counts = lsh.get_counts()
+    assert [sum(c.values()) for c in counts] == [n] * bands
+    # Each band: the pairs that share it are one bucket of 2 (or 1 where a member was removed).
+    assert max(max(c.values()) for c in counts) == 2
+
+
 # ---------------------------------------------------------------------------------------------------------
 # MinHashLSH semantics on small data
 

@@ -6,13 +6,17 @@
 //! The tag is the low 32 bits of the hash and also gives the home position, so the table can grow without
 //! the hashes. Two band contents whose tags are equal share a chain; the caller compares bytes on lookup,
 //! as it must anyway for hashes that collide.
+//!
+//! An entry keeps its head plus one, so that an empty entry is all zeros: a grown table is zeroed memory
+//! that nothing has to fill, and its pages are mapped on two cores ([`super::ahead::map_now`]) before the
+//! entries move in, instead of one page fault at a time as they land.
 
-/// A slot number that marks an empty entry.
-const EMPTY: u32 = u32::MAX;
+/// The stored head of an empty entry.
+const EMPTY: u32 = 0;
 
 #[derive(Default)]
 pub(super) struct HeadTable {
-    /// `[tag, head]`; `head == EMPTY` for an empty entry. The length is zero or a power of two.
+    /// `[tag, head + 1]`; all zeros for an empty entry. The length is zero or a power of two.
     entries: Vec<[u32; 2]>,
     len: usize,
 }
@@ -43,7 +47,7 @@ impl HeadTable {
                 return None;
             }
             if t == tag {
-                return Some(head);
+                return Some(head - 1);
             }
             at = (at + 1) & mask;
         }
@@ -51,7 +55,8 @@ impl HeadTable {
 
     /// Makes `head` the chain's head for `hash`, returning the previous head if there was one.
     pub(super) fn replace(&mut self, hash: u64, head: u32) -> Option<u32> {
-        debug_assert_ne!(head, EMPTY);
+        debug_assert_ne!(head, u32::MAX);
+        let stored = head + 1;
         if (self.len + 1) * 4 > self.entries.len() * 3 {
             self.grow();
         }
@@ -61,12 +66,12 @@ impl HeadTable {
         loop {
             let entry = &mut self.entries[at];
             if entry[1] == EMPTY {
-                *entry = [tag, head];
+                *entry = [tag, stored];
                 self.len += 1;
                 return None;
             }
             if entry[0] == tag {
-                return Some(std::mem::replace(&mut entry[1], head));
+                return Some(std::mem::replace(&mut entry[1], stored) - 1);
             }
             at = (at + 1) & mask;
         }
@@ -115,11 +120,13 @@ impl HeadTable {
             .iter()
             .map(|e| e[1])
             .filter(|&head| head != EMPTY)
+            .map(|head| head - 1)
     }
 
     fn grow(&mut self) {
         let capacity = (self.entries.len() * 2).max(16);
         let old = std::mem::replace(&mut self.entries, vec![[0, EMPTY]; capacity]);
+        super::ahead::map_now(self.entries.as_ptr_range());
         let mask = capacity - 1;
         for [tag, head] in old.into_iter().filter(|e| e[1] != EMPTY) {
             let mut at = tag as usize & mask;

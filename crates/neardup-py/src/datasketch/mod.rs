@@ -18,6 +18,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyType};
 use pyo3::{PyTraverseError, PyVisit, intern};
 use std::hash::BuildHasher;
 
+mod ahead;
 mod heads;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -277,6 +278,8 @@ pub struct BandIndex {
     width: usize,
     /// `b·r·width` bytes per slot, the values as given (native byte order).
     arena: Vec<u8>,
+    /// The arena's next pages, mapped ahead of the inserts on another core.
+    arena_ahead: ahead::MapAhead,
     id_of_slot: Vec<u32>,
     free: Vec<u32>,
     /// Per id, its slot (`NONE` if absent): the Python side gives dense ids (it reuses freed ones).
@@ -285,6 +288,7 @@ pub struct BandIndex {
     heads: Vec<heads::HeadTable>,
     /// Per slot and band (`slot·b + band`): the previous and next slot of its chain.
     links: Vec<[u32; 2]>,
+    links_ahead: ahead::MapAhead,
     hasher: DefaultHashBuilder,
     /// `MinHashLSH`'s own key tables, shared with it, for the calls that do a whole insert or query here.
     keyed: Option<Keyed>,
@@ -360,8 +364,10 @@ impl BandIndex {
                 slot
             }
             None => {
+                self.arena_ahead.reserve(&mut self.arena, stride);
                 self.arena.extend_from_slice(values);
                 self.id_of_slot.push(id);
+                self.links_ahead.reserve(&mut self.links, self.bands);
                 self.links
                     .extend(std::iter::repeat_n([NONE, NONE], self.bands));
                 (self.id_of_slot.len() - 1) as u32
@@ -530,11 +536,13 @@ impl BandIndex {
             rows: r,
             width,
             arena: Vec::new(),
+            arena_ahead: Default::default(),
             id_of_slot: Vec::new(),
             free: Vec::new(),
             slot_of: Vec::new(),
             heads: (0..b).map(|_| heads::HeadTable::default()).collect(),
             links: Vec::new(),
+            links_ahead: Default::default(),
             hasher: DefaultHashBuilder::default(),
             keyed: None,
             dtype: None,
