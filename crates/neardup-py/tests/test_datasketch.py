@@ -622,7 +622,11 @@ def test_lsh_large_index_known_answers():
         band = (i // 2) % bands
         values[i + 1, band * rows : (band + 1) * rows] = values[i, band * rows : (band + 1) * rows]
     lsh = nd.MinHashLSH(num_perm=bands * rows, params=(bands, rows))
-    sigs = [nd.LeanMinHash(seed=1, hashvalues=row, scheme="affine32") for row in values]
+
+    def lean(row):
+        return nd.LeanMinHash(seed=1, hashvalues=row, scheme="affine32")
+
+    sigs = [lean(row) for row in values]
     for i, m in enumerate(sigs):
         lsh.insert(i, m)
     assert lsh._native
@@ -633,12 +637,12 @@ def test_lsh_large_index_known_answers():
         lsh.remove(i)
     fresh = rng.integers(0, 1 << 32, size=(n // 4, bands * rows), dtype=np.uint64).astype(np.uint32)
     for j, row in enumerate(fresh):
-        lsh.insert(("new", j), nd.LeanMinHash(seed=1, hashvalues=row, scheme="affine32"))
+        lsh.insert(("new", j), lean(row))
     for i in range(0, n, 499):
         pair = [i - i % 2, i - i % 2 + 1]
         assert sorted(lsh.query(sigs[i])) == [k for k in pair if k % 4]
     for j in range(0, n // 4, 211):
-        assert lsh.query(nd.LeanMinHash(seed=1, hashvalues=fresh[j], scheme="affine32")) == [("new", j)]
+        assert lsh.query(lean(fresh[j])) == [("new", j)]
     counts = lsh.get_counts()
     assert [sum(c.values()) for c in counts] == [n] * bands
     # Each band: the pairs that share it are one bucket of 2 (or 1 where a member was removed).

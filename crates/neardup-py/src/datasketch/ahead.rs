@@ -53,10 +53,16 @@ impl MapAhead {
     }
 }
 
+/// Whether mapping the address range `start..end` ahead is worth a thread: it is large enough, and the
+/// kernel has the call.
+fn worth_mapping(start: usize, end: usize) -> bool {
+    cfg!(target_os = "linux") && end >= start + MIN_RANGE
+}
+
 /// Has a thread map the pages of the address range `start..end` for writing (those wholly inside it), when
 /// it is worth a thread.
 fn map_in_background(start: usize, end: usize) {
-    if end >= start + MIN_RANGE {
+    if worth_mapping(start, end) {
         // No thread to be had (a process at its limit): the writes fault for themselves.
         let _ = std::thread::Builder::new()
             .name("neardup-map-ahead".into())
@@ -68,7 +74,7 @@ fn map_in_background(start: usize, end: usize) {
 /// be written all over (a grown hash table), where a helper in the background would not get ahead.
 pub(super) fn map_now<T>(memory: std::ops::Range<*const T>) {
     let (start, end) = (memory.start as usize, memory.end as usize);
-    if cfg!(target_os = "linux") && end >= start + MIN_RANGE {
+    if worth_mapping(start, end) {
         let middle = start + (end - start) / 2;
         std::thread::scope(|scope| {
             let _ = std::thread::Builder::new().spawn_scoped(scope, || map_pages(middle, end));
