@@ -7,6 +7,7 @@
 //! | layout choice | [`hamming::plan`]: block-permuted table designs for k, with predicted cost | [`lsh::Banding`]: bands × rows for a Jaccard threshold, presets |
 //! | online index | [`hamming::HammingIndex`]: every id within k bits, exact | [`lsh::LshIndex`]: every id sharing a band, with its estimated similarity |
 //! | batch | [`hamming::all_pairs`], [`hamming::clusters`] | [`lsh::lsh_pairs`], [`lsh::lsh_clusters`] |
+//! | datasketch's semantics | | [`lsh::BandTables`]: `MinHashLSH`'s band tables, exact, for the Python drop-in |
 //!
 //! Shared by both: one id table (the user's ids in one arena, a map keeping 32 bits of each id's hash, bulk
 //! resolution in bucket order), [`union_find`] (deterministic: the smallest index represents its cluster),
@@ -46,8 +47,9 @@
 //!
 //! This crate knows nothing of text or media.
 
-// `unsafe` in two places: mapping segment files (store::segments::file), and the fork handler with its
-// lock-free pool pointer (parallel).
+// `unsafe` in three places: mapping segment files (store::segments::file), the fork handler with its
+// lock-free pool pointer (parallel), and the prefetch hints and page mapping of datasketch's band tables
+// (lsh::band_tables).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -71,9 +71,13 @@ pub use sketch::{DocumentAnalysis, Method, Sketch};
 
 /// Parallel work that survives `fork(2)` (for front doors loaded into programs that fork: Python).
 pub use neardup_index::parallel;
-/// datasketch's MinHash, bit-exact (SHA-1, NumPy's MT19937 draws, `LeanMinHash` bytes), re-exported from
-/// `neardup-sketch` for front doors that speak datasketch (the Python package's `neardup.datasketch`).
-pub use neardup_sketch::datasketch;
+/// datasketch, bit-exact, for front doors that speak it (the Python package's `neardup.datasketch`): its
+/// MinHash (SHA-1, NumPy's MT19937 draws, `LeanMinHash` bytes), from `neardup-sketch`, and its `MinHashLSH`
+/// band tables ([`BandTables`](datasketch::BandTables)), from `neardup-index`.
+pub mod datasketch {
+    pub use neardup_index::lsh::{BandTables, BandTablesError};
+    pub use neardup_sketch::datasketch::*;
+}
 /// Text extraction and tokenization, re-exported for callers that need the steps (golden vectors, tools).
 pub use neardup_text as text;
 /// Media detection and hints, re-exported from `neardup-text`.

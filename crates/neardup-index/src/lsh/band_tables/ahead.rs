@@ -1,13 +1,14 @@
 //! A growing vector's next pages, mapped by another thread before the vector's owner writes them.
 //!
-//! `MinHashLSH.insert` runs on the caller's thread, one entry at a time from a Python loop, and each entry
-//! appends to two vectors (the values, 512 bytes for 128 `uint32`; the chain links) and now and then grows
-//! a band's table. Writing a page of memory for the first time costs a page fault: 10^6 inserts take about
-//! 270,000 of them, 1–4 s of system time on a virtual machine, as much as the inserts' own work. Other
-//! cores are idle meanwhile (the caller's loop is Python's, on one thread), so a helper thread asks the
-//! kernel to map the next pages (`madvise(MADV_POPULATE_WRITE)`, Linux 5.14) a window ahead of the writes,
-//! and the writes find them mapped. A grown table, written all over at once, is mapped half by a helper
-//! and half by the inserting thread before the entries move in ([`map_now`]).
+//! [`BandTables::insert`](super::BandTables::insert) runs on the caller's thread, one entry at a time from
+//! a Python loop (`MinHashLSH.insert`), and each entry appends to two vectors (the values, 512 bytes for
+//! 128 `uint32`; the chain links) and now and then grows a band's table. Writing a page of memory for the
+//! first time costs a page fault: 10^6 inserts take about 270,000 of them, 1–4 s of system time on a
+//! virtual machine, as much as the inserts' own work. Other cores are idle meanwhile (the caller's loop is
+//! Python's, on one thread), so a helper thread asks the kernel to map the next pages
+//! (`madvise(MADV_POPULATE_WRITE)`, Linux 5.14) a window ahead of the writes, and the writes find them
+//! mapped. A grown table, written all over at once, is mapped half by a helper and half by the inserting
+//! thread before the entries move in ([`map_now`]).
 //!
 //! The window stays small ([`WINDOW`]) so that memory is not made resident long before it is used: a
 //! vector's capacity may be twice its length, and that half is not touched. Mapping a page as a write would

@@ -22,10 +22,6 @@ pub(super) struct HeadTable {
 }
 
 impl HeadTable {
-    pub(super) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Asks the CPU to load the cache line where the lookup of `hash` begins. A query or an insert touches
     /// one random line per band; asking for all of them first lets their misses overlap.
     #[inline]
