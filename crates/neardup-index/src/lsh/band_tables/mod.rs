@@ -98,6 +98,18 @@ pub struct BandTables {
     hasher: DefaultHashBuilder,
 }
 
+impl std::fmt::Debug for BandTables {
+    /// The shape and the number of entries, not the values.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BandTables")
+            .field("bands", &self.bands)
+            .field("rows", &self.rows)
+            .field("width", &self.width)
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The id of a free slot.
 const FREE: u32 = u32::MAX;
 /// No slot: the end of a chain, or an id without an entry.
@@ -620,6 +632,10 @@ mod tests {
         assert_eq!(tables.band_members(0, &[0; 7]), Ok(vec![]));
         // A failed insert changed nothing.
         assert_eq!((tables.len(), tables.ids()), (1, vec![0]));
+        assert_eq!(
+            format!("{tables:?}"),
+            "BandTables { bands: 2, rows: 2, width: 4, len: 1, .. }"
+        );
     }
 
     /// datasketch's bucket keys are the band's values big-endian, whatever the width.
