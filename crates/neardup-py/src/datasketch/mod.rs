@@ -410,9 +410,8 @@ impl BandIndex {
         let (Some(values), Some(keyed)) = (self.plain_values(minhash)?, &self.keyed) else {
             return Ok(None);
         };
-        let ids = (self.tables)
-            .query(values.as_bytes(), self.tables.bands())
-            .map_err(to_py)?;
+        let bands = self.tables.bands();
+        let ids = self.tables.query(values.as_bytes(), bands).map_err(to_py)?;
         let id_to_key = keyed.id_to_key.bind(py);
         let keys = ids
             .iter()

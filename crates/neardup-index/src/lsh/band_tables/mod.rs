@@ -282,10 +282,8 @@ impl BandTables {
     ) -> Result<impl Iterator<Item = Vec<u8>> + '_, BandTablesError> {
         let table = self.band_table(band)?;
         Ok(table.heads().flat_map(move |head| {
-            std::iter::successors(Some(head), move |&slot| {
-                Some(self.link(slot, band)[1]).filter(|&next| next != NONE)
-            })
-            .map(move |slot| self.key_bytes(self.band_of_slot(slot, band)))
+            self.chain(head, band)
+                .map(move |slot| self.key_bytes(self.band_of_slot(slot, band)))
         }))
     }
 
@@ -298,16 +296,12 @@ impl BandTables {
         }
         // The key is the band's values byte-swapped; swapping again gives the stored bytes.
         let values = self.key_bytes(key);
-        let mut slot = table
-            .get(self.hasher.hash_one(values.as_slice()))
-            .unwrap_or(NONE);
-        let mut ids = Vec::new();
-        while slot != NONE {
-            if self.band_of_slot(slot, band) == values.as_slice() {
-                ids.push(self.id_of_slot[slot as usize]);
-            }
-            slot = self.link(slot, band)[1];
-        }
+        let head = table.get(self.hasher.hash_one(values.as_slice()));
+        let mut ids: Vec<u32> = (head.into_iter())
+            .flat_map(|head| self.chain(head, band))
+            .filter(|&slot| self.band_of_slot(slot, band) == values.as_slice())
+            .map(|slot| self.id_of_slot[slot as usize])
+            .collect();
         ids.sort_unstable();
         Ok(ids)
     }
@@ -315,6 +309,13 @@ impl BandTables {
     fn band_of_slot(&self, slot: u32, band: usize) -> &[u8] {
         let start = slot as usize * self.entry_len() + band * self.band_len();
         &self.arena[start..start + self.band_len()]
+    }
+
+    /// The slots of the chain that starts at `head` in `band`.
+    fn chain(&self, head: u32, band: usize) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(Some(head), move |&slot| {
+            Some(self.link(slot, band)[1]).filter(|&next| next != NONE)
+        })
     }
 
     /// The previous and next slot of `slot`'s chain in `band`.
