@@ -248,6 +248,33 @@ def test_refusals_name_the_problem(spark):
         ns.dedup(df, scheme="simhash", verify="estimate")
 
 
+def test_command_line_refuses_settings_before_starting_spark(tmp_path):
+    """A setting that cannot run is refused at once, before the JVM starts: here there is none to start (JAVA_HOME
+    names no Java), so a refusal that came after the session would be pyspark's error about the gateway."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        if os.environ.get("NEARDUP_REQUIRE_SPARK") == "1":
+            pytest.fail("NEARDUP_REQUIRE_SPARK=1 but pyspark is not installed")
+        pytest.skip("pyspark is not installed")
+    no_java = dict(os.environ, JAVA_HOME=str(tmp_path / "no-java"), PYSPARK_PYTHON=sys.executable)
+    for argv, message in [
+        (["--scheme", "minhash", "-k", "3"], "k is a Hamming distance for SimHash"),
+        (["--threshold", "1.5"], "threshold 1.5 is not a similarity"),
+        (["--scheme", "simhash", "--verify", "estimate"], 'verify="estimate" applies to MinHash schemes'),
+        (["--keep", "smallest-id", "--partitions", "0"], "partitions must be at least 1, not 0"),
+        (["--max-rounds", "0"], "max_rounds must be at least 1, not 0"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(tmp_path / "in"), "--table",
+             str(tmp_path / "table"), *argv],
+            capture_output=True, text=True, timeout=120, env=no_java,
+        )
+        assert done.returncode == 2 and message in done.stderr, (argv, done.stderr[-2000:])
+        assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "table").exists()
+
+
 def test_command_line_entry_equals_the_cli(spark, eval_parquet, tmp_path, capsys):
     """`python -m neardup.spark dedup` from Parquet to Parquet: the CLI's kept records and cluster table."""
     import pyarrow.parquet as pq

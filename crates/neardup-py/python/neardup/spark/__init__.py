@@ -121,15 +121,12 @@ def dedup(
     partitions make large ones run out of memory; after the candidates, the same rule on the rows left).
     ``progress`` is called with a line as each stage finishes (``print`` will do).
     """
-    if errors not in ("keep", "raise"):
-        raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
-    # The run's settings, as every executor builds its Stages from them (None: the scheme's default).
-    settings = dict(
+    settings = _checked_settings(
         scheme=scheme, k=k, threshold=threshold, verify=verify, measure=measure, verify_ngram=verify_ngram,
         clustering=clustering, representative=representative, media=media, num_perm=num_perm, seed=seed,
-        shingle=shingle, char_shingle=char_shingle, large_cluster=large_cluster,
+        shingle=shingle, char_shingle=char_shingle, errors=errors, large_cluster=large_cluster,
+        max_rounds=max_rounds, partitions=partitions,
     )
-    settings = {key: value for key, value in settings.items() if value is not None}
     spark = df.sparkSession
     # The shuffle partitions: given, else the session's when it set them, else sized by _dedup to the input.
     chosen = spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions")
@@ -146,6 +143,25 @@ def dedup(
             )
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+def _checked_settings(
+    errors: str = "keep", max_rounds: int = 64, partitions: Optional[int] = None, **settings: Any
+) -> dict:
+    """:func:`dedup`'s arguments but the DataFrame, its columns and ``progress``, checked without Spark (a bad
+    value or combination raises ``ValueError`` or :class:`neardup.Error`, naming it), so that a run is refused
+    before a job, or a JVM, starts. Returns the run's settings (``settings`` are the scheme's and the
+    clustering's: ``scheme``, ``k``, ``threshold``, …, ``large_cluster``) as every executor builds its
+    ``Stages`` from them, ``None`` (the scheme's default) left out."""
+    if errors not in ("keep", "raise"):
+        raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
+    if partitions is not None and partitions < 1:
+        raise ValueError(f"partitions must be at least 1, not {partitions}")
+    settings = {key: value for key, value in settings.items() if value is not None}
+    _native.Stages(**settings)
+    return settings
 
 
 # Documents per partition when the job chooses: a partition of signed rows (a 512-byte signature, and the
@@ -194,7 +210,7 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
         if progress is not None:
             progress(f"[{time.monotonic() - started:7.1f} s] {message}")
 
-    probe = _native.Stages(**settings)  # the settings are checked here, before any job
+    probe = _native.Stages(**settings)  # what the scheme's stages are (checked by _checked_settings)
     for name in (text_col, id_col):
         if name not in df.columns:
             raise ValueError(f"the DataFrame has no column {name!r} (columns: {', '.join(df.columns)})")

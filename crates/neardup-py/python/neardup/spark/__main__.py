@@ -97,6 +97,19 @@ def main(argv=None) -> int:
 
     import neardup.spark as ns
 
+    # ns.dedup's arguments but the DataFrame, its columns and progress.
+    options = dict(
+        scheme=args.scheme, k=args.k, threshold=args.threshold, verify=args.verify, measure=args.measure,
+        verify_ngram=args.verify_ngram, clustering=args.clustering, representative=args.keep, media=args.media,
+        num_perm=args.num_perm, seed=args.seed, shingle=args.shingle, char_shingle=args.char_shingle,
+        large_cluster=args.warn_cluster_size, max_rounds=args.max_rounds, partitions=args.partitions,
+    )
+    try:
+        # Before the JVM starts (seconds): a setting that cannot run is refused at once.
+        ns._checked_settings(**options)
+    except (ValueError, ns._native.Error) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     builder = SparkSession.builder.appName("neardup dedup")
     if args.master:
         builder = builder.master(args.master)
@@ -164,23 +177,8 @@ def main(argv=None) -> int:
                 df,
                 text_col=args.text_field,
                 id_col=args.id_field,
-                scheme=args.scheme,
-                k=args.k,
-                threshold=args.threshold,
-                verify=args.verify,
-                measure=args.measure,
-                verify_ngram=args.verify_ngram,
-                clustering=args.clustering,
-                representative=args.keep,
-                media=args.media,
-                num_perm=args.num_perm,
-                seed=args.seed,
-                shingle=args.shingle,
-                char_shingle=args.char_shingle,
-                large_cluster=args.warn_cluster_size,
-                max_rounds=args.max_rounds,
-                partitions=args.partitions,
                 progress=None if args.quiet else lambda line: print(line, file=sys.stderr, flush=True),
+                **options,
             )
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
