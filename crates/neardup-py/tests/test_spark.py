@@ -25,23 +25,27 @@ from test_native import EVAL, cli
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
-def _spark_missing() -> str | None:
+def _spark_missing(java: bool = True) -> str | None:
     try:
         import pyspark  # noqa: F401
     except ImportError:
         return "pyspark is not installed"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    if java and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         return "java is not installed"
     return None
 
 
-@pytest.fixture(scope="module")
-def spark():
-    missing = _spark_missing()
+def _require(missing: str | None) -> None:
+    """Skips the test when something it needs is missing, unless NEARDUP_REQUIRE_SPARK=1 makes that a failure."""
     if missing:
         if os.environ.get("NEARDUP_REQUIRE_SPARK") == "1":
             pytest.fail(f"NEARDUP_REQUIRE_SPARK=1 but {missing}")
         pytest.skip(missing)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    _require(_spark_missing())
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
@@ -251,12 +255,7 @@ def test_refusals_name_the_problem(spark):
 def test_command_line_refuses_settings_before_starting_spark(tmp_path):
     """A setting that cannot run is refused at once, before the JVM starts: here there is none to start (JAVA_HOME
     names no Java), so a refusal that came after the session would be pyspark's error about the gateway."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        if os.environ.get("NEARDUP_REQUIRE_SPARK") == "1":
-            pytest.fail("NEARDUP_REQUIRE_SPARK=1 but pyspark is not installed")
-        pytest.skip("pyspark is not installed")
+    _require(_spark_missing(java=False))
     no_java = dict(os.environ, JAVA_HOME=str(tmp_path / "no-java"), PYSPARK_PYTHON=sys.executable)
     for argv, message in [
         (["--scheme", "minhash", "-k", "3"], "k is a Hamming distance for SimHash"),

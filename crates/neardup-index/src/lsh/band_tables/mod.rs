@@ -148,12 +148,12 @@ impl BandTables {
     }
 
     /// Bytes of an entry's `b·r` values.
-    pub fn entry_len(&self) -> usize {
+    fn entry_len(&self) -> usize {
         self.bands * self.rows * self.width
     }
 
     /// Bytes of one band's `r` values.
-    pub fn band_len(&self) -> usize {
+    fn band_len(&self) -> usize {
         self.rows * self.width
     }
 

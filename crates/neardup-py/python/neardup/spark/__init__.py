@@ -121,7 +121,7 @@ def dedup(
     partitions make large ones run out of memory; after the candidates, the same rule on the rows left).
     ``progress`` is called with a line as each stage finishes (``print`` will do).
     """
-    settings = _checked_settings(
+    settings, stages = _checked_settings(
         scheme=scheme, k=k, threshold=threshold, verify=verify, measure=measure, verify_ngram=verify_ngram,
         clustering=clustering, representative=representative, media=media, num_perm=num_perm, seed=seed,
         shingle=shingle, char_shingle=char_shingle, errors=errors, large_cluster=large_cluster,
@@ -138,7 +138,7 @@ def dedup(
             # pyspark warns about pandas versions when Arrow functions run; neardup does not use pandas.
             warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
             return _dedup(
-                df, text_col, id_col, settings, errors, max_rounds, progress,
+                df, text_col, id_col, settings, stages, errors, max_rounds, progress,
                 size_partitions=partitions is None and not chosen,
             )
     finally:
@@ -147,12 +147,12 @@ def dedup(
 
 def _checked_settings(
     errors: str = "keep", max_rounds: int = 64, partitions: Optional[int] = None, **settings: Any
-) -> dict:
+) -> tuple[dict, Any]:
     """:func:`dedup`'s arguments but the DataFrame, its columns and ``progress``, checked without Spark (a bad
     value or combination raises ``ValueError`` or :class:`neardup.Error`, naming it), so that a run is refused
     before a job, or a JVM, starts. Returns the run's settings (``settings`` are the scheme's and the
     clustering's: ``scheme``, ``k``, ``threshold``, …, ``large_cluster``) as every executor builds its
-    ``Stages`` from them, ``None`` (the scheme's default) left out."""
+    ``Stages`` from them, ``None`` (the scheme's default) left out, and the driver's ``Stages``."""
     if errors not in ("keep", "raise"):
         raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
     if max_rounds < 1:
@@ -160,8 +160,7 @@ def _checked_settings(
     if partitions is not None and partitions < 1:
         raise ValueError(f"partitions must be at least 1, not {partitions}")
     settings = {key: value for key, value in settings.items() if value is not None}
-    _native.Stages(**settings)
-    return settings
+    return settings, _native.Stages(**settings)
 
 
 # Documents per partition when the job chooses: a partition of signed rows (a 512-byte signature, and the
@@ -196,7 +195,7 @@ def _small(df):
     return F.broadcast(df) if df.count() <= BROADCAST_ROWS else df
 
 
-def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_rounds: int, progress,
+def _dedup(df, text_col: str, id_col: str, settings: dict, stages, errors: str, max_rounds: int, progress,
            size_partitions: bool):
     from pyspark.sql import functions as F
     from pyspark import StorageLevel
@@ -210,7 +209,6 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
         if progress is not None:
             progress(f"[{time.monotonic() - started:7.1f} s] {message}")
 
-    probe = _native.Stages(**settings)  # what the scheme's stages are (checked by _checked_settings)
     for name in (text_col, id_col):
         if name not in df.columns:
             raise ValueError(f"the DataFrame has no column {name!r} (columns: {', '.join(df.columns)})")
@@ -240,7 +238,7 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
 
     # 2–4. Identical sketches and profiles share a node key. Buckets, and candidates: the distinct pairs of
     # nodes sharing a bucket (copies have their node's buckets, and a bucket's nodes are a set), judged.
-    if not probe.bands:  # SimHash: the tables suit the number of distinct fingerprints
+    if not stages.bands:  # SimHash: the tables suit the number of distinct fingerprints
         settings = dict(settings, distinct=max(ok.select("node").distinct().count(), 1))
         stage(f"{settings['distinct']} distinct fingerprints")
     # One shuffle gathers each bucket's records in one task, where the engine pairs its nodes; most buckets
@@ -306,7 +304,7 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, errors: str, max_roun
     reps = clustered.where(F.col("duplicate_of").isNull()).select(
         F.col("id").alias("representative"), "rep_length"
     )
-    order = ([F.col("rep_length").desc()] if probe.keeps_longest else []) + [F.col("representative")]
+    order = ([F.col("rep_length").desc()] if stages.keeps_longest else []) + [F.col("representative")]
     numbered = (
         reps.orderBy(*order)
         .withColumn("_part", F.spark_partition_id())
