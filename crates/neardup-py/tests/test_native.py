@@ -459,6 +459,38 @@ def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(re
         neardup.sketches(texts, "minhash")
 
 
+def test_the_pieces_of_a_list_give_their_results_in_row_order(records):
+    pa = pytest.importorskip("pyarrow")
+    _, recs = records
+    # A list's pieces are worked on side by side and may finish out of order: here the first piece is one
+    # document of over 2 MiB (one thread's work), and the pieces after it are thousands of short ones each.
+    long_document = " ".join(r["text"] for r in recs)
+    while len(long_document) < 2 << 20:
+        long_document += " " + long_document
+    texts = [long_document] + [r["text"] for r in recs] * 6 + [r["text"][::-1] for r in recs] * 2
+    texts[3000], texts[9000] = None, ""
+    column = pa.array(texts)
+    for scheme in ("simhash", "minhash"):
+        with pytest.raises(neardup.Error, match=r"^row 3000: null value .and 1 more"):
+            neardup.sketches(texts, scheme)
+        with pytest.warns(RuntimeWarning, match="^2 documents could not be sketched; the first, row 3000"):
+            values = neardup.sketches(texts, scheme, errors="zero")
+        with pytest.warns(RuntimeWarning):
+            assert np.array_equal(values, neardup.sketches(column, scheme, errors="zero"))
+        with pytest.warns(RuntimeWarning, match="the first, row 3000"):
+            table = neardup.dedup(texts, scheme=scheme)
+        with pytest.warns(RuntimeWarning):
+            assert table.equals(neardup.dedup(column, scheme=scheme))
+        assert table["cluster"].null_count < len(texts) // 2  # the repeated records are clustered
+        # Each id stored with its own document's sketch (the entries are sorted by id).
+        from_list, from_arrow = neardup.Index(None, scheme=scheme), neardup.Index(None, scheme=scheme)
+        with pytest.warns(RuntimeWarning, match="^2 documents could not be sketched"):
+            assert from_list.add_many(range(len(texts)), texts, errors="skip") == len(texts) - 2
+        with pytest.warns(RuntimeWarning):
+            from_arrow.add_many(range(len(texts)), column, errors="skip")
+        assert from_list.entries().equals(from_arrow.entries())
+
+
 def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
     pa = pytest.importorskip("pyarrow")
     with pytest.raises(ValueError, match='rows 0 and 2 have the same id "x": ids must be unique'):
