@@ -462,9 +462,10 @@ fn in_pieces<T: Send, R: Send>(
 ///
 /// With `parallel`, the pieces are worked on in the thread pool side by side, each on all cores (its rows
 /// shared among the threads): a thread that has finished its share of a piece goes on to the next piece
-/// instead of waiting for the piece's last rows, which cost 5–10 % of the wall time when the pieces were
-/// worked on one after another. The results are put back in row order for `merge`. The buffers of
-/// finished pieces are reused.
+/// instead of waiting for the piece's last rows. Worked on one after another, the pieces made a list 8–21 %
+/// slower than the same text in Arrow (100 MB on 2 cores, where a barrier every 2 MiB left a core idle
+/// about 50 times); side by side, 0–12 %, most of it Python's encoder. The results are put back in row
+/// order for `merge`. The buffers of finished pieces are reused.
 fn in_list_pieces<T: Send, R: Send>(
     py: Python<'_>,
     list: &Bound<'_, PyList>,
