@@ -403,77 +403,47 @@ pub fn analyze_input(
     analyze: impl Fn(&str) -> Result<Signed, neardup::Error> + Sync,
 ) -> PyResult<Vec<Result<Signed, RowFailure>>> {
     let mut results = Vec::with_capacity(input.len(py));
-    in_pieces(
-        py,
-        input,
-        parallel,
-        progress,
-        |_| (),
-        |column, rows, _, ()| analyze_rows(column, rows, hint, parallel, &analyze),
-        |piece| results.extend(piece),
-    )?;
+    in_pieces(py, input, progress, |column, rows, _| {
+        results.extend(analyze_rows(column, rows, hint, parallel, &analyze))
+    })?;
     Ok(results)
 }
 
-/// Works on a column as Python handed it over, a part at a time, and hands the parts' results to `merge`
-/// in row order. For each part, `claim(rows)` is called first, on the calling thread and in row order,
-/// with the input's row numbers of the part (it returns the part's share of an output, say); then
-/// `work(column, rows, first, claimed)` works on `rows` of `column`, whose row 0 is the input's row
-/// `first`.
-///
-/// An Arrow column is read in place, a stretch of rows at a time ([`in_stretches`]); a list is copied a
-/// piece at a time ([`in_list_pieces`]). `progress`, a Python callable, is called on the calling thread as
-/// `progress(rows_done, rows)` between parts and at the end; an exception it raises stops the work and is
-/// raised. `parallel` false (a Spark task, one of many on the machine) works on one part at a time.
-fn in_pieces<T: Send, R: Send>(
+/// Runs `stretch` over a column as Python handed it over, as `stretch(column, rows, first)`: `rows` of
+/// `column`, whose row 0 is the input's row `first`. An Arrow column is read in place, a stretch of rows at a
+/// time ([`in_stretches`]); a list is copied a piece at a time ([`in_list_pieces`]). `progress`, a Python
+/// callable, is called on the calling thread as `progress(rows_done, rows)` between stretches and at the
+/// end; an exception it raises stops the work and is raised.
+fn in_pieces(
     py: Python<'_>,
     input: &ColumnInput<'_>,
-    parallel: bool,
     progress: Option<&Py<PyAny>>,
-    mut claim: impl FnMut(std::ops::Range<usize>) -> T + Send,
-    work: impl Fn(&Column<'_>, std::ops::Range<usize>, usize, T) -> R + Sync,
-    mut merge: impl FnMut(R) + Send,
+    mut stretch: impl FnMut(&Column<'_>, std::ops::Range<usize>, usize) + Send,
 ) -> PyResult<()> {
     match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
-            in_stretches(py, column.len(), progress, |rows| {
-                let claimed = claim(rows.clone());
-                merge(work(&column, rows, 0, claimed))
-            })
+            in_stretches(py, column.len(), progress, |rows| stretch(&column, rows, 0))
         }
-        ColumnInput::Items(list) => in_list_pieces(
-            py,
-            list.bind(py),
-            parallel,
-            progress,
-            claim,
-            |column, first, claimed| work(column, 0..column.len(), first, claimed),
-            merge,
-        ),
+        ColumnInput::Items(list) => in_list_pieces(py, list.bind(py), progress, |column, first| {
+            stretch(column, 0..column.len(), first)
+        }),
     }
 }
 
-/// Works on a list of documents a piece at a time, as [`in_pieces`] says (`work(rows, first, claimed)`,
-/// `rows` being the piece's rows copied and `first` the list's row number of its first). A list's rows
-/// must be copied under the GIL, one thread's work (Python's UTF-8 encoding of each `str`); so they are
-/// copied a piece at a time on the calling thread while the pieces already copied are worked on, and the
-/// copy costs no wall time when the work is slower.
+/// Runs `piece` over a list of documents a piece at a time, as `piece(rows, first)`, `rows` being the
+/// piece's rows copied and `first` the list's row number of its first. A list's rows must be copied under
+/// the GIL, one thread's work (Python's UTF-8 encoding of each `str`, about 0.1 s for 100 MB); so they are
+/// copied a piece at a time on the calling thread while the pieces already copied are worked on (by one
+/// helper thread, on all cores when `piece` uses them), and the copy costs no wall time when the work is
+/// slower. The buffers of finished pieces are reused; the pieces come in row order.
 ///
-/// With `parallel`, the pieces are worked on in the thread pool side by side, each on all cores (its rows
-/// shared among the threads): a thread that has finished its share of a piece goes on to the next piece
-/// instead of waiting for the piece's last rows. Worked on one after another, the pieces made a list 8–21 %
-/// slower than the same text in Arrow (100 MB on 2 cores, where a barrier every 2 MiB left a core idle
-/// about 50 times); side by side, 0–12 %, most of it Python's encoder. The results are put back in row
-/// order for `merge`. The buffers of finished pieces are reused.
-fn in_list_pieces<T: Send, R: Send>(
+/// `progress` is called as [`in_pieces`] says, on the calling thread.
+fn in_list_pieces(
     py: Python<'_>,
     list: &Bound<'_, PyList>,
-    parallel: bool,
     progress: Option<&Py<PyAny>>,
-    mut claim: impl FnMut(std::ops::Range<usize>) -> T + Send,
-    work: impl Fn(&Column<'_>, usize, T) -> R + Sync,
-    merge: impl FnMut(R) + Send,
+    mut piece: impl FnMut(&Column<'_>, usize) + Send,
 ) -> PyResult<()> {
     let n = list.len();
     if n > 0 {
@@ -482,62 +452,47 @@ fn in_list_pieces<T: Send, R: Send>(
     let mut rows = OwnedRows::default();
     let mut next = copy_piece(list, n, 0, &mut rows)?;
     if next == n {
-        // A list that fits in one piece (a small batch) is worked on from this thread: no helper thread.
-        let claimed = claim(0..n);
-        let mut merge = merge;
-        py.detach(|| merge(work(&rows.column(), 0, claimed)));
+        // A list that fits in one piece (a small batch) is worked on by this thread: no helper thread.
+        py.detach(|| piece(&rows.column(), 0));
         return report_progress(py, progress, n, n);
     }
-    // Rows worked on so far, for `progress` (the copier reports them; the workers count them).
+    // Rows worked on so far, for `progress` (the copier reports them; the worker counts them).
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let in_order = std::sync::Mutex::new(InOrder::new(merge));
-    // Pieces copied and waiting: one (the pool's threads hold those they work on).
-    let (to_work, pieces) = std::sync::mpsc::sync_channel::<(OwnedRows, usize, T)>(1);
+    // Two pieces in flight at most: one being worked on, one copied and waiting.
+    let (to_work, pieces) = std::sync::mpsc::sync_channel::<OwnedRows>(1);
     let (to_reuse, spare) = std::sync::mpsc::channel::<OwnedRows>();
-    let work_on = |(rows, first, claimed): (OwnedRows, usize, T)| {
-        let column = rows.column();
-        let result = work(&column, first, claimed);
-        let len = column.len();
-        drop(column);
-        in_order
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .put(first, len, result);
-        done.fetch_add(len, std::sync::atomic::Ordering::Relaxed);
-        // The copier may have finished; then the buffers are simply dropped.
-        let _ = to_reuse.send(rows);
-    };
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            if parallel {
-                parallel::install(|| pieces.into_iter().par_bridge().for_each(work_on));
-            } else {
-                pieces.into_iter().for_each(work_on);
+            let mut first = 0;
+            for rows in pieces {
+                let column = rows.column();
+                piece(&column, first);
+                first += column.len();
+                done.store(first, std::sync::atomic::Ordering::Relaxed);
+                // The copier may have finished; then the buffers are simply dropped.
+                let _ = to_reuse.send(rows);
             }
         });
         let copied = (|| -> PyResult<()> {
             let mut reported = 0;
-            let mut first = 0;
             loop {
-                let claimed = claim(first..next);
-                // Waiting for a thread to take the piece, the GIL is released: other Python threads (and
-                // signal handlers) run meanwhile.
-                if py.detach(|| to_work.send((rows, first, claimed))).is_err() {
-                    break; // a worker panicked: the join below says so
+                // Waiting for the worker to take the piece, the GIL is released: other Python threads
+                // (and signal handlers) run meanwhile.
+                if py.detach(|| to_work.send(rows)).is_err() {
+                    break; // the worker panicked: its join below says so
                 }
                 if next == n {
                     break;
                 }
                 // Ctrl-C (KeyboardInterrupt) stops a long list between pieces.
                 py.check_signals()?;
-                // Each count once: no piece may have finished since the last report.
+                // Each count once: the worker may not have finished a piece since the last report.
                 let rows_done = done.load(std::sync::atomic::Ordering::Relaxed);
                 if rows_done != reported {
                     report_progress(py, progress, rows_done, n)?;
                     reported = rows_done;
                 }
                 rows = spare.try_recv().unwrap_or_default();
-                first = next;
                 next = copy_piece(list, n, next, &mut rows)?;
             }
             Ok(())
@@ -548,34 +503,6 @@ fn in_list_pieces<T: Send, R: Send>(
         copied?;
         report_progress(py, progress, n, n)
     })
-}
-
-/// Results of pieces that may finish out of order, handed to `merge` in row order.
-struct InOrder<R, M> {
-    /// The row of the next piece to merge.
-    next: usize,
-    /// Finished pieces after it, by first row: their length and result.
-    waiting: std::collections::BTreeMap<usize, (usize, R)>,
-    merge: M,
-}
-
-impl<R, M: FnMut(R)> InOrder<R, M> {
-    fn new(merge: M) -> Self {
-        InOrder {
-            next: 0,
-            waiting: Default::default(),
-            merge,
-        }
-    }
-
-    /// The result of the piece of `len` rows from row `first`; merges it, and those waiting for it.
-    fn put(&mut self, first: usize, len: usize, result: R) {
-        self.waiting.insert(first, (len, result));
-        while let Some((len, result)) = self.waiting.remove(&self.next) {
-            (self.merge)(result);
-            self.next += len;
-        }
-    }
 }
 
 /// Copies the piece of a list of `n` documents that starts at row `next` into `rows` (under the GIL);
@@ -857,40 +784,28 @@ pub fn sketch_into(
         "out must hold a row per row"
     );
     let mut failures = Vec::new();
-    // Each part's rows of `out`, taken in row order.
-    let mut rest = out;
-    let claim = |rows: std::ops::Range<usize>| {
-        let (part, after) = std::mem::take(&mut rest).split_at_mut(rows.len() * width);
-        rest = after;
-        part
-    };
-    let sketch =
-        |column: &Column<'_>, rows: std::ops::Range<usize>, first: usize, out: &mut [u8]| {
-            let sketch_row = |(row_out, i): (&mut [u8], usize)| {
-                analyze_row(column, i, hint, |text| {
-                    method.sketch_text_into(text, row_out)
-                })
-                .err()
-                .map(|failure| (first + i, failure.message, failure.kind))
-            };
-            if let Some(min_rows) = task_rows(column, &rows) {
-                parallel::install(|| {
-                    out.par_chunks_exact_mut(width)
-                        .zip(rows)
-                        .with_min_len(min_rows)
-                        .filter_map(sketch_row)
-                        .collect::<Vec<_>>()
-                })
-            } else {
-                out.chunks_exact_mut(width)
-                    .zip(rows)
-                    .filter_map(sketch_row)
-                    .collect()
-            }
+    let sketch = |column: &Column<'_>, rows: std::ops::Range<usize>, first: usize| {
+        let out = &mut out[(first + rows.start) * width..(first + rows.end) * width];
+        let sketch_row = |(row_out, i): (&mut [u8], usize)| {
+            analyze_row(column, i, hint, |text| {
+                method.sketch_text_into(text, row_out)
+            })
+            .err()
+            .map(|failure| (first + i, failure.message, failure.kind))
         };
-    in_pieces(py, input, true, progress, claim, sketch, |part| {
-        failures.extend(part)
-    })?;
+        if let Some(min_rows) = task_rows(column, &rows) {
+            failures.extend(parallel::install(|| {
+                out.par_chunks_exact_mut(width)
+                    .zip(rows)
+                    .with_min_len(min_rows)
+                    .filter_map(sketch_row)
+                    .collect::<Vec<_>>()
+            }))
+        } else {
+            failures.extend(out.chunks_exact_mut(width).zip(rows).filter_map(sketch_row))
+        }
+    };
+    in_pieces(py, input, progress, sketch)?;
     Ok(failures)
 }
 

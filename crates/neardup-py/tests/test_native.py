@@ -11,6 +11,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -489,6 +490,25 @@ def test_the_pieces_of_a_list_give_their_results_in_row_order(records):
         with pytest.warns(RuntimeWarning):
             from_arrow.add_many(range(len(texts)), column, errors="skip")
         assert from_list.entries().equals(from_arrow.entries())
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_progress_callback_may_itself_sketch_a_long_list(threads):
+    # The callback runs on the copying thread, between pieces: the pool's threads must not be left waiting
+    # for that copy, or the callback's own work never gets a thread (a hang with one thread).
+    script = """
+import neardup, numpy as np
+texts = [f"document number {i} says {i % 97} things about {i % 13} topics" for i in range(60_000)]
+inner = []
+def progress(done, total):
+    if 0 < done < total and not inner:
+        inner.append(neardup.sketches(texts, scheme="minhash", progress=lambda d, t: None))
+outer = neardup.sketches(texts, scheme="minhash", progress=progress)
+assert inner and np.array_equal(inner[0], outer)
+"""
+    env = {**os.environ, "RAYON_NUM_THREADS": threads}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
