@@ -304,8 +304,12 @@ impl<'a> ColumnInput<'a> {
     }
 }
 
-/// An Arrow column is sketched this many rows at a time, Python's signals checked between them.
-const ROWS_BETWEEN_SIGNAL_CHECKS: usize = 16_384;
+/// An Arrow column is worked on a stretch at a time, Python's signals checked and `progress` called between
+/// stretches: this many rows...
+const STRETCH_ROWS: usize = 16_384;
+/// ...or fewer, where they hold more than this many bytes of text (a column of long documents: 16,384 of
+/// 500 KB would be 8 GB, a minute of work on two cores between two looks at Ctrl-C). One row at least.
+const STRETCH_BYTES: u64 = 64 << 20;
 
 /// Rows are handed to the thread pool in runs of about this many bytes of text (or of `ROWS_PER_TASK`
 /// rows, whichever is fewer); rows with less text in all are analyzed on the calling thread, where waking
@@ -423,7 +427,7 @@ fn in_pieces(
     match input {
         ColumnInput::Arrow(chunks) => {
             let column = Column::new(chunks)?;
-            in_stretches(py, column.len(), progress, |rows| stretch(&column, rows, 0))
+            in_stretches(py, &column, progress, |rows| stretch(&column, rows, 0))
         }
         ColumnInput::Items(list) => in_list_pieces(py, list.bind(py), progress, |column, first| {
             stretch(column, 0..column.len(), first)
@@ -809,24 +813,49 @@ pub fn sketch_into(
     Ok(failures)
 }
 
-/// Runs `stretch` over the rows `0..n` a stretch at a time with the GIL released, Python's signals checked
-/// (Ctrl-C stops a long run) and `progress` called between stretches and at the end.
+/// Runs `stretch` over the rows of `column` a stretch at a time ([`stretch_end`]) with the GIL released,
+/// Python's signals checked (Ctrl-C stops a long run) and `progress` called between stretches and at the
+/// end.
 fn in_stretches(
     py: Python<'_>,
-    n: usize,
+    column: &Column<'_>,
     progress: Option<&Py<PyAny>>,
     mut stretch: impl FnMut(std::ops::Range<usize>) + Send,
 ) -> PyResult<()> {
+    let n = column.len();
     py.detach(|| {
-        for start in (0..n).step_by(ROWS_BETWEEN_SIGNAL_CHECKS) {
+        let mut start = 0;
+        while start < n {
             Python::attach(|py| {
                 py.check_signals()?;
                 report_progress(py, progress, start, n)
             })?;
-            stretch(start..(start + ROWS_BETWEEN_SIGNAL_CHECKS).min(n));
+            let end = stretch_end(column, start);
+            stretch(start..end);
+            start = end;
         }
         Python::attach(|py| report_progress(py, progress, n, n))
     })
+}
+
+/// The end of the stretch of `column` that starts at row `start` (before its end): [`STRETCH_ROWS`] rows,
+/// or as many as hold [`STRETCH_BYTES`] of text if fewer, one at least.
+fn stretch_end(column: &Column<'_>, start: usize) -> usize {
+    let end = (start + STRETCH_ROWS).min(column.len());
+    if column.bytes(start..end) <= STRETCH_BYTES {
+        return end;
+    }
+    // The last row that keeps the stretch within the bytes, by bisection: the answer lies in `low..=high`.
+    let (mut low, mut high) = (start + 1, end - 1);
+    while low < high {
+        let middle = low + (high - low).div_ceil(2);
+        if column.bytes(start..middle) <= STRETCH_BYTES {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    low
 }
 
 /// What is wrong with text that is not UTF-8: a lone surrogate (encoded as UTF-8 would encode it, as a

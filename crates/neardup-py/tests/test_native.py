@@ -392,6 +392,19 @@ def test_progress_counts_documents_and_its_exception_stops_the_run():
         assert seen == [0, 10]
 
 
+def test_a_column_of_long_documents_reports_progress_within_its_first_16384_rows():
+    pa = pytest.importorskip("pyarrow")
+    # 40 documents of 2 MB: fewer rows than a stretch, but 80 MB of text, so the column is worked on in
+    # stretches of 64 MiB at most, with progress (and a look at Ctrl-C) between them.
+    words = "lorem ipsum dolor sit amet consectetur adipiscing elit "
+    column = pa.array([words * (2_000_000 // len(words)) + f"document {i}" for i in range(40)])
+    calls = []
+    values = neardup.sketches(column, progress=lambda *a: calls.append(a))
+    assert calls[0] == (0, 40) and calls[-1] == (40, 40) and any(0 < done < 40 for done, _ in calls), calls
+    halves = [neardup.sketches(column.slice(0, 20)), neardup.sketches(column.slice(20))]
+    assert np.array_equal(values, np.concatenate(halves))
+
+
 def test_lists_read_natively_equal_arrow_columns(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records
