@@ -845,7 +845,7 @@ fn stretch_end(column: &Column<'_>, start: usize) -> usize {
     if column.bytes(start..end) <= STRETCH_BYTES {
         return end;
     }
-    // The last row that keeps the stretch within the bytes, by bisection: the answer lies in `low..=high`.
+    // The furthest end that keeps the stretch within the bytes, by bisection: it lies in `low..=high`.
     let (mut low, mut high) = (start + 1, end - 1);
     while low < high {
         let middle = low + (high - low).div_ceil(2);

@@ -476,8 +476,9 @@ def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(re
 def test_the_pieces_of_a_list_give_their_results_in_row_order(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records
-    # A list's pieces are worked on side by side and may finish out of order: here the first piece is one
-    # document of over 2 MiB (one thread's work), and the pieces after it are thousands of short ones each.
+    # Sketches, failures, clusters and stored entries come back in row order across a list's pieces, even
+    # where pieces worked on side by side would finish out of order: here the first piece is one document
+    # of over 2 MiB (one thread's work), and the pieces after it are thousands of short ones each.
     long_document = " ".join(r["text"] for r in recs)
     while len(long_document) < 2 << 20:
         long_document += " " + long_document
