@@ -146,16 +146,20 @@ def dedup(
 
 
 def _checked_settings(
-    errors: str = "keep", max_rounds: int = 64, partitions: Optional[int] = None, **settings: Any
+    errors: Optional[str] = None,
+    max_rounds: Optional[int] = None,
+    partitions: Optional[int] = None,
+    **settings: Any,
 ) -> tuple[dict, Any]:
-    """:func:`dedup`'s arguments but the DataFrame, its columns and ``progress``, checked without Spark (a bad
-    value or combination raises ``ValueError`` or :class:`neardup.Error`, naming it), so that a run is refused
-    before a job, or a JVM, starts. Returns the run's settings (``settings`` are the scheme's and the
-    clustering's: ``scheme``, ``k``, ``threshold``, …, ``large_cluster``) as every executor builds its
-    ``Stages`` from them, ``None`` (the scheme's default) left out, and the driver's ``Stages``."""
-    if errors not in ("keep", "raise"):
+    """:func:`dedup`'s arguments but the DataFrame, its columns and ``progress``, those given (the defaults are
+    :func:`dedup`'s), checked without Spark (a bad value or combination raises ``ValueError`` or
+    :class:`neardup.Error`, naming it), so that a run is refused before a job, or a JVM, starts. Returns the
+    run's settings (``settings`` are the scheme's and the clustering's: ``scheme``, ``k``, ``threshold``, …,
+    ``large_cluster``) as every executor builds its ``Stages`` from them, ``None`` (the scheme's default) left
+    out, and the driver's ``Stages``."""
+    if errors is not None and errors not in ("keep", "raise"):
         raise ValueError(f"errors must be 'keep' or 'raise', not {errors!r}")
-    if max_rounds < 1:
+    if max_rounds is not None and max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
     if partitions is not None and partitions < 1:
         raise ValueError(f"partitions must be at least 1, not {partitions}")

@@ -95,6 +95,7 @@ def main(argv=None) -> int:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
+    import neardup
     import neardup.spark as ns
 
     # ns.dedup's arguments but the DataFrame, its columns and progress.
@@ -107,7 +108,7 @@ def main(argv=None) -> int:
     try:
         # Before the JVM starts (seconds): a setting that cannot run is refused at once.
         ns._checked_settings(**options)
-    except (ValueError, ns._native.Error) as e:
+    except (ValueError, neardup.Error) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     builder = SparkSession.builder.appName("neardup dedup")
