@@ -198,7 +198,7 @@ def main(argv=None) -> int:
             ).write.mode(mode).parquet(args.removed)
         report = ns.cluster_report(clusters, args.warn_cluster_size)
         documents = df.count()
-    except (ValueError, ns._native.Error, ns.NotConverged, PySparkException) as e:
+    except (ValueError, neardup.Error, ns.NotConverged, PySparkException) as e:
         # Spark's own messages (a path that exists, a column that does not) come first in theirs.
         print(f"error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}", file=sys.stderr)
         return 2
