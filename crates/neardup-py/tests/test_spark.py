@@ -191,6 +191,19 @@ def test_the_same_clusters_for_any_partitions_and_order(spark):
     assert rows_of(got_components) == expected_components
 
 
+def test_without_pyspark_the_import_says_what_to_install():
+    # pyspark hidden from the import system (None in sys.modules), in a process of its own; without this a user
+    # got ModuleNotFoundError from a module inside the package.
+    code = (
+        "import sys\nsys.modules['pyspark'] = None\n"
+        "try:\n    import neardup.spark\nexcept ImportError as e:\n    print(e)\nelse:\n    print('imported')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "neardup.spark needs pyspark 4" in out.stdout, out.stdout
+    assert "[spark]" in out.stdout, out.stdout
+
+
 def test_partitions_grow_with_the_input():
     from neardup.spark import ROWS_PER_PARTITION, _partitions_for
 

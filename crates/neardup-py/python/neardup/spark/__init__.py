@@ -38,6 +38,14 @@ import time
 import warnings
 from typing import Any, Callable, Optional
 
+try:
+    import pyspark  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        "neardup.spark needs pyspark 4 (and Java 17 or later): pip install 'pyspark>=4,<5' pandas pyarrow, "
+        "or install neardup with them: pip install './crates/neardup-py[spark]'"
+    ) from e
+
 from .. import _native
 from ._components import NotConverged
 
