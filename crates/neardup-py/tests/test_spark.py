@@ -284,6 +284,14 @@ def test_command_line_refuses_settings_before_starting_spark(tmp_path):
         )
         assert done.returncode == 2 and message in done.stderr, (argv, done.stderr[-2000:])
         assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr[-2000:]
+    # Settings that can run: then Spark cannot start, and the command says so, and what it needs, in one line.
+    done = subprocess.run(
+        [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(tmp_path / "in"), "--table",
+         str(tmp_path / "table")],
+        capture_output=True, text=True, timeout=120, env=no_java,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "error: Spark did not start" in done.stderr and "Java 17" in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "table").exists()
 
 

@@ -120,7 +120,17 @@ def main(argv=None) -> int:
             print(f"error: --conf {setting}: expected KEY=VALUE", file=sys.stderr)
             return 2
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except PySparkException as e:
+        # Most often Java: pyspark's launcher has printed what it could not run just above this line.
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(
+            f"error: Spark did not start: {first.rstrip('.')}. It needs Java 17 or later, as `java` on PATH or in "
+            "JAVA_HOME",
+            file=sys.stderr,
+        )
+        return 2
     started = time.monotonic()
     jvm, jsc = spark.sparkContext._jvm, spark.sparkContext._jsc
     if jvm is None or jsc is None:
