@@ -38,13 +38,19 @@ import time
 import warnings
 from typing import Any, Callable, Optional
 
-try:
-    import pyspark  # noqa: F401
-except ImportError as e:
-    raise ImportError(
-        "neardup.spark needs pyspark 4 (and Java 17 or later): pip install 'pyspark>=4,<5' pandas pyarrow, "
-        "or install neardup with them: pip install './crates/neardup-py[spark]'"
-    ) from e
+
+def _require_pyspark() -> None:
+    """An ImportError that says what to install, where the modules below would fail on their first import."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        raise ImportError(
+            "neardup.spark needs pyspark 4 (and Java 17 or later): pip install 'pyspark>=4,<5' pandas pyarrow, "
+            "or install neardup with them: pip install './crates/neardup-py[spark]'"
+        ) from e
+
+
+_require_pyspark()
 
 from .. import _native
 from ._components import NotConverged
