@@ -85,6 +85,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _first_line(error: BaseException) -> str:
+    """The first line of an error's message (Spark's run on with the JVM's stack), or its type's name."""
+    message = str(error).strip()
+    return message.splitlines()[0] if message else type(error).__name__
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if not (args.output or args.removed or args.table):
@@ -123,11 +129,10 @@ def main(argv=None) -> int:
     try:
         spark = builder.getOrCreate()
     except PySparkException as e:
-        # Most often Java: pyspark's launcher has printed what it could not run just above this line.
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        # The JVM's launcher has printed its reason just above (no `java`, a master URL or setting it refused).
         print(
-            f"error: Spark did not start: {first.rstrip('.')}. It needs Java 17 or later, as `java` on PATH or in "
-            "JAVA_HOME",
+            f"error: Spark did not start: {_first_line(e).rstrip('.')}. The lines above say why: a --master or "
+            "--conf value Spark refused, or no Java 17 or later (`java` on PATH or in JAVA_HOME)",
             file=sys.stderr,
         )
         return 2
@@ -210,7 +215,7 @@ def main(argv=None) -> int:
         documents = df.count()
     except (ValueError, neardup.Error, ns.NotConverged, PySparkException) as e:
         # Spark's own messages (a path that exists, a column that does not) come first in theirs.
-        print(f"error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}", file=sys.stderr)
+        print(f"error: {_first_line(e)}", file=sys.stderr)
         return 2
     elapsed = time.monotonic() - started
     sizes = ", ".join(f"{lo}-{hi}: {n}" if lo != hi else f"{lo}: {n}" for lo, hi, n in report["sizes"])
