@@ -270,6 +270,14 @@ def test_command_line_refuses_settings_before_starting_spark(tmp_path):
     names no Java), so a refusal that came after the session would be pyspark's error about the gateway."""
     _require(_spark_missing(java=False))
     no_java = dict(os.environ, JAVA_HOME=str(tmp_path / "no-java"), PYSPARK_PYTHON=sys.executable)
+
+    def command(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(tmp_path / "in"), "--table",
+             str(tmp_path / "table"), *argv],
+            capture_output=True, text=True, timeout=120, env=no_java,
+        )
+
     for argv, message in [
         (["--scheme", "minhash", "-k", "3"], "k is a Hamming distance for SimHash"),
         (["--threshold", "1.5"], "threshold 1.5 is not a similarity"),
@@ -277,19 +285,12 @@ def test_command_line_refuses_settings_before_starting_spark(tmp_path):
         (["--keep", "smallest-id", "--partitions", "0"], "partitions must be at least 1, not 0"),
         (["--max-rounds", "0"], "max_rounds must be at least 1, not 0"),
     ]:
-        done = subprocess.run(
-            [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(tmp_path / "in"), "--table",
-             str(tmp_path / "table"), *argv],
-            capture_output=True, text=True, timeout=120, env=no_java,
-        )
+        done = command(*argv)
         assert done.returncode == 2 and message in done.stderr, (argv, done.stderr[-2000:])
         assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr[-2000:]
-    # Settings that can run: then Spark cannot start, and the command says so, and what it needs, in one line.
-    done = subprocess.run(
-        [sys.executable, "-m", "neardup.spark", "dedup", "--input", str(tmp_path / "in"), "--table",
-         str(tmp_path / "table")],
-        capture_output=True, text=True, timeout=120, env=no_java,
-    )
+    # Settings that can run: then Spark cannot start, and the command says so in one line (the launcher, above
+    # it, says why).
+    done = command()
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "error: Spark did not start" in done.stderr and "Java 17" in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "table").exists()
