@@ -26,6 +26,7 @@ Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, 
 from __future__ import annotations
 
 import collections.abc
+import importlib
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
@@ -75,17 +76,23 @@ __all__ = [
 
 
 
+def _optional_module(name: str, how_to_install: str) -> Any:
+    """The optional dependency ``name``, or an ImportError whose message, ``how_to_install``, says what to
+    install (rather than a ModuleNotFoundError from inside this package)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise ImportError(how_to_install) from e
+
+
 def _pyarrow():
     """pyarrow, or an ImportError that says how to get it (only lists of ``str``/``bytes`` and NumPy output
     are read and written without it)."""
-    try:
-        import pyarrow
-    except ImportError as e:
-        raise ImportError(
-            "this needs pyarrow (Arrow columns, tables, NumPy or pandas input): pip install pyarrow, "
-            "or install neardup with it: pip install './crates/neardup-py[arrow]'"
-        ) from e
-    return pyarrow
+    return _optional_module(
+        "pyarrow",
+        "this needs pyarrow (Arrow columns, tables, NumPy or pandas input): pip install pyarrow, "
+        "or install neardup with it: pip install './crates/neardup-py[arrow]'",
+    )
 
 def _as_column(values: Any) -> Any:
     """Checks that ``values`` is a column (of documents or ids) and reads an iterator or generator into a list

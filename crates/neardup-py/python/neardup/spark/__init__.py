@@ -38,19 +38,14 @@ import time
 import warnings
 from typing import Any, Callable, Optional
 
+from .. import _optional_module
 
-def _require_pyspark() -> None:
-    """An ImportError that says what to install, where the modules below would fail on their first import."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError as e:
-        raise ImportError(
-            "neardup.spark needs pyspark 4 (and Java 17 or later): pip install 'pyspark>=4,<5' pandas pyarrow, "
-            "or install neardup with them: pip install './crates/neardup-py[spark]'"
-        ) from e
-
-
-_require_pyspark()
+# Checked here, where every import of the package passes, before the modules below import pyspark.
+_optional_module(
+    "pyspark",
+    "neardup.spark needs pyspark 4 (and Java 17 or later): pip install 'pyspark>=4,<5' pandas pyarrow, "
+    "or install neardup with them: pip install './crates/neardup-py[spark]'",
+)
 
 from .. import _native
 from ._components import NotConverged
