@@ -324,9 +324,8 @@ def test_command_line_entry_equals_the_cli(spark, eval_parquet, tmp_path, capsys
     assert {"duplicate_of", "score"} <= set(removed.column_names)
     assert kept.num_rows + removed.num_rows == 1500
 
-    # The refusals below run the same entry in this process, in the session the tests already have (they
-    # return before the job, and before the entry stops the session): a process of its own starts a JVM each,
-    # about 9 s, and the run above already covers that start.
+    # The refusals below run the same entry in this process, in the session the tests already have: a process
+    # of its own starts a JVM each, about 9 s, and the run above already covers that start.
     from neardup.spark.__main__ import main
 
     def refused_by_entry(*argv):
@@ -349,6 +348,14 @@ def test_command_line_entry_equals_the_cli(spark, eval_parquet, tmp_path, capsys
     ]:
         status, err = refused_by_entry("--table", str(table), *extra)
         assert status == 2 and ("overlap" in err or "lies inside --table" in err), err
-    assert spark.range(3).count() == 3  # the session the refusals found is still there
     assert sorted(p.name for p in eval_parquet.parent.iterdir()) == before
     assert pq.read_table(eval_parquet).num_rows == 1500
+
+    # A run that succeeds in a session it did not start (main() called from a notebook) leaves that session
+    # running: the entry stops only a session it started.
+    small = tmp_path / "small.parquet"
+    pq.write_table(pq.read_table(eval_parquet).slice(0, 40), small)
+    assert main(["dedup", "--input", str(small), "--table", str(out / "small"), "--quiet"]) == 0
+    columns = ["id", "cluster", "representative", "duplicate_of", "score"]
+    assert pq.read_table(out / "small").column_names == columns
+    assert spark.range(3).count() == 3  # the session the refusals and the run found is still there

@@ -97,9 +97,9 @@ def main(argv=None) -> int:
         print("error: nothing to write: give --output, --removed or --table", file=sys.stderr)
         return 2
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark import SparkContext
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
 
     import neardup
     import neardup.spark as ns
@@ -126,6 +126,9 @@ def main(argv=None) -> int:
             print(f"error: --conf {setting}: expected KEY=VALUE", file=sys.stderr)
             return 2
         builder = builder.config(key, value)
+    # A session already running in this process (main() called from a notebook or a job) is used and left
+    # running; a session this command starts, it stops.
+    ours = SparkSession.getActiveSession() is None and SparkContext._active_spark_context is None
     try:
         spark = builder.getOrCreate()
     except PySparkException as e:
@@ -136,6 +139,22 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        return _run(spark, args, options)
+    finally:
+        if ours:
+            spark.stop()
+
+
+def _run(spark, args: argparse.Namespace, options: dict) -> int:
+    """The command in a running session: checks the paths, runs the job, writes the outputs and the summary;
+    returns the exit status."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
+
+    import neardup
+    import neardup.spark as ns
+
     started = time.monotonic()
     jvm, jsc = spark.sparkContext._jvm, spark.sparkContext._jsc
     if jvm is None or jsc is None:
@@ -227,7 +246,6 @@ def main(argv=None) -> int:
     if report["largest"]:
         largest = ", ".join(f"{rep} ({size})" for rep, size in report["largest"])
         print(f"largest clusters: {largest}", file=sys.stderr)
-    spark.stop()
     return 1 if (unsketched and args.strict) else 0
 
 
