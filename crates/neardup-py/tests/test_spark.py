@@ -191,7 +191,7 @@ def test_the_same_clusters_for_any_partitions_and_order(spark):
     assert rows_of(got_components) == expected_components
 
 
-def test_without_pyspark_the_import_says_what_to_install():
+def test_without_pyspark_the_import_says_what_to_install(tmp_path):
     # pyspark hidden from the import system (None in sys.modules), in a process of its own; without this a user
     # got ModuleNotFoundError from a module inside the package.
     code = (
@@ -202,6 +202,17 @@ def test_without_pyspark_the_import_says_what_to_install():
     assert out.returncode == 0, out.stderr
     assert "neardup.spark needs pyspark 4" in out.stdout, out.stdout
     assert "[spark]" in out.stdout, out.stdout
+
+    # The command says it in one line, not a traceback (pyspark hidden by a sitecustomize, which Python imports
+    # at startup, before `-m` imports the package).
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['pyspark'] = None\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run(
+        [sys.executable, "-m", "neardup.spark", "--help"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "neardup.spark needs pyspark 4" in out.stderr, out.stderr
 
 
 def test_partitions_grow_with_the_input():

@@ -76,13 +76,15 @@ __all__ = [
 
 
 
-def _optional_module(name: str, how_to_install: str) -> Any:
+def _optional_module(name: str, how_to_install: str, needed_by: Optional[str] = None) -> Any:
     """The optional dependency ``name``, or an ImportError whose message, ``how_to_install``, says what to
-    install (rather than a ModuleNotFoundError from inside this package)."""
+    install (rather than a ModuleNotFoundError from inside this package). ``needed_by``, a module of this
+    package that cannot be imported without it, is named as the module the error is about: then ``python -m``
+    of that module prints the message in one line, not a traceback."""
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        raise ImportError(how_to_install) from e
+        raise ImportError(how_to_install, name=needed_by) from e
 
 
 def _pyarrow():

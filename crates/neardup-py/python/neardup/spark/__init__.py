@@ -45,6 +45,7 @@ _optional_module(
     "pyspark",
     "neardup.spark needs pyspark 4 (and Java 17 or later): pip install 'pyspark>=4,<5' pandas pyarrow, "
     "or install neardup with them: pip install './crates/neardup-py[spark]'",
+    needed_by=__name__,
 )
 
 from .. import _native
