@@ -15,6 +15,15 @@ import sys
 import time
 import warnings
 
+# The package, imported before this module, has pyspark or refused to import: these cost nothing more.
+from pyspark import SparkContext
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import neardup
+import neardup.spark as ns
+
 EPILOG = """\
 The clusters equal `neardup dedup`'s on the same records and settings (the cluster table of
 `neardup dedup --table`), whatever the partitions, executors or input order. Documents are grouped into
@@ -97,13 +106,6 @@ def main(argv=None) -> int:
         print("error: nothing to write: give --output, --removed or --table", file=sys.stderr)
         return 2
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark import SparkContext
-    from pyspark.errors import PySparkException
-    from pyspark.sql import SparkSession
-
-    import neardup
-    import neardup.spark as ns
-
     # ns.dedup's arguments but the DataFrame, its columns and progress.
     options = dict(
         scheme=args.scheme, k=args.k, threshold=args.threshold, verify=args.verify, measure=args.measure,
@@ -127,7 +129,8 @@ def main(argv=None) -> int:
             return 2
         builder = builder.config(key, value)
     # A session already running in this process (main() called from a notebook or a job) is used and left
-    # running; a session this command starts, it stops.
+    # running; a session this command starts, it stops. getOrCreate reuses a running context even where this
+    # thread has no active session, and a Spark Connect session has no context: each test misses one.
     ours = SparkSession.getActiveSession() is None and SparkContext._active_spark_context is None
     try:
         spark = builder.getOrCreate()
@@ -149,12 +152,6 @@ def main(argv=None) -> int:
 def _run(spark, args: argparse.Namespace, options: dict) -> int:
     """The command in a running session: checks the paths, runs the job, writes the outputs and the summary;
     returns the exit status."""
-    from pyspark.errors import PySparkException
-    from pyspark.sql import functions as F
-
-    import neardup
-    import neardup.spark as ns
-
     started = time.monotonic()
     jvm, jsc = spark.sparkContext._jvm, spark.sparkContext._jsc
     if jvm is None or jsc is None:
