@@ -937,6 +937,14 @@ def _minhash_calls():
         state[rng.randrange(len(state))] = value
         return value
 
+    def from_hashvalues(lib, state, rng):
+        m = pick(rng, state)
+        return lib.MinHash(num_perm=len(m), hashvalues=m.hashvalues, scheme=m.scheme, seed=m.seed)
+
+    def from_permutations(lib, state, rng):
+        m = pick(rng, state)
+        return lib.MinHash(permutations=m.permutations, scheme=m.scheme, seed=rng.choice([m.seed, 9]))
+
     def lean_round_trip(lib, state, rng):
         lean = lib.LeanMinHash(pick(rng, state))
         order = rng.choice("@<>!")
@@ -965,12 +973,8 @@ def _minhash_calls():
         "pickle": lambda lib, s, rng: replace(rng, s, pickle.loads(pickle.dumps(pick(rng, s)))),
         "bulk": lambda lib, s, rng: lib.MinHash.bulk([rng.sample(_WORDS, 3), [b"a"], []], num_perm=16, seed=3),
         "generator": lambda lib, s, rng: list(lib.MinHash.generator([rng.sample(_WORDS, 2), []], num_perm=8)),
-        "from hashvalues": lambda lib, s, rng: (
-            lambda m: lib.MinHash(num_perm=len(m), hashvalues=m.hashvalues, scheme=m.scheme, seed=m.seed)
-        )(pick(rng, s)),
-        "from permutations": lambda lib, s, rng: (
-            lambda m: lib.MinHash(permutations=m.permutations, scheme=m.scheme, seed=rng.choice([m.seed, 9]))
-        )(pick(rng, s)),
+        "from hashvalues": from_hashvalues,
+        "from permutations": from_permutations,
     }
 
 
@@ -992,7 +996,10 @@ def test_random_minhash_calls_equal_datasketch(seed):
 _LSH_KEYS = ["a", "b", 3, b"x", ("t", 1), 7.5, "c", "d"]
 
 
-def _lsh_calls():
+def _lsh_calls(settings):
+    """The calls on a one-item state, the index (a list, so that unpickling can replace it), made with
+    `settings`."""
+
     def sketch(lib, lsh, rng, num_perm=None):
         m = lib.MinHash(num_perm=num_perm or lsh.h, seed=1)
         m.update_batch(rng.sample(_WORDS, rng.randint(0, 8)))
@@ -1014,7 +1021,7 @@ def _lsh_calls():
         return set(state[0].collect_query_buffer())
 
     def merge(lib, state, rng):
-        other = lib.MinHashLSH(**state[1])
+        other = lib.MinHashLSH(**settings)
         other.insert(rng.choice(_LSH_KEYS + ["m"]), sketch(lib, other, rng))
         state[0].merge(other, check_overlap=rng.random() < 0.5)
 
@@ -1049,18 +1056,13 @@ def _lsh_settings(rng):
     )
 
 
-def _lsh_state(lib, rng):
-    settings = _lsh_settings(rng)
-    return [lib.MinHashLSH(**settings), settings]
-
-
 @pytest.mark.parametrize("seed", range(60))
 def test_random_lsh_calls_equal_datasketch(seed):
     settings = _lsh_settings(random.Random(seed))
     made = {lib: _outcome(lambda: lib.MinHashLSH(**settings)) for lib in (ds, nd)}
     assert made[nd] == made[ds]
     if made[ds][0] == "ok":  # some settings have too few bands for datasketch, and so for the drop-in
-        _replay(seed, 50, _lsh_state, _lsh_calls())
+        _replay(seed, 50, lambda lib, rng: [lib.MinHashLSH(**settings)], _lsh_calls(settings))
 
 
 # ---------------------------------------------------------------------------------------------------------
