@@ -2,6 +2,7 @@
 //! cores. Each row's result depends only on the row, and results come back in row order, so the output never
 //! depends on the thread count.
 
+use crate::strings;
 use neardup::Method;
 use neardup::dedup::distributed::Signed;
 use neardup::dedup::{Dedup, SimHashCheck, Verification};
@@ -191,8 +192,13 @@ impl OwnedRows {
         while row < end && self.data.len() < max_bytes && row - first < max_rows {
             let item = list.get_item(row)?;
             if let Ok(s) = item.cast::<PyString>() {
-                // Python's UTF-8 encoder into a `bytes`, copied once into the piece: the stable ABI of 3.9
-                // has no cheaper way to read a `str` (`to_cow` there copies it a second time).
+                if strings::append_utf8(s, &mut self.data) {
+                    self.offsets.push(self.data.len() as u64);
+                    row += 1;
+                    continue;
+                }
+                // Otherwise Python's UTF-8 encoder into a `bytes`, copied once into the piece (`to_cow`
+                // would copy it a second time); it also names what is wrong with a lone surrogate.
                 let text = match s.encode_utf8() {
                     Ok(text) => text,
                     Err(_) if documents => {

@@ -17,6 +17,8 @@
 //!   tables), bit-exact with datasketch 2.0;
 //! * `batch` and `columns`: columns in (Arrow buffers read in place, or a list copied once; sketched on all
 //!   cores) and out (values and strings built as Arrow buffers);
+//! * `strings`: a `str`'s text as UTF-8, read from the string's own characters where CPython's layout is
+//!   the known one, five times faster than Python's encoder;
 //! * `errors`: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
 //!
 //! Buffers cross the boundary as bytes, or as NumPy arrays' and pyarrow buffers' addresses (read in place,
@@ -32,6 +34,7 @@ mod distributed;
 mod errors;
 mod files;
 mod index;
+mod strings;
 
 use pyo3::prelude::*;
 
@@ -41,6 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Forked children (multiprocessing, datasets.map(num_proc=...)) get a pool of their own.
     neardup::parallel::watch_forks();
     errors::register(m)?;
+    strings::register(m)?;
     api::register(m)?;
     index::register(m)?;
     dedup::register(m)?;

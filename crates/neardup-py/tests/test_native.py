@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import random
 import shutil
 import subprocess
 import sys
@@ -444,6 +445,51 @@ def test_lists_read_natively_equal_arrow_columns(records):
         neardup.sketches(["a b c"], errors="skip")
     with pytest.raises(ValueError, match="errors must be 'keep' or 'raise', not 'zero'"):
         neardup.dedup(["a b c"], errors="zero")
+
+
+def test_strs_of_every_kind_read_as_their_utf8():
+    """A list's `str` values are read from their own characters (1, 2 or 4 bytes each) where CPython's string
+    layout is the one the module knows, not through Python's encoder: every kind must give its exact UTF-8."""
+    pa = pytest.importorskip("pyarrow")
+    from neardup import _native
+
+    if (3, 9) <= sys.version_info[:2] <= (3, 14) and sys.maxsize > 2**32 and sys.byteorder == "little" \
+            and not hasattr(sys, "getobjects"):
+        assert _native.str_reader_enabled(), "the string layout check failed on a known CPython"
+    rng = random.Random(7)
+    alphabets = {
+        "ascii": "abcdefghijklmnopqrstuvwxyz     \t\n.,0123456789\x00",
+        "latin-1": "abcdefghij     éèàüößçñ ÿ\xa0\x80",
+        "2 bytes": "abcdef   éü – “ ” ℵ Ελληνικά кириллица 文字かな 한글 \u0800\uffff\ue000",
+        "4 bytes": "abc   é – 文 🙂 𝔸 \U0010ffff \U00010000",
+    }
+    ids, texts = [], []
+    for i in range(400):
+        alphabet = list(alphabets.values())[i % 4]
+        length = rng.choice([0, 1, 7, 8, 9, 63, 64, 65, 300, 5000])
+        text = "".join(rng.choice(alphabet) for _ in range(length))
+        ids.append(f"{i}:{text}")
+        texts.append(text)
+
+    class Str(str):
+        pass
+
+    ids += [Str("a subclass – café"), "é", "", "\x00"]
+    texts += [Str("a subclass – café words"), "é", "", "\x00"]
+    # Ids come back as they were read: exactly their UTF-8.
+    table = neardup.dedup(["the same words in every row"] * len(ids), ids=ids)
+    assert table.column("id").to_pylist() == [str(i) for i in ids]
+    # Documents sketch as the same text in an Arrow column (pyarrow encodes it with Python).
+    for scheme in ("simhash", "minhash"):
+        with pytest.warns(RuntimeWarning, match="no tokens"):  # the empty rows
+            assert np.array_equal(neardup.sketches(texts, scheme, errors="keep"),
+                                  neardup.sketches(pa.array(texts), scheme, errors="keep"))
+    # Surrogates are refused in every kind of string, two in a row too (which UTF-16 would read as one).
+    for bad in ("\ud83d\ude00 two surrogates", "é \udfff", "🙂 and \ud800"):
+        with pytest.raises(neardup.Error, match="^row 0: not valid text: a lone surrogate"):
+            neardup.sketches([bad])
+        with pytest.raises(ValueError, match="row 1: not valid Unicode text"):
+            neardup.dedup(["a b c", "a b c"], ids=["a", bad])
 
 
 def test_long_lists_are_copied_in_pieces_with_rows_numbered_in_the_whole_list(records):
