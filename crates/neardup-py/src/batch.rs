@@ -254,7 +254,8 @@ impl OwnedRows {
         Ok(row)
     }
 
-    /// The rows as a column. The text rows came from `str` through Python's UTF-8 encoder, so they are
+    /// The rows as a column. The text rows came from `str`, as UTF-8 written by [`strings::append_utf8`]
+    /// (simdutf's conversions of characters that are not surrogates) or by Python's encoder, so they are
     /// valid UTF-8 and are not checked again, unless one kept a lone surrogate.
     fn column(&self) -> Column<'_> {
         let part = Part {
@@ -764,7 +765,7 @@ fn analyze_row<T>(
         return analyze_extracted(bytes, hint, analyze);
     }
     let text = if column.text_is_utf8 {
-        // SAFETY: such rows were encoded by Python's UTF-8 encoder (`OwnedRows::column`).
+        // SAFETY: such rows were written as UTF-8 from `str` values (`OwnedRows::column`).
         unsafe { std::str::from_utf8_unchecked(bytes) }
     } else {
         // The fast check first; std's names the place of a fault.
