@@ -177,62 +177,55 @@ pub fn append_utf8(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> bool {
     let Some(units) = layout.code_units(s) else {
         return false;
     };
-    let start = out.len();
+    // SAFETY (each conversion): simdutf writes at most 2, 3 or 4 bytes a character of Latin-1, of UTF-16
+    // below U+10000 and of UTF-32, the room given; it returns the count written, or 0 (having written
+    // nothing of use) where a unit is a surrogate or above U+10FFFF.
     match units {
-        CodeUnits::Ascii(bytes) => out.extend_from_slice(bytes),
-        CodeUnits::Latin1(bytes) => {
-            out.reserve(bytes.len() * 2);
-            // SAFETY: Latin-1 takes at most 2 bytes a character in UTF-8, and `out` has that room.
-            let written = unsafe {
-                simdutf::convert_latin1_to_utf8(
-                    bytes.as_ptr(),
-                    bytes.len(),
-                    out.as_mut_ptr().add(start),
-                )
-            };
-            // SAFETY: simdutf wrote `written` bytes there.
-            unsafe { out.set_len(start + written) };
+        CodeUnits::Ascii(bytes) => {
+            out.extend_from_slice(bytes);
+            true
         }
-        CodeUnits::Ucs2(units) => {
-            // In a 2-byte string every surrogate stands alone, even two in a row, which UTF-16 would read
-            // as one character: Python's encoder refuses them, so they are left to it.
-            if has_surrogate(units) {
-                return false;
-            }
-            out.reserve(units.len() * 3);
-            // SAFETY: a character below U+10000 takes at most 3 bytes in UTF-8, and `out` has that room.
-            let written = unsafe {
-                simdutf::convert_utf16_to_utf8(
-                    units.as_ptr(),
-                    units.len(),
-                    out.as_mut_ptr().add(start),
-                )
-            };
-            if written == 0 && !units.is_empty() {
-                return false;
-            }
-            // SAFETY: simdutf wrote `written` bytes there.
-            unsafe { out.set_len(start + written) };
-        }
-        CodeUnits::Ucs4(units) => {
-            out.reserve(units.len() * 4);
-            // SAFETY: a character takes at most 4 bytes in UTF-8, and `out` has that room. simdutf writes
-            // nothing and returns 0 where a unit is a surrogate (or above U+10FFFF).
-            let written = unsafe {
-                simdutf::convert_utf32_to_utf8(
-                    units.as_ptr(),
-                    units.len(),
-                    out.as_mut_ptr().add(start),
-                )
-            };
-            if written == 0 && !units.is_empty() {
-                return false;
-            }
-            // SAFETY: simdutf wrote `written` bytes there.
-            unsafe { out.set_len(start + written) };
-        }
+        CodeUnits::Latin1(chars) => unsafe {
+            write_into(out, chars.len() * 2, |to| {
+                simdutf::convert_latin1_to_utf8(chars.as_ptr(), chars.len(), to)
+            })
+        },
+        // In a 2-byte string every surrogate stands alone, even two in a row, which UTF-16 would read as
+        // one character: Python's encoder refuses them, so they are left to it.
+        CodeUnits::Ucs2(units) if has_surrogate(units) => false,
+        CodeUnits::Ucs2(units) => unsafe {
+            write_into(out, units.len() * 3, |to| {
+                simdutf::convert_utf16_to_utf8(units.as_ptr(), units.len(), to)
+            })
+        },
+        CodeUnits::Ucs4(units) => unsafe {
+            write_into(out, units.len() * 4, |to| {
+                simdutf::convert_utf32_to_utf8(units.as_ptr(), units.len(), to)
+            })
+        },
     }
-    true
+}
+
+/// Makes `room` bytes of room after `out`'s end, has `convert` write there, and keeps the bytes it says it
+/// wrote; returns false, `out` unchanged, where it wrote none of a conversion that had input.
+///
+/// # Safety
+///
+/// `convert` must write at most `room` bytes at the pointer it is given, and return how many it wrote.
+unsafe fn write_into(
+    out: &mut Vec<u8>,
+    room: usize,
+    convert: impl FnOnce(*mut u8) -> usize,
+) -> bool {
+    if room == 0 {
+        return true;
+    }
+    out.reserve(room);
+    let start = out.len();
+    let written = convert(out.spare_capacity_mut().as_mut_ptr().cast());
+    // SAFETY: `convert` initialized `written` bytes after `start`, within the room reserved.
+    unsafe { out.set_len(start + written) };
+    written > 0
 }
 
 /// Whether any of `units` is a surrogate (U+D800–U+DFFF), a block at a time so that it vectorizes.
