@@ -192,27 +192,24 @@ impl OwnedRows {
         while row < end && self.data.len() < max_bytes && row - first < max_rows {
             let item = list.get_item(row)?;
             if let Ok(s) = item.cast::<PyString>() {
-                if strings::append_utf8(s, &mut self.data) {
-                    self.offsets.push(self.data.len() as u64);
-                    row += 1;
-                    continue;
+                if !strings::append_utf8(s, &mut self.data) {
+                    // Python's UTF-8 encoder into a `bytes`, copied once into the piece (`to_cow` would
+                    // copy it a second time); it also names what is wrong with a lone surrogate.
+                    let text = match s.encode_utf8() {
+                        Ok(text) => text,
+                        Err(_) if documents => {
+                            self.surrogates = true;
+                            s.call_method1(intern!(s.py(), "encode"), ("utf-8", "surrogatepass"))?
+                                .cast_into::<PyBytes>()?
+                        }
+                        Err(e) => {
+                            return Err(PyValueError::new_err(format!(
+                                "row {row}: not valid Unicode text: {e}"
+                            )));
+                        }
+                    };
+                    self.data.extend_from_slice(text.as_bytes());
                 }
-                // Otherwise Python's UTF-8 encoder into a `bytes`, copied once into the piece (`to_cow`
-                // would copy it a second time); it also names what is wrong with a lone surrogate.
-                let text = match s.encode_utf8() {
-                    Ok(text) => text,
-                    Err(_) if documents => {
-                        self.surrogates = true;
-                        s.call_method1(intern!(s.py(), "encode"), ("utf-8", "surrogatepass"))?
-                            .cast_into::<PyBytes>()?
-                    }
-                    Err(e) => {
-                        return Err(PyValueError::new_err(format!(
-                            "row {row}: not valid Unicode text: {e}"
-                        )));
-                    }
-                };
-                self.data.extend_from_slice(text.as_bytes());
             } else if let Ok(b) = item.cast::<PyBytes>() {
                 self.data.extend_from_slice(b.as_bytes());
                 binary.push(row - first);

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 /// Where a compact string's characters start, from the start of the object: the header's two sizes
 /// (`PyASCIIObject` for ASCII strings, `PyCompactUnicodeObject` for the others).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 struct Layout {
     ascii_header: usize,
     compact_header: usize,
@@ -44,6 +44,29 @@ enum CodeUnits<'a> {
     Latin1(&'a [u8]),
     Ucs2(&'a [u16]),
     Ucs4(&'a [u32]),
+}
+
+impl CodeUnits<'_> {
+    /// Bytes a character, and whether all are ASCII (for the check at import).
+    fn form(&self) -> (usize, bool) {
+        match self {
+            CodeUnits::Ascii(_) => (1, true),
+            CodeUnits::Latin1(_) => (1, false),
+            CodeUnits::Ucs2(_) => (2, false),
+            CodeUnits::Ucs4(_) => (4, false),
+        }
+    }
+
+    /// The characters, one `u32` each (for the check at import).
+    fn chars(&self) -> Vec<u32> {
+        match self {
+            CodeUnits::Ascii(units) | CodeUnits::Latin1(units) => {
+                units.iter().map(|&u| u32::from(u)).collect()
+            }
+            CodeUnits::Ucs2(units) => units.iter().map(|&u| u32::from(u)).collect(),
+            CodeUnits::Ucs4(units) => units.to_vec(),
+        }
+    }
 }
 
 impl Layout {
@@ -111,7 +134,7 @@ impl Layout {
 }
 
 /// Checks the string layout of this interpreter, once, at import (see the module's documentation).
-pub fn init(py: Python<'_>) -> PyResult<()> {
+fn init(py: Python<'_>) -> PyResult<()> {
     let version = py.version_info();
     let layout = match Layout::of_version(version.major, version.minor) {
         Some(layout) if layout_holds(py, layout)? => Some(layout),
@@ -121,33 +144,30 @@ pub fn init(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
-/// Whether strings of every kind, made here, read back as the characters they were made from, with the
-/// sizes `sys.getsizeof` gives them.
+/// Whether strings of every kind, made here, read back in the form their widest character calls for, as
+/// the characters they were made from, with the sizes `sys.getsizeof` gives them.
 fn layout_holds(py: Python<'_>, layout: Layout) -> PyResult<bool> {
     let getsizeof = py.import("sys")?.getattr("getsizeof")?;
     // None one character long: CPython shares those, and one may hold a UTF-8 copy that `getsizeof` counts.
-    let probes: [(&str, usize, bool); 5] = [
-        ("neardup reads text", 1, true),
-        ("", 1, true),
-        ("déjà vu, naïve café", 1, false),
-        ("naïve – ℵ₀ Ελληνικά", 2, false),
-        ("𝔸 ok 🙂 déjà", 4, false),
+    let probes = [
+        "neardup reads text",
+        "",
+        "déjà vu, naïve café",
+        "naïve – ℵ₀ Ελληνικά",
+        "𝔸 ok 🙂 déjà",
     ];
-    for (text, kind, ascii) in probes {
+    for text in probes {
         let s = PyString::new(py, text);
         let chars: Vec<u32> = text.chars().map(u32::from).collect();
-        let read: Vec<u32> = match layout.code_units(&s) {
-            Some(CodeUnits::Ascii(units)) if ascii && kind == 1 => {
-                units.iter().map(|&u| u32::from(u)).collect()
-            }
-            Some(CodeUnits::Latin1(units)) if !ascii && kind == 1 => {
-                units.iter().map(|&u| u32::from(u)).collect()
-            }
-            Some(CodeUnits::Ucs2(units)) if kind == 2 => {
-                units.iter().map(|&u| u32::from(u)).collect()
-            }
-            Some(CodeUnits::Ucs4(units)) if kind == 4 => units.to_vec(),
-            _ => return Ok(false),
+        // CPython stores a string in the narrowest form its widest character fits.
+        let (kind, ascii) = match chars.iter().max().copied().unwrap_or(0) {
+            0..=0x7f => (1, true),
+            0x80..=0xff => (1, false),
+            0x100..=0xffff => (2, false),
+            _ => (4, false),
+        };
+        let Some(units) = layout.code_units(&s) else {
+            return Ok(false);
         };
         let header = if ascii {
             layout.ascii_header
@@ -155,7 +175,10 @@ fn layout_holds(py: Python<'_>, layout: Layout) -> PyResult<bool> {
             layout.compact_header
         };
         let size: usize = getsizeof.call1((&s,))?.extract()?;
-        if read != chars || size != header + (chars.len() + 1) * kind {
+        if units.form() != (kind, ascii)
+            || units.chars() != chars
+            || size != header + (chars.len() + 1) * kind
+        {
             return Ok(false);
         }
     }
@@ -164,7 +187,7 @@ fn layout_holds(py: Python<'_>, layout: Layout) -> PyResult<bool> {
 
 /// Whether `str` values are read by this module rather than by Python's encoder (for the tests).
 #[pyfunction]
-pub fn str_reader_enabled() -> bool {
+fn str_reader_enabled() -> bool {
     matches!(LAYOUT.get(), Some(Some(_)))
 }
 
