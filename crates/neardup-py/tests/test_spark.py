@@ -216,6 +216,7 @@ def test_without_pyspark_the_import_says_what_to_install(tmp_path):
 
 
 def test_partitions_grow_with_the_input():
+    _require(_spark_missing(java=False))
     from neardup.spark import ROWS_PER_PARTITION, _partitions_for
 
     assert _partitions_for(0, 1) == 2
@@ -228,6 +229,7 @@ def test_partitions_grow_with_the_input():
 def test_packed_bucket_records_give_the_same_pairs_for_any_number_of_parts():
     """Stages 3 and 4 without Spark: however the records are split into parts and parts into tasks, the
     pairs are those of the buckets, and a node with copies pairs with itself (and only it)."""
+    _require(_spark_missing(java=False))
     import pyarrow as pa
     import pyarrow.compute as pc
 
