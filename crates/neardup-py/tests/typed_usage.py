@@ -4,6 +4,7 @@ package, so what the annotations and stubs promise is what the functions do."""
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 import neardup
 from neardup.datasketch import LeanMinHash, MinHash, MinHashLSH
@@ -20,7 +21,7 @@ def fingerprints(texts: list[str]) -> list[str]:
     return out
 
 
-def signatures(texts: list[str]) -> np.ndarray:
+def signatures(texts: list[str]) -> npt.NDArray[np.uint32]:
     return neardup.sketches(texts, scheme="minhash-oph-v1")
 
 

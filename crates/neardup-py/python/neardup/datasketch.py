@@ -1544,7 +1544,7 @@ class MinHashLSH:
 
     def get_subset_counts(self, *keys: Hashable) -> list:
         """The bucket allocation counts (see :meth:`get_counts`) restricted to the given keys."""
-        key_set = [pickle.dumps(key) for key in set(keys)] if self.prepickle else list(set(keys))
+        key_set: list[Hashable] = [pickle.dumps(key) for key in set(keys)] if self.prepickle else list(set(keys))
         hashtables = [_DictSetStorage() for _ in range(self.b)]
         Hss = self.keys.getmany(*key_set)
         for key, Hs in zip(key_set, Hss):
