@@ -115,14 +115,10 @@ make_venv() {
 passed=()
 failed=()
 skipped=()
+# The suite in an interpreter's venv (made by make_venv), with the wheel built below.
 run_tests() {
   local root=$1 python=$2 log=$roots/logs/$2.log
   echo "== $python: $(in_root "$root" "$python" -VV | head -1)"
-  if ! make_venv "$root" "$python"; then
-    echo "   skipped: the test dependencies have no wheels for it yet ($roots/logs/$python-pip.log)"
-    skipped+=("$python")
-    return
-  fi
   in_root "$root" "/venvs/$python/bin/pip" install --quiet --force-reinstall --no-deps "$target/wheel/$wheel"
   if in_root "$root" bash -c "cd '$repo' && NEARDUP_BIN='$target/debug/neardup' NEARDUP_REQUIRE_SPARK=1 \
       '/venvs/$python/bin/python' -m pytest -q -p no:cacheprovider crates/neardup-py/tests" >"$log" 2>&1; then
@@ -139,7 +135,8 @@ old=$roots/bullseye
 open_root bullseye
 in_root "$old" apt-get install -y -qq python3 python3-venv build-essential zstd redis-server \
   "$(first_available "$old" openjdk-17-jre-headless default-jre-headless)" >/dev/null
-make_venv "$old" python3.9
+# Its venv also holds maturin, which builds the wheel.
+make_venv "$old" python3.9 || { tail -5 "$roots/logs/python3.9-pip.log" >&2; exit 1; }
 echo "== building the wheel and the CLI in bullseye (its glibc)"
 rm -rf "$roots/target/wheel"
 in_root "$old" bash -c "cd '$repo' && CARGO_TARGET_DIR='$target' CARGO_INCREMENTAL=0 cargo build --quiet --locked -p neardup-cli \
@@ -164,7 +161,12 @@ for python in "${pythons[@]}"; do venv_packages+=("$python" "$python-venv"); don
 in_root "$new" apt-get install -y -qq "${venv_packages[@]}" zstd redis-server \
   "$(first_available "$new" openjdk-21-jre-headless openjdk-17-jre-headless default-jre-headless)" >/dev/null
 for python in "${pythons[@]}"; do
-  run_tests "$new" "$python"
+  if make_venv "$new" "$python"; then
+    run_tests "$new" "$python"
+  else
+    echo "== $python: skipped, the test dependencies have no wheels for it yet ($roots/logs/$python-pip.log)"
+    skipped+=("$python")
+  fi
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
