@@ -3,8 +3,8 @@
 # made by debootstrap from Debian's archive:
 #
 #   bullseye (Debian 11): CPython 3.9, the oldest the abi3 wheel is for, with `str`'s layout before 3.12;
-#   sid (Debian unstable): each CPython from 3.12 on that it packages (3.13 and 3.14 when this was written),
-#                          with the layout from 3.12 on.
+#   sid (Debian unstable): each CPython from 3.12 on that it packages (3.13, 3.14 and 3.15 when this was
+#                          written), with the layout from 3.12 on.
 #
 # The wheel and the CLI are built once, in the oldest root (so they need no newer glibc than it has), with the
 # host's Rust toolchain. Each interpreter gets a venv with the wheel, the test dependencies and pyspark, and runs

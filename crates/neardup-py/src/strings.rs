@@ -8,7 +8,7 @@
 //! 393); simdutf turns those code units into UTF-8 about four times faster than the encoder, with no
 //! `bytes` object made and copied for each string.
 //!
-//! The stable ABI does not expose that layout, but CPython 3.9 to 3.14 share it (a header of two sizes,
+//! The stable ABI does not expose that layout, but CPython 3.9 to 3.15 share it (a header of two sizes,
 //! before and after 3.12 dropped the `wstr` fields, then the characters). [`init`] checks it at import on
 //! strings of every kind, against their known characters and `sys.getsizeof`; where anything differs (a
 //! later version, a debug build, a 32-bit or big-endian machine) the reader stays off and every string goes
@@ -82,8 +82,8 @@ impl Layout {
                 ascii_header: 48,
                 compact_header: 72,
             }),
-            // 3.12 removed `wstr` and `wstr_length`.
-            12..=14 => Some(Layout {
+            // 3.12 removed `wstr` and `wstr_length`; 3.15 kept 3.14's layout.
+            12..=15 => Some(Layout {
                 ascii_header: 40,
                 compact_header: 56,
             }),

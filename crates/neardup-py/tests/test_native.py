@@ -453,7 +453,7 @@ def test_strs_of_every_kind_read_as_their_utf8():
     pa = pytest.importorskip("pyarrow")
     from neardup import _native
 
-    if (3, 9) <= sys.version_info[:2] <= (3, 14) and sys.maxsize > 2**32 and sys.byteorder == "little" \
+    if (3, 9) <= sys.version_info[:2] <= (3, 15) and sys.maxsize > 2**32 and sys.byteorder == "little" \
             and not hasattr(sys, "getobjects"):
         assert _native.str_reader_enabled(), "the string layout check failed on a known CPython"
     rng = random.Random(7)
