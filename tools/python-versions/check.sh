@@ -114,8 +114,7 @@ make_venv() {
   fi
   in_root "$root" "/venvs/$python/bin/pip" install --quiet --upgrade pip
   in_root "$root" "/venvs/$python/bin/pip" install --quiet --only-binary :all: --no-binary pyspark \
-    "maturin>=1.7,<2" pytest mypy numpy pyarrow pandas polars "datasketch==2.0.0" "pyspark>=4.0,<5" \
-    >"$roots/logs/$python-pip.log" 2>&1
+    -r "$repo/crates/neardup-py/tests/requirements.txt" >"$roots/logs/$python-pip.log" 2>&1
 }
 
 passed=()
@@ -145,9 +144,10 @@ in_root "$old" apt-get install -y -qq python3 python3-venv build-essential zstd 
 make_venv "$old" python3.9 || { tail -5 "$roots/logs/python3.9-pip.log" >&2; exit 1; }
 echo "== building the wheel and the CLI in bullseye (its glibc)"
 rm -rf "$roots/target/wheel"
-in_root "$old" bash -c "cd '$repo' && CARGO_TARGET_DIR='$target' CARGO_INCREMENTAL=0 cargo build --quiet --locked -p neardup-cli \
-  && CARGO_TARGET_DIR='$target' CARGO_INCREMENTAL=0 /venvs/python3.9/bin/maturin build --quiet --profile dev --locked \
-     -m crates/neardup-py/Cargo.toml -i /venvs/python3.9/bin/python -o '$target/wheel'" >"$roots/logs/build.log" 2>&1 \
+in_root "$old" env CARGO_TARGET_DIR="$target" CARGO_INCREMENTAL=0 bash -c "cd '$repo' \
+  && cargo build --quiet --locked -p neardup-cli \
+  && /venvs/python3.9/bin/maturin build --quiet --profile dev --locked -m crates/neardup-py/Cargo.toml \
+     -i /venvs/python3.9/bin/python -o '$target/wheel'" >"$roots/logs/build.log" 2>&1 \
   || { tail -20 "$roots/logs/build.log" >&2; exit 1; }
 wheel=$(cd "$roots/target/wheel" && echo neardup-*.whl)
 run_tests "$old" python3.9

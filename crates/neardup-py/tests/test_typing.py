@@ -3,10 +3,8 @@ annotations, stubtest compares `_native.pyi` with the compiled module, and a use
 (`typed_usage.py`) passes `mypy --strict` and does what its types say (the mypy tests are skipped where
 mypy is absent, stubtest where it is older than 2; CI installs mypy 2). Every public name has a docstring."""
 
-import importlib.util
 import subprocess
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -36,11 +34,9 @@ def test_the_package_type_checks(tmp_path):
 
 
 def test_the_native_stubs_match_the_module(tmp_path):
-    mypy_version = version("mypy") if importlib.util.find_spec("mypy") else None
-    if mypy_version and int(mypy_version.split(".")[0]) < 2:
-        # Older stubtest flags re-exported typing names (`Any is not a type` on Python 3.9); the stubs are held
-        # to mypy >= 2.4, the test extra's, which needs Python >= 3.10.
-        pytest.skip(f"stubtest of mypy {mypy_version}: the stubs are checked with mypy >= 2.4")
+    # Older stubtest flags re-exported typing names (`Any is not a type` on Python 3.9); the stubs are held to
+    # mypy >= 2.4, the test extra's, which needs Python >= 3.10.
+    pytest.importorskip("mypy.version", minversion="2")
     allowlists = ["--allowlist", str(PACKAGE / "stubtest-allowlist.txt")]
     try:
         import pyspark  # noqa: F401
