@@ -173,7 +173,7 @@ enum IndexCommand {
 
 #[derive(Args)]
 struct CreateArgs {
-    /// The index: a directory (created if missing), or a Redis URL (redis://HOST:PORT/NAME,
+    /// The index: a directory (created if missing, in a directory that exists), or a Redis URL (redis://HOST:PORT/NAME,
     /// redis+cluster://HOST:PORT,HOST:PORT/NAME).
     #[arg(value_name = "INDEX")]
     dir: PathBuf,

@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::media::Media;
 use neardup::{Method, Profile, Sketch};
-use neardup_io::{Dataset, DatasetOptions, FieldPath, Format};
+use neardup_io::{Dataset, DatasetOptions, FieldPath, FieldRole, Format};
 use rayon::prelude::*;
 
 /// How records are found in their files.
@@ -136,6 +136,13 @@ pub fn sketch_all(
     for e in &summary.errors {
         tally.failed += 1;
         eprintln!("neardup: {e}");
+    }
+    for notice in summary.field_notices(dataset.options()) {
+        let flag = match notice.field {
+            FieldRole::Id => "--id-field",
+            FieldRole::Text => "--text-field",
+        };
+        eprintln!("neardup: warning: {}; check {flag}", notice.message);
     }
     Ok(())
 }

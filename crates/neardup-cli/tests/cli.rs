@@ -498,6 +498,24 @@ fn index_commands_round_trip_and_refuse_clearly() {
     let again = neardup(&["index", "create", &idx]);
     assert_eq!(again.status.code(), Some(2));
     assert!(text(&again.stderr).contains("already exists"));
+    // A mistyped parent, or a URL that is not Redis, is refused and makes no directory.
+    let nested = dir.join("no/such/idx").display().to_string();
+    let refused = neardup(&["index", "create", &nested]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("does not exist (create it first)"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!dir.join("no").exists());
+    let refused = neardup(&["index", "create", "http://example.org/idx"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("an index is a directory or a Redis URL"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!std::path::Path::new("http:").exists());
     let add = neardup(&["index", "add", &idx, &inputs_dir()]);
     assert_eq!(add.status.code(), Some(1), "three inputs fail");
     let q = neardup(&[

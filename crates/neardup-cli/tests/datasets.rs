@@ -357,3 +357,45 @@ fn a_table_that_is_a_document_is_refused_and_outputs_a_later_run_would_read_are_
         std::fs::remove_file(shards.join(kept)).unwrap();
     }
 }
+
+#[test]
+fn a_misspelt_id_or_text_field_is_named() {
+    let dir = temp_dir("misspelt-fields");
+    let parquet = dir.join("corpus.parquet");
+    write_parquet(&parquet);
+    // A missing id column: the rows are known by their place and still deduplicated (20 clusters of 3),
+    // with a warning that names the field; before, every row failed with "no column".
+    let out = neardup(&["dedup", "--id-field", "uid", parquet.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "neardup: warning: no record has an id in the field 'uid': each document is known by its \
+             place (FILE:LINE or FILE:ROW); check --id-field"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("60 documents, 40 duplicates in 20 clusters"),
+        "{stderr}"
+    );
+    assert!(text(&out.stdout).contains(&format!("{}:0\t", parquet.display())));
+    // No text anywhere: every record fails (a non-zero exit) and the warning names the field.
+    let out = neardup(&["dedup", "--text-field", "body", parquet.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "neardup: warning: not one of the 60 records is a document with text in the field 'body'; \
+             check --text-field"
+        ),
+        "{stderr}"
+    );
+    // The default id field, absent, is not worth a warning: records without ids are common.
+    let out = neardup(&["dedup", "--id-field", "id", parquet.to_str().unwrap()]);
+    assert!(
+        !text(&out.stderr).contains("warning"),
+        "{}",
+        text(&out.stderr)
+    );
+}

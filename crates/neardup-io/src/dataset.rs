@@ -208,6 +208,7 @@ struct Pass<'d> {
     ids: IdSet,
     next_ordinal: u64,
     duplicate_ids: u64,
+    ids_from_field: u64,
 }
 
 impl<'d> Pass<'d> {
@@ -217,6 +218,7 @@ impl<'d> Pass<'d> {
             ids: IdSet::default(),
             next_ordinal: 0,
             duplicate_ids: 0,
+            ids_from_field: 0,
         }
     }
 
@@ -227,13 +229,14 @@ impl<'d> Pass<'d> {
         }
     }
 
-    /// A record from its fields: the id falls back to `FILE:POSITION`; a repeated id makes it a
-    /// non-document naming both places.
+    /// A record from its fields: a missing id (`Ok(None)`: no such field or column, or a null) falls back
+    /// to `FILE:POSITION`, as does one that cannot be read (the record is then not a document); a repeated
+    /// id makes it a non-document naming both places.
     fn record(
         &mut self,
         input: usize,
         position: Position,
-        id: Result<String, String>,
+        id: Result<Option<String>, String>,
         text: Result<String, String>,
         media: Option<String>,
     ) -> Record {
@@ -241,6 +244,10 @@ impl<'d> Pass<'d> {
             file: self.dataset.inputs[input].label.clone(),
             position,
         };
+        if matches!((&id, &text), (Ok(Some(_)), Ok(_))) {
+            self.ids_from_field += 1;
+        }
+        let id = id.map(|id| id.unwrap_or_else(|| origin.to_string()));
         let (id, text) = match (id, text) {
             (Ok(id), Ok(text)) => {
                 match self.ids.first_seen(&id, (input as u32, position.number())) {
@@ -327,16 +334,6 @@ impl<'d> Pass<'d> {
                     self.record(input, position, Err(message), Ok(String::new()), None)
                 }
                 JsonFields::Object { id, text, media } => {
-                    // An object without an id is named by its place, as a line that is not JSON is.
-                    let id = id.map(|id| {
-                        id.unwrap_or_else(|| {
-                            Origin {
-                                file: self.dataset.inputs[input].label.clone(),
-                                position,
-                            }
-                            .to_string()
-                        })
-                    });
                     self.record(input, position, id, text, media)
                 }
             };
@@ -699,6 +696,7 @@ impl Dataset {
             return summary;
         }
         summary.duplicate_ids = pass.duplicate_ids;
+        summary.ids_from_field = pass.ids_from_field;
         summary.bytes = done;
         summary
     }

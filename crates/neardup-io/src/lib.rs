@@ -118,7 +118,7 @@ pub use error::{InputError, IoError};
 pub use format::{Compression, Format};
 pub use pq::decoding_parquet;
 pub use record::{
-    DatasetOptions, Decision, FieldPath, FieldPathError, Origin, Position, ReadSummary, Record,
-    SplitSummary,
+    DatasetOptions, Decision, FieldNotice, FieldPath, FieldPathError, FieldRole, Origin, Position,
+    ReadSummary, Record, SplitSummary,
 };
 pub use table::{ClusterRow, TABLE_COLUMNS, TableWriter, escape_tsv};

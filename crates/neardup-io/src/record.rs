@@ -162,11 +162,69 @@ pub struct ReadSummary {
     pub not_documents: u64,
     /// Of which duplicate ids.
     pub duplicate_ids: u64,
+    /// Documents whose id came from the id field; the others are known by their place (`FILE:LINE`,
+    /// `FILE:ROW`). None at all, with an id field other than the default, is most likely a misspelt name:
+    /// see [`ReadSummary::id_field_notice`].
+    pub ids_from_field: u64,
     /// Input bytes consumed (compressed bytes for .gz/.zst, file bytes for Parquet).
     pub bytes: u64,
     /// Files that could not be opened or read to their end, each reported once; reading went on with the
     /// next file.
     pub errors: Vec<InputError>,
+}
+
+impl ReadSummary {
+    /// Warnings about a read that went through but most likely read the wrong fields, each a sentence
+    /// for the front door to end with its own way of naming the option (`--id-field`, `id_field`):
+    ///
+    /// - records were read and not one was a document (every text missing or not a string, or every
+    ///   line not JSON): likely a misspelt text field;
+    /// - documents were read, `options` names an id field other than the default `id`, and not one
+    ///   document had it: likely a misspelt id field (every document is then known by its place).
+    pub fn field_notices(&self, options: &DatasetOptions) -> Vec<FieldNotice> {
+        let mut notices = Vec::new();
+        if self.records > 0 && self.documents == 0 {
+            notices.push(FieldNotice {
+                field: FieldRole::Text,
+                message: format!(
+                    "not one of the {} records is a document with text in the field '{}'",
+                    self.records, options.text_field
+                ),
+            });
+        }
+        if self.documents > 0
+            && self.ids_from_field == 0
+            && options.id_field != DatasetOptions::default().id_field
+        {
+            notices.push(FieldNotice {
+                field: FieldRole::Id,
+                message: format!(
+                    "no record has an id in the field '{}': each document is known by its place \
+                     (FILE:LINE or FILE:ROW)",
+                    options.id_field
+                ),
+            });
+        }
+        notices
+    }
+}
+
+/// Which option of [`DatasetOptions`] a [`FieldNotice`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldRole {
+    /// [`DatasetOptions::id_field`].
+    Id,
+    /// [`DatasetOptions::text_field`].
+    Text,
+}
+
+/// A warning from [`ReadSummary::field_notices`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldNotice {
+    /// The option it is about.
+    pub field: FieldRole,
+    /// What was seen, in a sentence.
+    pub message: String,
 }
 
 /// What [`Dataset::write_split`](crate::Dataset::write_split) wrote.

@@ -10,7 +10,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field};
 use common::{gzip, ids, open, read_all, texts_dataset, zstd};
-use neardup_io::{Compression, Dataset, DatasetOptions, FieldPath, Format, Position};
+use neardup_io::{Compression, Dataset, DatasetOptions, FieldPath, FieldRole, Format, Position};
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
@@ -631,6 +631,57 @@ fn parquet_rows_with_integer_ids_and_nested_columns() {
     assert!(
         message.ends_with("not a string or an integer; no column 'meta.nope'"),
         "{message}"
+    );
+}
+
+#[test]
+fn parquet_rows_without_an_id_are_known_by_their_place_as_json_objects_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.parquet");
+    write_parquet(&path, &small_batch());
+    let place = |row: u64| format!("{}:{row}", path.display());
+    // No such column (a misspelt name): every row is still a document, known by its place.
+    let options = DatasetOptions {
+        id_field: FieldPath::new("uid").unwrap(),
+        ..DatasetOptions::default()
+    };
+    let (dataset, _) = open(&[&path], options.clone());
+    let (records, summary, _) = read_all(&dataset, 8);
+    assert_eq!(ids(&records), [place(0), place(1), place(2), place(3)]);
+    assert_eq!(records[0].text, Ok("one".to_owned()));
+    assert_eq!((summary.documents, summary.ids_from_field), (3, 0));
+    let notices = summary.field_notices(&options);
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].field, FieldRole::Id);
+    assert!(
+        notices[0]
+            .message
+            .starts_with("no record has an id in the field 'uid'")
+    );
+
+    // A null in a nested id column: that row alone is known by its place, and no notice.
+    let options = DatasetOptions {
+        id_field: FieldPath::new("meta.url").unwrap(),
+        ..DatasetOptions::default()
+    };
+    let (dataset, _) = open(&[&path], options.clone());
+    let (_, summary, _) = read_all(&dataset, 8);
+    assert_eq!((summary.documents, summary.ids_from_field), (3, 3));
+    assert!(summary.field_notices(&options).is_empty());
+
+    // No text anywhere: a notice about the text field.
+    let options = DatasetOptions {
+        text_field: FieldPath::new("body").unwrap(),
+        ..DatasetOptions::default()
+    };
+    let (dataset, _) = open(&[&path], options.clone());
+    let (_, summary, _) = read_all(&dataset, 8);
+    let notices = summary.field_notices(&options);
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].field, FieldRole::Text);
+    assert_eq!(
+        notices[0].message,
+        "not one of the 4 records is a document with text in the field 'body'"
     );
 }
 

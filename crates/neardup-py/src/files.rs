@@ -13,7 +13,7 @@ use crate::errors::IntoPy;
 use neardup::dedup::Document;
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
-use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, IoError, Outputs};
+use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, FieldRole, IoError, Outputs};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -138,8 +138,6 @@ fn dedup_files<'py>(
         problems.add(e.file.clone(), e.message.clone());
     }
     let analyze = signer(method, Profiles::of(&dedup));
-    // Documents whose id came from the id field (the others are known by their place).
-    let mut own_ids = 0usize;
     let run = py.detach(|| -> PyResult<_> {
         // Each document's id and ordinal, in input order; a document's row is its place here.
         let mut ids: Vec<String> = Vec::new();
@@ -177,7 +175,6 @@ fn dedup_files<'py>(
             });
             for (record, signed) in batch.into_iter().zip(signed) {
                 let label = record.origin.to_string();
-                own_ids += usize::from(record.text.is_ok() && record.id != label);
                 match (record.text, signed) {
                     (Err(why), _) => problems.add(label, why),
                     (Ok(_), Some(Ok(s))) => {
@@ -210,6 +207,21 @@ fn dedup_files<'py>(
         for e in &read.errors {
             let place = e.position.map_or_else(String::new, |p| format!(":{p}"));
             problems.add(format!("{}{place}", e.file), e.message.clone());
+        }
+        // Not one document is a run that read the wrong field (or the wrong files): an error, before
+        // anything is written, as the CLI's is a non-zero exit.
+        let notices = read.field_notices(dataset.options());
+        if let Some(notice) = notices.iter().find(|n| n.field == FieldRole::Text) {
+            let first = problems
+                .kept
+                .first()
+                .map_or_else(String::new, |(place, why)| {
+                    format!(" (the first: {place}: {why})")
+                });
+            return Err(PyValueError::new_err(format!(
+                "{}; check text_field{first}",
+                notice.message
+            )));
         }
         let row_of: HashMap<&str, usize> = ids
             .iter()
@@ -252,17 +264,14 @@ fn dedup_files<'py>(
                 )));
             }
         }
-        Ok((ids, rows, problems))
+        Ok((ids, rows, problems, notices))
     });
-    let (ids, rows, problems) = run?;
+    let (ids, rows, problems, notices) = run?;
     // A misspelt id field is otherwise silent: every record is then known by its place.
-    if id_field != "id" && !ids.is_empty() && own_ids == 0 {
+    for notice in notices.iter().filter(|n| n.field == FieldRole::Id) {
         warn::<pyo3::exceptions::PyRuntimeWarning>(
             py,
-            &format!(
-                "no record has an id in the field '{id_field}': each document is known by its place \
-                 (FILE:LINE or FILE:ROW); check id_field"
-            ),
+            &format!("{}; check id_field", notice.message),
         )?;
     }
     Ok((

@@ -62,11 +62,36 @@ pub(crate) struct Column {
     leaf: ArrayRef,
 }
 
+/// Why a path names no column of a batch.
+enum Absent {
+    /// The column (or a struct on its path) does not exist, or a part of the path is not a struct: the
+    /// message says which.
+    Missing(String),
+    /// It exists but cannot be read.
+    Unreadable(String),
+}
+
 impl Column {
     /// Finds `path` in `batch`; a dictionary-encoded leaf is decoded once for the batch.
     pub(crate) fn find(batch: &RecordBatch, path: &FieldPath) -> Result<Column, String> {
+        Column::lookup(batch, path).map_err(|(Absent::Missing(e) | Absent::Unreadable(e))| e)
+    }
+
+    /// [`Column::find`] where a missing column is `Ok(None)`, as a missing field of a JSON object is.
+    pub(crate) fn find_optional(
+        batch: &RecordBatch,
+        path: &FieldPath,
+    ) -> Result<Option<Column>, String> {
+        match Column::lookup(batch, path) {
+            Ok(column) => Ok(Some(column)),
+            Err(Absent::Missing(_)) => Ok(None),
+            Err(Absent::Unreadable(e)) => Err(e),
+        }
+    }
+
+    fn lookup(batch: &RecordBatch, path: &FieldPath) -> Result<Column, Absent> {
         let segments = path.segments();
-        let missing = || format!("no column '{path}'");
+        let missing = || Absent::Missing(format!("no column '{path}'"));
         let mut leaf = batch
             .column_by_name(&segments[0])
             .ok_or_else(missing)?
@@ -76,18 +101,23 @@ impl Column {
             let child = match leaf.as_struct_opt() {
                 Some(s) => s.column_by_name(name).ok_or_else(missing)?.clone(),
                 None => {
-                    return Err(format!(
+                    return Err(Absent::Missing(format!(
                         "no column '{path}' ('{}' is {}, not a struct)",
                         segments[..depth].join("."),
                         leaf.data_type()
-                    ));
+                    )));
                 }
             };
             ancestors.push(std::mem::replace(&mut leaf, child));
         }
         if let Some(dict) = leaf.as_any_dictionary_opt() {
-            leaf = arrow_select::take::take(dict.values().as_ref(), dict.keys(), None)
-                .map_err(|e| format!("cannot decode the dictionary of column '{path}': {e}"))?;
+            leaf = arrow_select::take::take(dict.values().as_ref(), dict.keys(), None).map_err(
+                |e| {
+                    Absent::Unreadable(format!(
+                        "cannot decode the dictionary of column '{path}': {e}"
+                    ))
+                },
+            )?;
         }
         Ok(Column { ancestors, leaf })
     }
@@ -139,7 +169,7 @@ impl Column {
 /// The columns of one batch that make records.
 pub(crate) struct RowReader<'o> {
     options: &'o DatasetOptions,
-    id: Result<Column, String>,
+    id: Result<Option<Column>, String>,
     text: Result<Column, String>,
     media: Option<Column>,
 }
@@ -148,7 +178,7 @@ impl<'o> RowReader<'o> {
     pub(crate) fn new(batch: &RecordBatch, options: &'o DatasetOptions) -> RowReader<'o> {
         RowReader {
             options,
-            id: Column::find(batch, &options.id_field),
+            id: Column::find_optional(batch, &options.id_field),
             text: Column::find(batch, &options.text_field),
             media: options
                 .media_field
@@ -157,17 +187,20 @@ impl<'o> RowReader<'o> {
         }
     }
 
-    /// A row's id: a string, or an integer's decimal text.
-    pub(crate) fn id(&self, row: usize) -> Result<String, String> {
-        let column = self.id.as_ref().map_err(Clone::clone)?;
+    /// A row's id: a string, or an integer's decimal text; `None` where the column is missing or null (the
+    /// row is then known by its place, as a JSON object without the field is).
+    pub(crate) fn id(&self, row: usize) -> Result<Option<String>, String> {
+        let Some(column) = self.id.as_ref().map_err(Clone::clone)? else {
+            return Ok(None);
+        };
         let name = &self.options.id_field;
         if column.is_null(row) {
-            return Err(format!("the '{name}' column is null"));
+            return Ok(None);
         }
         if let Some(s) = column.str_at(row) {
-            return Ok(s.to_owned());
+            return Ok(Some(s.to_owned()));
         }
-        column.int_at(row).ok_or_else(|| {
+        column.int_at(row).map(Some).ok_or_else(|| {
             format!(
                 "the '{name}' column is {}, not a string or an integer",
                 column.leaf.data_type()
@@ -398,7 +431,7 @@ mod tests {
         assert_eq!(children.len(), 1);
         assert_eq!(children[0].name(), "url");
         let rows = RowReader::new(&read, &options);
-        assert_eq!(rows.id(0), Ok("u".to_owned()));
+        assert_eq!(rows.id(0), Ok(Some("u".to_owned())));
         assert_eq!(rows.text(0, true), Ok("t".to_owned()));
     }
 }

@@ -21,10 +21,16 @@ pub enum Location {
 }
 
 impl Location {
-    /// A Redis URL (`redis://`, `redis+cluster://`) or else a directory.
+    /// A Redis URL (`redis://`, `redis+cluster://`) or else a directory. Another URL (`http://…`,
+    /// `s3://…`) is refused: read as a path, it would become directories named after its parts.
     pub fn parse(location: &Path) -> Result<Location, String> {
         match location.to_str() {
             Some(text) if is_redis_url(text) => RedisLocation::parse(text).map(Location::Redis),
+            Some(text) if url_scheme(text).is_some() => Err(format!(
+                "{text}: an index is a directory or a Redis URL (redis://HOST:PORT/NAME, \
+                 redis+cluster://HOST:PORT,…/NAME), not a {} URL",
+                url_scheme(text).unwrap_or_default()
+            )),
             _ => Ok(Location::Dir(location.to_path_buf())),
         }
     }
@@ -36,6 +42,17 @@ impl Location {
             Location::Redis(redis) => redis.to_string(),
         }
     }
+}
+
+/// The scheme of a URL (`http` of `http://host/x`): letters, then letters, digits, `+`, `-` or `.`, then
+/// `://`. A path rarely starts so, and a file named so is still reachable as `./http://…`.
+fn url_scheme(text: &str) -> Option<&str> {
+    let (scheme, _) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
 }
 
 /// The store of an index: on disk or in Redis.
@@ -147,5 +164,42 @@ impl Store for IndexStore {
 
     fn served(&self) -> Option<&dyn Served> {
         both!(self, s => s.served())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_redis_or_refused_and_anything_else_a_directory() {
+        let parse = |s: &str| Location::parse(Path::new(s));
+        assert!(matches!(
+            parse("redis://127.0.0.1:6379/crawl"),
+            Ok(Location::Redis(_))
+        ));
+        for url in [
+            "http://x/y",
+            "s3://bucket/idx",
+            "file:///tmp/idx",
+            "git+ssh://h/x",
+        ] {
+            let refused = parse(url).unwrap_err();
+            assert!(refused.starts_with(url), "{refused}");
+            assert!(
+                refused.contains("an index is a directory or a Redis URL"),
+                "{refused}"
+            );
+        }
+        for dir in [
+            "crawl.idx",
+            "./http://x",
+            "a/b:c",
+            "/tmp/idx",
+            "1a://x",
+            "://x",
+        ] {
+            assert!(matches!(parse(dir), Ok(Location::Dir(_))), "{dir}");
+        }
     }
 }

@@ -205,10 +205,10 @@ pub struct Index<S: Store = IndexStore> {
 }
 
 impl Index<IndexStore> {
-    /// Creates an index at `location` for documents sketched with `method`: a directory (created if missing;
-    /// the backend `settings.backend`, mapped segments by default) or a Redis URL
-    /// (`redis://HOST:PORT/NAME`, `redis+cluster://HOST:PORT,…/NAME`). Refuses bottom-k samples, which are
-    /// compared pair by pair.
+    /// Creates an index at `location` for documents sketched with `method`: a directory (created if missing,
+    /// in a directory that exists: a mistyped parent is an error, not a tree of new directories; the
+    /// backend `settings.backend`, mapped segments by default) or a Redis URL (`redis://HOST:PORT/NAME`,
+    /// `redis+cluster://HOST:PORT,…/NAME`). Refuses bottom-k samples, which are compared pair by pair.
     pub fn create(
         location: &Path,
         method: Method,
@@ -219,6 +219,17 @@ impl Index<IndexStore> {
         let shown = parsed.shown();
         let store = match parsed {
             Location::Dir(dir) => {
+                if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty())
+                    && !parent.is_dir()
+                {
+                    return Err(Error::Index {
+                        location: shown.clone(),
+                        reason: format!(
+                            "{shown}: its directory {} does not exist (create it first)",
+                            parent.display()
+                        ),
+                    });
+                }
                 DiskStore::create(&dir, &meta.to_settings(), settings.backend).map(IndexStore::Disk)
             }
             Location::Redis(redis) => RedisStore::create(
