@@ -5,7 +5,7 @@ use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
-use neardup::schemes::{Params, lookup};
+use neardup::schemes::{MAX_NUM_PERM, MAX_SHINGLE, Params, lookup};
 use neardup::{Method, Sketch};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -69,10 +69,10 @@ pub fn method_of(
     lookup(scheme)
         .py_err()?
         .method(&Params {
-            num_perm: Whole::checked("num_perm", num_perm)?,
+            num_perm: Whole::count("num_perm", num_perm, MAX_NUM_PERM)?,
             seed: Whole::checked("seed", seed)?,
-            shingle: Whole::checked("shingle", shingle)?,
-            char_shingle: Whole::checked("char_shingle", char_shingle)?,
+            shingle: Whole::count("shingle", shingle, MAX_SHINGLE)?,
+            char_shingle: Whole::count("char_shingle", char_shingle, MAX_SHINGLE)?,
         })
         .py_err()
 }
@@ -103,6 +103,17 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Whole {
 
 impl Whole {
     /// The value as `T`, or a `ValueError` naming the argument and the range.
+    /// A count from 1 to `max` (the number of values, a shingle's length), named by its argument: the
+    /// engine's own message names the spec's symbol (K), not the argument.
+    pub fn count(name: &str, value: Option<Whole>, max: u32) -> PyResult<Option<u32>> {
+        match value {
+            Some(Whole(v)) if !(1..=i128::from(max)).contains(&v) => Err(PyValueError::new_err(
+                format!("{name} must be a whole number from 1 to {max}, not {v}"),
+            )),
+            value => Whole::checked(name, value),
+        }
+    }
+
     pub fn checked<T: Unsigned>(name: &str, value: Option<Whole>) -> PyResult<Option<T>> {
         value
             .map(|Whole(v)| {

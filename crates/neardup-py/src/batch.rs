@@ -875,8 +875,9 @@ fn utf8_problem(bytes: &[u8], error: &std::str::Utf8Error) -> String {
     }
 }
 
-/// Each row's id, checked: one per row, none null.
-pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
+/// Each row's id, checked: one per row, none null, each UTF-8 text (`bytes` ids too: the result's ids
+/// are strings, in Python and in Arrow).
+pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a str>> {
     if ids.len() != n {
         return Err(PyValueError::new_err(format!(
             "{} ids for {n} documents",
@@ -885,8 +886,13 @@ pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a [u8]>> {
     }
     (0..n)
         .map(|r| {
-            ids.get(r).ok_or_else(|| {
+            let id = ids.get(r).ok_or_else(|| {
                 PyValueError::new_err(format!("row {r}: the id is null: ids must not be null"))
+            })?;
+            simdutf8::basic::from_utf8(id).or_else(|_| {
+                std::str::from_utf8(id).map_err(|e| {
+                    PyValueError::new_err(format!("row {r}: the id is {}", utf8_problem(id, &e)))
+                })
             })
         })
         .collect()

@@ -299,6 +299,9 @@ fn dedup_column<'py>(
         Some(ids) => {
             owned_ids = ids.id_rows(py)?;
             row_ids(&ids.column(&owned_ids)?, n)?
+                .into_iter()
+                .map(str::as_bytes)
+                .collect()
         }
         None => {
             row_numbers = (0..n).map(|r| r.to_string()).collect::<Vec<_>>();

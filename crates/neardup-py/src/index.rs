@@ -224,11 +224,30 @@ impl PyIndex {
             Some(p) if p.exists() && !is_empty_dir(p) => Some(open(p).py_err()?),
             _ => None,
         };
-        if read_only && opened.is_none() {
-            return Err(PyValueError::new_err(
-                "read_only=True opens an existing index: give the path or URL of one",
-            ));
-        }
+        let opened = match (&path, opened) {
+            // The engine's own error names the path: a `FileNotFoundError` (no index there).
+            (Some(p), None) if read_only => Some(open(p).py_err()?),
+            (None, _) if read_only => {
+                return Err(PyValueError::new_err(
+                    "read_only=True opens an existing index: give the path or URL of one",
+                ));
+            }
+            (Some(p), None) if scheme.is_none() => {
+                // `Index("minhash")` for `Index(None, "minhash")` would make a directory `minhash`.
+                if let Some(name) = p
+                    .to_str()
+                    .filter(|name| neardup::schemes::lookup(name).is_ok())
+                {
+                    return Err(PyValueError::new_err(format!(
+                        "'{name}' is a scheme's name, and the first argument is the index's path: \
+                         Index(None, '{name}') for an index in memory, or Index('./{name}', '{name}') \
+                         for one in a directory of that name"
+                    )));
+                }
+                None
+            }
+            (_, opened) => opened,
+        };
         let inner = if let (Some(path), Some(index)) = (&path, opened) {
             Radius::asked(index.method(), k, threshold).py_err()?;
             // An index keeps the radius it was made with: its tables (or bands) were built for it.
@@ -413,15 +432,7 @@ impl PyIndex {
         self.change(|_| ())?;
         let id_rows = ids.id_rows(py)?;
         let id_column = ids.column(&id_rows)?;
-        let ids = row_ids(&id_column, documents.len(py))?
-            .into_iter()
-            .enumerate()
-            .map(|(row, id)| {
-                std::str::from_utf8(id).map_err(|_| {
-                    PyValueError::new_err(format!("row {row}: the id is not UTF-8 text"))
-                })
-            })
-            .collect::<PyResult<Vec<&str>>>()?;
+        let ids = row_ids(&id_column, documents.len(py))?;
         let mut entries = Vec::with_capacity(ids.len());
         let mut failures = Vec::new();
         for (row, signed) in sketch_input(

@@ -944,7 +944,7 @@ def test_index_columns_refuse_bad_input_before_storing_anything():
         index.add_many(["a", "b"], texts)
     with pytest.raises(ValueError, match="row 1: the id is null"):
         index.add_many(["a", None, "c"], texts, errors="skip")
-    with pytest.raises(ValueError, match="row 0: the id is not UTF-8 text"):
+    with pytest.raises(ValueError, match="row 0: the id is not UTF-8: invalid utf-8 sequence"):
         index.add_many([b"\xff"], texts[:1])
     with pytest.raises(neardup.Error, match="row 1: no tokens"):
         index.query_many(texts)
@@ -987,8 +987,10 @@ def test_a_read_only_index_follows_a_cli_writer(tmp_path):
     finally:
         writer.stdin.close()
         assert writer.wait(timeout=60) == 0
-    with pytest.raises(ValueError, match="existing index"):
+    with pytest.raises(FileNotFoundError, match="no index at .*none"):
         neardup.Index(str(tmp_path / "none"), read_only=True)
+    with pytest.raises(ValueError, match="read_only=True opens an existing index: give the path or URL of one"):
+        neardup.Index(None, read_only=True)
 
 
 @pytest.fixture
@@ -1194,6 +1196,48 @@ def test_a_misspelt_id_field_is_named(tmp_path):
         assert neardup.dedup_files(path)["id"].to_pylist() == ["d0", "d1", "d2"]
 
 
+def test_a_misspelt_id_column_in_parquet_is_named_and_the_rows_deduplicated(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    same = "the same words in the same order make the same document every time"
+    other = "a different text about rivers, mountains and the weather in spring"
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"id": ["r0", None, "r2"], "text": [same, same, other]}), path)
+    # A null id is known by its place, as a JSON object without one is; the row is still a document.
+    table = neardup.dedup_files(path)
+    assert table["id"].to_pylist() == ["r0", f"{path}:1", "r2"]
+    assert table["cluster"].to_pylist()[:2] == [1, 1]
+    # A column that is not there: every row known by its place, deduplicated, and a warning.
+    with pytest.warns(RuntimeWarning, match="no record has an id in the field 'uid'.*check id_field"):
+        table = neardup.dedup_files(path, id_field="uid", output=tmp_path / "kept.parquet")
+    assert table["id"].to_pylist() == [f"{path}:{row}" for row in range(3)]
+    assert table["duplicate_of"].to_pylist() == [None, f"{path}:0", None]
+    assert pq.read_table(tmp_path / "kept.parquet")["text"].to_pylist() == [same, other]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_a_misspelt_text_field_is_an_error_and_nothing_is_written(tmp_path, suffix):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / f"a.{suffix}"
+    rows = [{"id": f"d{i}", "text": f"document {i} about things"} for i in range(3)]
+    if suffix == "jsonl":
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    out = tmp_path / f"out.{suffix}"
+    with pytest.raises(ValueError, match="not one of the 3 records is a document with text in the field 'body'; "
+                       "check text_field \\(the first: .*a\\." + suffix):
+        neardup.dedup_files(path, text_field="body", output=out)
+    assert not out.exists()
+    # With some documents among the bad records, the run goes on as before.
+    if suffix == "jsonl":
+        with path.open("a") as f:
+            f.write(json.dumps({"id": "d3", "body": "a text in the other field"}) + "\n")
+        with pytest.warns(RuntimeWarning, match="3 records or files could not be used"):
+            assert neardup.dedup_files(path, text_field="body").num_rows == 1
+
+
 def test_a_distance_is_an_integer_and_a_similarity_a_float():
     simhash, minhash = neardup.Index(None), neardup.Index(None, "minhash")
     for index in (simhash, minhash):
@@ -1207,8 +1251,13 @@ def test_a_distance_is_an_integer_and_a_similarity_a_float():
 def test_a_negative_or_huge_setting_is_named():
     with pytest.raises(ValueError, match="k must be a whole number from 0 to 4294967295, not -1"):
         neardup.dedup(["a b c"], k=-1)
-    with pytest.raises(ValueError, match="num_perm must be a whole number from 0 to 4294967295, not -1"):
-        neardup.sketches(["a b c"], "minhash", num_perm=-1)
+    for num_perm in (-1, 0, 8193):
+        with pytest.raises(ValueError, match=f"num_perm must be a whole number from 1 to 8192, not {num_perm}$"):
+            neardup.sketches(["a b c"], "minhash", num_perm=num_perm)
+    with pytest.raises(ValueError, match="shingle must be a whole number from 1 to 1024, not 0$"):
+        neardup.sketch("a b c", "minhash", shingle=0)
+    with pytest.raises(ValueError, match="char_shingle must be a whole number from 1 to 1024, not 2000$"):
+        neardup.sketch("a b c", "minhash", char_shingle=2000)
     with pytest.raises(ValueError, match="k must be a whole number"):
         neardup.Index(None, k=-1)
     with pytest.raises(ValueError, match="seed must be a whole number from 0 to 18446744073709551615, not -1"):
@@ -1228,3 +1277,71 @@ def test_a_row_that_fails_raises_its_kind_of_error():
     with pytest.raises(neardup.Error, match="row 0: null value") as raised:
         neardup.sketches([None])
     assert type(raised.value) is neardup.Error
+
+
+def test_without_pyarrow_what_returns_arrow_refuses_before_any_work(tmp_path):
+    # pyarrow is optional (the datasketch drop-in and NumPy output do without it); a function that returns
+    # Arrow says so at once, not after the run, and writes nothing.
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"document {i} about things"}) + "\n" for i in range(3)))
+    script = f"""
+import sys
+sys.modules["pyarrow"] = None  # import pyarrow now raises ImportError
+import neardup
+texts = ["one two three four five", "six seven eight nine ten"]
+print(neardup.sketches(texts).shape)
+for call in (
+    lambda: neardup.dedup(texts),
+    lambda: neardup.sketches(texts, strings=True),
+    lambda: neardup.dedup_files({str(path)!r}, output={str(tmp_path / "out.jsonl")!r}),
+):
+    try:
+        call()
+    except ImportError as e:
+        print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "(2,)"
+    assert lines[1].startswith("neardup.dedup needs pyarrow (it returns a pyarrow.Table): pip install pyarrow")
+    assert lines[2].startswith("sketches(strings=True) needs pyarrow")
+    assert lines[3].startswith("neardup.dedup_files needs pyarrow")
+    assert len(lines) == 4
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_an_index_path_that_is_a_mistake_is_refused_and_nothing_is_made(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(neardup.IndexError, match="its directory .*no/such does not exist"):
+        neardup.Index(tmp_path / "no" / "such" / "x.idx")
+    with pytest.raises(neardup.IndexError, match="an index is a directory or a Redis URL .*not a http URL"):
+        neardup.Index("http://example.org/x")
+    with pytest.raises(ValueError, match=r"'minhash' is a scheme's name.*Index\(None, 'minhash'\)"):
+        neardup.Index("minhash")
+    with pytest.raises(FileNotFoundError, match="no index at .*nothere"):
+        neardup.Index(tmp_path / "nothere", read_only=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # A new directory in one that exists is where a new index goes; a scheme named beside it is a choice.
+    with neardup.Index("minhash", "minhash") as index:
+        assert index.scheme.startswith("minhash-oph-v1")
+    assert (tmp_path / "minhash").is_dir()
+
+
+def test_column_errors_name_the_row(tmp_path):
+    pd = pytest.importorskip("pandas")
+    texts = ["one two three four five six", "one two three four five six", "other words here"]
+    # A pandas Series of objects that Arrow cannot convert is read row by row, as a list is.
+    with pytest.raises(TypeError, match="row 1: documents must be str or bytes, not int"):
+        neardup.sketches(pd.Series(["a b", 5, "c d"], dtype=object))
+    with pytest.raises(TypeError, match="row 2: ids must be strings, bytes or integers, not float"):
+        neardup.dedup(texts, ids=pd.Series(["a", "b", 2.5], dtype=object))
+    # Ids are text: bytes that are not UTF-8 are refused, naming the row (they made an invalid Arrow column).
+    with pytest.raises(ValueError, match="row 0: the id is not UTF-8"):
+        neardup.dedup(texts, ids=[b"\xff", b"b", b"c"])
+    assert neardup.dedup(texts, ids=[b"a", b"b", "c"])["id"].to_pylist() == ["a", "b", "c"]
+    # An integer column with a missing value is float in pandas: the row and the way out are named.
+    with pytest.raises(TypeError, match=r"not double: row 1 is missing \(NaN\).*'Int64' dtype"):
+        neardup.dedup(pd.Series(texts), ids=pd.Series([7, None, 9]))
+    with pytest.raises(TypeError, match="column of ids .* not the scheme's name 'minhash'.*write scheme='minhash'"):
+        neardup.dedup(texts, "minhash")

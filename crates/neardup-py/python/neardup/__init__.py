@@ -87,13 +87,13 @@ def _optional_module(name: str, how_to_install: str, needed_by: Optional[str] = 
         raise ImportError(how_to_install, name=needed_by) from e
 
 
-def _pyarrow():
+def _pyarrow(needed_for: str = "this needs pyarrow (Arrow columns, tables, NumPy or pandas input)"):
     """pyarrow, or an ImportError that says how to get it (only lists of ``str``/``bytes`` and NumPy output
-    are read and written without it)."""
+    are read and written without it). A function that returns Arrow asks for it with ``needed_for`` before
+    any work, so that a long run (or a written file) does not end in this error."""
     return _optional_module(
         "pyarrow",
-        "this needs pyarrow (Arrow columns, tables, NumPy or pandas input): pip install pyarrow, "
-        "or install neardup with it: pip install './crates/neardup-py[arrow]'",
+        f"{needed_for}: pip install pyarrow, or install neardup with it: pip install './crates/neardup-py[arrow]'",
     )
 
 def _as_column(values: Any) -> Any:
@@ -196,7 +196,8 @@ def _id_input(ids: Any):
         ids = rows
     if isinstance(ids, (list, tuple)):
         return list(ids) if isinstance(ids, tuple) else ids  # integers are read natively
-    return _buffers(_id_array(ids))
+    ids = _rows_if_arrow_refuses(_id_array, ids)
+    return ids if isinstance(ids, list) else _buffers(ids)
 
 
 def _id_array(ids: Any):
@@ -207,6 +208,17 @@ def _id_array(ids: Any):
     values = _arrow_column(ids)
     if pa.types.is_integer(values.type):
         values = values.cast(pa.string())
+    if pa.types.is_floating(values.type):
+        import pyarrow.compute as pc
+
+        missing = pc.index(pc.is_null(values, nan_is_null=True), True).as_py()
+        why = (
+            f"row {missing} is missing (NaN): pandas makes an integer column with a missing value float; give "
+            "every row an id, or use the nullable 'Int64' dtype"
+            if missing >= 0
+            else "cast them to integers or strings"
+        )
+        raise TypeError(f"ids must be strings, bytes or integers, not {values.type}: {why}")
     if not _is_text(values.type):
         raise TypeError(f"ids must be strings, bytes or integers, not {values.type}")
     return values
@@ -250,8 +262,25 @@ def _column_input(texts: Any):
     if isinstance(texts, (list, tuple)):
         items = list(texts) if isinstance(texts, tuple) else texts
         return items, len(items)
-    column = _string_array(texts)
+    column = _rows_if_arrow_refuses(_string_array, texts)
+    if isinstance(column, list):
+        return column, len(column)
     return _buffers(column), len(column)
+
+
+def _rows_if_arrow_refuses(to_arrow, values: Any):
+    """``to_arrow(values)``, or, where Arrow cannot convert a column of Python objects (a pandas Series of
+    ``object`` dtype holding an int among its strings), its rows as a list, which the native code reads row
+    by row and names the row that is wrong, as it does for a list."""
+    pa = _pyarrow()
+
+    try:
+        return to_arrow(values)
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        tolist = getattr(values, "tolist", None)
+        if tolist is None or isinstance(values, (pa.Array, pa.ChunkedArray)):
+            raise
+        return tolist()
 
 
 def _scheme_params(num_perm, seed, shingle, char_shingle):
@@ -290,6 +319,8 @@ def sketches(
     import numpy as np
 
     _check_errors(errors, "raise", "zero", "keep")
+    if strings:
+        _pyarrow("sketches(strings=True) needs pyarrow (it returns a pyarrow string array)")
     column, n = _column_input(texts)
     kind, width, values, failures = _native.sketch_column(
         column,
@@ -388,6 +419,13 @@ def dedup(
     raises stops the run. Ctrl-C stops it too.
     """
     _check_errors(errors, "keep", "raise")
+    if isinstance(ids, str) and any(ids in (s["name"], *s["aliases"]) for s in _native.schemes()):
+        # dedup(texts, "minhash"): sketches and dedup_files take the scheme second, dedup takes the ids.
+        raise TypeError(
+            f"expected a column of ids (a list, array or Series), not the scheme's name {ids!r}: dedup's "
+            f"second argument is ids; write scheme={ids!r}"
+        )
+    _pyarrow("neardup.dedup needs pyarrow (it returns a pyarrow.Table)")
     column, _ = _column_input(texts)
     columns, failures = _native.dedup_column(
         column,
@@ -461,6 +499,7 @@ def dedup_files(
     import os
 
     _check_errors(errors, "keep", "raise")
+    _pyarrow("neardup.dedup_files needs pyarrow (it returns a pyarrow.Table)")
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     columns, problems, count = _native.dedup_files(
@@ -551,7 +590,7 @@ class Index(_native.NativeIndex):
         (``pip install neardup[arrow]``).
         """
         import numpy as np
-        pa = _pyarrow()
+        pa = _pyarrow("Index.query_many needs pyarrow (it returns a pyarrow.Table)")
 
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
@@ -574,7 +613,7 @@ class Index(_native.NativeIndex):
         order they were added in. ``index.add_sketches(zip(ids, sketches))``, another index or ``neardup index
         add-fingerprints`` take them back. Holds every entry in memory (``neardup index export --store-order``
         streams a large index instead). Needs pyarrow."""
-        pa = _pyarrow()
+        pa = _pyarrow("Index.entries needs pyarrow (it returns a pyarrow.Table)")
 
         n, ids, sketches = self._entries()
         return pa.table({"id": _string_column(n, *ids), "sketch": _string_column(n, *sketches)})
