@@ -697,6 +697,55 @@ impl<S: Store> PersistentIndex<S> {
         }
     }
 
+    /// Calls `f` with every entry as this handle sees it, the same entries as [`len`](Self::len), the
+    /// lookups and the queries: a reader's as of its last [`refresh`](Self::refresh), not what a writer
+    /// committed since (which [`Store::for_each`] would read). The segments' live rows, then the entries in
+    /// memory. Stops at `f`'s first error, and at a segment row that cannot be read. `None` for a store
+    /// that serves every read itself (Redis), which has no snapshot: walk the store instead.
+    pub fn for_each_seen(
+        &self,
+        f: &mut dyn FnMut(&str, Stored) -> Result<(), Error>,
+    ) -> Option<Result<(), Error>> {
+        if self.store.served().is_some() {
+            return None;
+        }
+        Some((|| {
+            if let Some(mapped) = &self.mapped {
+                for (i, segment) in mapped.set.segments.iter().enumerate() {
+                    for row in 0..segment.rows() {
+                        let Some(id) = mapped.current_id(i, row as u32)? else {
+                            continue;
+                        };
+                        // A deletion row has no value: the id is not stored.
+                        if let Some(value) = segment.value(row) {
+                            f(id, self.decode(id, value)?)?;
+                        }
+                    }
+                }
+            }
+            match &self.memory {
+                Memory::Hamming(index) => {
+                    let mut result = Ok(());
+                    index.for_each(|id, fp| {
+                        if result.is_ok() {
+                            result = f(id, Stored::Fingerprint(fp));
+                        }
+                    });
+                    result
+                }
+                Memory::Lsh(index) => {
+                    let mut result = Ok(());
+                    index.for_each(|id, values| {
+                        if result.is_ok() {
+                            result = f(id, Stored::Signature(values.to_vec()));
+                        }
+                    });
+                    result
+                }
+            }
+        })())
+    }
+
     /// The stored signature of an id, in an LSH index.
     pub fn signature(&self, id: &str) -> Option<Vec<u32>> {
         let Memory::Lsh(index) = &self.memory else {

@@ -241,6 +241,15 @@ impl HammingIndex {
         }
     }
 
+    /// Calls `f` with every stored (id, fingerprint), in slot order.
+    pub fn for_each(&self, mut f: impl FnMut(&str, u64)) {
+        for (slot, &fp) in self.fps.iter().enumerate() {
+            if self.is_alive(slot) {
+                f(self.ids.id(slot as u32), fp);
+            }
+        }
+    }
+
     /// The fingerprint stored for an id.
     pub fn get(&self, id: &str) -> Option<u64> {
         self.ids.get(id).map(|s| self.fps[s as usize])

@@ -184,6 +184,16 @@ impl LshIndex {
         self.live == 0
     }
 
+    /// Calls `f` with every stored (id, signature), in slot order.
+    pub fn for_each(&self, mut f: impl FnMut(&str, &[u32])) {
+        let values = self.banding.values as usize;
+        for (slot, signature) in self.signatures.chunks_exact(values).enumerate() {
+            if self.alive[slot] {
+                f(self.ids.id(slot as u32), signature);
+            }
+        }
+    }
+
     /// The signature stored for an id.
     pub fn get(&self, id: &str) -> Option<&[u32]> {
         self.ids.get(id).map(|s| self.signature(s))

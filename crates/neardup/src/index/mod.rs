@@ -34,7 +34,7 @@ pub use neardup_index::hamming::plan::Design;
 use neardup_index::hamming::plan::recommend;
 pub use neardup_index::lsh::{Banding, Preset};
 pub use neardup_index::persistent::{Edit as Change, Refreshed};
-use neardup_index::persistent::{Memory, PersistentIndex, Stored};
+use neardup_index::persistent::{Error as PersistentError, Memory, PersistentIndex, Stored};
 pub use neardup_index::store::{Kind, MemoryStore, QUIET_THREAD_NAME, RedbStore, Store};
 use neardup_index::store::{Meta, SegmentStore, StoreError};
 use std::path::Path;
@@ -692,14 +692,35 @@ impl<S: Store> Index<S> {
     }
 
     /// Calls `f` with every entry as (id, sketch), in the store's order (which depends on the index's
-    /// history), streaming: nothing is collected. Stops at `f`'s first error, which it returns, and at an
-    /// entry whose stored bytes are not a sketch of the index's method (a damaged store), naming it. `f`
-    /// must not call back into the index.
+    /// history), streaming: nothing is collected. The entries are those this handle sees, as `len`, `get`
+    /// and the queries do: a reader's as of its last [`refresh`](Self::refresh) (an index in Redis has no
+    /// such snapshot, and is read as it is). Stops at `f`'s first error, which it returns, and at an entry
+    /// whose stored bytes are not a sketch of the index's method (a damaged store), naming it. `f` must not
+    /// call back into the index.
     pub fn for_each_entry<E: From<Error>>(
         &self,
         mut f: impl FnMut(&str, Sketch) -> Result<(), E>,
     ) -> Result<(), E> {
-        // The caller's error stops the store's walk and is returned as itself.
+        // The caller's error stops the walk and is returned as itself.
+        let mut failed = None;
+        let seen = self.inner.for_each_seen(&mut |id, stored| {
+            let sketch = self.sketch_of(stored).ok_or_else(|| {
+                self.index_error(format!("the entry of '{id}' is not a {}", self.method))
+            });
+            sketch
+                .map_err(E::from)
+                .and_then(|sketch| f(id, sketch))
+                .map_err(|e| {
+                    failed = Some(e);
+                    PersistentError::Store(StoreError::Stopped("the walk was stopped".into()))
+                })
+        });
+        if let Some(walked) = seen {
+            return match failed {
+                Some(e) => Err(e),
+                None => walked.map_err(|e| E::from(self.index_error(e))),
+            };
+        }
         let mut failed = None;
         let walked = self.store().for_each(&mut |id, value| {
             let sketch = self
