@@ -5,7 +5,7 @@ use crate::columns::string_column;
 use crate::errors::{IntoPy, UnsupportedError};
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
-use neardup::schemes::{MAX_NUM_PERM, MAX_SHINGLE, Params, lookup};
+use neardup::schemes::{MAX_NUM_PERM, MAX_SHINGLE, Params, method_named};
 use neardup::{Method, Sketch};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -66,15 +66,13 @@ pub fn method_of(
     shingle: Option<Whole>,
     char_shingle: Option<Whole>,
 ) -> PyResult<Method> {
-    lookup(scheme)
-        .py_err()?
-        .method(&Params {
-            num_perm: Whole::count("num_perm", num_perm, MAX_NUM_PERM)?,
-            seed: Whole::checked("seed", seed)?,
-            shingle: Whole::count("shingle", shingle, MAX_SHINGLE)?,
-            char_shingle: Whole::count("char_shingle", char_shingle, MAX_SHINGLE)?,
-        })
-        .py_err()
+    let params = Params {
+        num_perm: Whole::count("num_perm", num_perm, MAX_NUM_PERM)?,
+        seed: Whole::checked("seed", seed)?,
+        shingle: Whole::count("shingle", shingle, MAX_SHINGLE)?,
+        char_shingle: Whole::count("char_shingle", char_shingle, MAX_SHINGLE)?,
+    };
+    method_named(scheme, &params).py_err()
 }
 
 /// A whole-number argument as Python passes one (an `int`, NumPy's integers too), taken as it is and

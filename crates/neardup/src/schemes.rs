@@ -235,6 +235,23 @@ pub fn lookup(name: &str) -> Result<&'static SchemeInfo, Error> {
         })
 }
 
+/// The method a scheme's name and parameters make: a name or alias (any case) with `params`, or a method's
+/// full name as [`Method::name`] prints it (`minhash-oph-v1(k=128,seed=0,f=w5)`, what a sketch or an index
+/// reports as its scheme), which names its parameters itself and so takes none besides.
+pub fn method_named(name: &str, params: &Params) -> Result<Method, Error> {
+    if !name.contains('(') {
+        return lookup(name)?.method(params);
+    }
+    if let Some(param) = params.given().first() {
+        return Err(Error::Unsupported {
+            what: format!(
+                "{param} with {name}, which names its parameters: give {param} with the scheme's bare name"
+            ),
+        });
+    }
+    name.parse()
+}
+
 /// Every scheme's name with its aliases: `simhash-doc-v1 (simhash), minhash-oph-v1 (minhash), …`.
 pub fn known() -> String {
     REGISTRY
@@ -334,5 +351,34 @@ mod tests {
         };
         assert!(datasketch.method(&big_seed).is_err());
         assert!(lookup("minhash").unwrap().method(&big_seed).is_ok());
+    }
+
+    #[test]
+    fn a_methods_full_name_makes_the_same_method() {
+        let params = Params {
+            num_perm: Some(64),
+            shingle: Some(3),
+            ..Params::default()
+        };
+        for info in REGISTRY {
+            let Ok(method) = info
+                .method(&params)
+                .or_else(|_| info.method(&Params::default()))
+            else {
+                continue;
+            };
+            assert_eq!(
+                method_named(&method.name(), &Params::default()).unwrap(),
+                method
+            );
+        }
+        let refused = method_named("minhash-oph-v1(k=128,seed=0,f=w5)", &params)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("num_perm with minhash-oph-v1(k=128,seed=0,f=w5), which names"),
+            "{refused}"
+        );
+        assert!(method_named("minhash-oph-v1(k=0,seed=0,f=w5)", &Params::default()).is_err());
     }
 }
