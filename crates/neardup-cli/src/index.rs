@@ -567,6 +567,15 @@ fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
     Ok(inputs::exit_status(absent.len()))
 }
 
+/// Why an id cannot be a line of the TSV export, if it cannot.
+fn tsv_refuses(id: &str) -> Option<String> {
+    id.contains(['\t', '\n', '\r']).then(|| {
+        format!(
+            "the id {id:?} holds a tab or a line break, which TSV cannot carry: export with --json"
+        )
+    })
+}
+
 fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
     let index = open_reader(dir)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -577,10 +586,8 @@ fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
                 "{}",
                 json!({"id": id, "fingerprint": sketch.to_string()})
             )?;
-        } else if id.contains(['\t', '\n', '\r']) {
-            bail!(
-                "the id {id:?} holds a tab or a line break, which TSV cannot carry: export with --json"
-            );
+        } else if let Some(refused) = tsv_refuses(id) {
+            bail!(refused);
         } else {
             writeln!(out, "{id}\t{sketch}")?;
         }
@@ -594,7 +601,16 @@ fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
             Ok::<_, anyhow::Error>(())
         })?;
     } else {
-        for (id, sketch) in index.entries()? {
+        let entries = index.entries()?;
+        // Sorted entries are all at hand: an id TSV cannot carry is refused before any line is printed.
+        if let Some(refused) = entries
+            .iter()
+            .find_map(|(id, _)| tsv_refuses(id))
+            .filter(|_| !json)
+        {
+            bail!(refused);
+        }
+        for (id, sketch) in entries {
             line(&id, &sketch)?;
             exported += 1;
         }
