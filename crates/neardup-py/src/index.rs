@@ -21,6 +21,23 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::RwLock;
 
+/// Entries stored by `add_many` in one durable transaction (as `Index::insert_all` does).
+const STORE_TRANSACTION: usize = 10_000;
+/// Queries `query_many` answers between two checks of Python's signals.
+const QUERY_STRETCH: usize = 1_024;
+
+/// The error of a column call stopped by Python's signals (Ctrl-C) after `done` of `total` rows: a
+/// `KeyboardInterrupt` says how far it went (what was stored stays stored); another error as it is.
+fn stopped_after(py: Python<'_>, error: PyErr, done: usize, total: usize, what: &str) -> PyErr {
+    if error.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+        pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
+            "interrupted: {done} of {total} rows {what}"
+        ))
+    } else {
+        error
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyIndex>()
 }
@@ -295,6 +312,11 @@ impl PyIndex {
                 settings.k = k;
             }
             if let Some(expected) = expected {
+                if !(expected >= 1.0 && expected.is_finite()) {
+                    return Err(PyValueError::new_err(format!(
+                        "expected must be a count of at least 1 (e.g. 1e9), not {expected}"
+                    )));
+                }
                 settings.expected = expected;
             }
             settings.dedup.threshold = threshold;
@@ -454,11 +476,21 @@ impl PyIndex {
         if !failures.is_empty() && !keep_going {
             return Ok((0, failures));
         }
-        let stored = py
-            .detach(|| {
-                self.change(|i| with!(i, i => i.insert_all(entries.iter().map(|(id, s)| (*id, s)))))
-            })?
-            .py_err()?;
+        // One durable transaction at a time (the engine's own size), Python's signals checked between:
+        // Ctrl-C stops the storing there, and says how much was stored.
+        let mut stored = 0;
+        for transaction in entries.chunks(STORE_TRANSACTION) {
+            stored += py
+                .detach(|| {
+                    self.change(
+                        |i| with!(i, i => i.insert_all(transaction.iter().map(|(id, s)| (*id, s)))),
+                    )
+                })?
+                .py_err()?;
+            if let Err(e) = py.check_signals() {
+                return Err(stopped_after(py, e, stored, entries.len(), "stored"));
+            }
+        }
         Ok((stored, failures))
     }
 
@@ -495,21 +527,30 @@ impl PyIndex {
             Profiles::NONE,
             progress.as_ref(),
         )?;
-        let found = py
-            .detach(|| {
-                self.read(|i| {
-                    parallel::install(|| {
-                        with!(i, i => signed
-                        .par_iter()
-                        .map(|s| match s {
-                            Ok(s) => i.query(&s.sketch, radius),
-                            Err(_) => Ok(Vec::new()),
+        // Answered a stretch of queries at a time, Python's signals checked between: a query may have
+        // many matches (a large cluster), so that a column of them takes long.
+        let mut found = Vec::with_capacity(signed.len());
+        for stretch in signed.chunks(QUERY_STRETCH) {
+            let answers = py
+                .detach(|| {
+                    self.read(|i| {
+                        parallel::install(|| {
+                            with!(i, i => stretch
+                            .par_iter()
+                            .map(|s| match s {
+                                Ok(s) => i.query(&s.sketch, radius),
+                                Err(_) => Ok(Vec::new()),
+                            })
+                            .collect::<Result<Vec<_>, _>>())
                         })
-                        .collect::<Result<Vec<_>, _>>())
                     })
-                })
-            })?
-            .py_err()?;
+                })?
+                .py_err()?;
+            found.extend(answers);
+            if let Err(e) = py.check_signals() {
+                return Err(stopped_after(py, e, found.len(), signed.len(), "answered"));
+            }
+        }
         let failures = failures_of(&signed);
         let (mut rows, mut scores, mut ids) = (Vec::new(), Vec::new(), Vec::new());
         for (row, matches) in found.into_iter().enumerate() {

@@ -1260,6 +1260,9 @@ def test_a_negative_or_huge_setting_is_named():
         neardup.sketch("a b c", "minhash", char_shingle=2000)
     with pytest.raises(ValueError, match="k must be a whole number"):
         neardup.Index(None, k=-1)
+    for expected in (-1, 0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="expected must be a count of at least 1"):
+            neardup.Index(None, expected=expected)
     with pytest.raises(ValueError, match="seed must be a whole number from 0 to 18446744073709551615, not -1"):
         neardup.sketch("a b c", "minhash", seed=-1)
     assert len(neardup.sketch("a b c", "minhash", num_perm=np.int64(64)).values) == 64
@@ -1290,6 +1293,8 @@ sys.modules["pyarrow"] = None  # import pyarrow now raises ImportError
 import neardup
 texts = ["one two three four five", "six seven eight nine ten"]
 print(neardup.sketches(texts).shape)
+import collections
+assert (neardup.sketches(collections.deque(texts)) == neardup.sketches(texts)).all()
 for call in (
     lambda: neardup.dedup(texts),
     lambda: neardup.sketches(texts, strings=True),
@@ -1345,3 +1350,52 @@ def test_column_errors_name_the_row(tmp_path):
         neardup.dedup(pd.Series(texts), ids=pd.Series([7, None, 9]))
     with pytest.raises(TypeError, match="column of ids .* not the scheme's name 'minhash'.*write scheme='minhash'"):
         neardup.dedup(texts, "minhash")
+
+
+def test_a_sketch_or_index_scheme_is_taken_back_as_a_scheme():
+    text = "the scheme a sketch reports names its parameters, and makes the same sketch again"
+    for scheme, params in [("simhash", {}), ("minhash", {"num_perm": 64, "shingle": 3}), ("datasketch", {})]:
+        sketch = neardup.sketch(text, scheme, **params)
+        assert neardup.sketch(text, sketch.scheme) == sketch
+        index = neardup.Index(None, sketch.scheme)
+        assert index.scheme == sketch.scheme
+        index.add("a", text)
+        assert [id for id, _ in index.query(text)] == ["a"]
+    with pytest.raises(neardup.UnsupportedError, match="num_perm with minhash-oph-v1.*which names its parameters"):
+        neardup.sketch(text, "minhash-oph-v1(k=128,seed=0,f=w5)", num_perm=64)
+
+
+@pytest.mark.parametrize("scheme", ["simhash", "minhash"])
+def test_a_readers_entries_are_its_snapshot(tmp_path, scheme):
+    pytest.importorskip("pyarrow")
+    one, two = "one two three four five six seven", "eight nine ten eleven twelve thirteen fourteen"
+    writer = neardup.Index(tmp_path / "d", scheme)
+    writer.add("a", one)
+    writer.merge()  # "a" in a segment, the rest in the log: the snapshot has both kinds of entry
+    writer.add("c", two)
+    reader = neardup.Index(tmp_path / "d", read_only=True)
+    writer.add("b", two)
+    writer.remove("a")
+    # The reader sees what it saw at opening, in every call, until refresh().
+    assert len(reader) == 2 and "a" in reader and "b" not in reader
+    assert reader.entries()["id"].to_pylist() == ["a", "c"]
+    assert [id for id, _ in reader.query(one)] == ["a"]
+    reader.refresh()
+    assert reader.entries()["id"].to_pylist() == ["b", "c"] == sorted(writer.entries()["id"].to_pylist())
+    assert len(reader) == 2 and "a" not in reader
+    writer.close()
+    reader.close()
+
+
+def test_an_id_tsv_cannot_carry_stops_the_cli_export_before_any_line(tmp_path):
+    with neardup.Index(tmp_path / "idx") as index:
+        index.add("a", "one two three four five")
+        index.add("x\ty", "six seven eight nine ten")
+    tsv = subprocess.run([cli(), "index", "export", str(tmp_path / "idx")], capture_output=True, text=True)
+    assert tsv.returncode == 2
+    assert tsv.stdout == ""
+    assert 'the id "x\\ty" holds a tab or a line break, which TSV cannot carry: export with --json' in tsv.stderr
+    lines = subprocess.run(
+        [cli(), "index", "export", "--json", str(tmp_path / "idx")], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["a", "x\ty"]

@@ -69,6 +69,7 @@ def test_typed_user_code_runs_as_typed():
     assert typed_usage.dedup_rows(texts) == 3
     assert typed_usage.signature_round_trips(texts[0]) == 1.0
     assert typed_usage.index_columns(["a", "b", "c"], texts) == 3
+    assert typed_usage.integer_ids_and_buffers(texts[0])
 
 
 def test_every_public_name_has_a_docstring():

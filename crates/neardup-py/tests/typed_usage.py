@@ -75,3 +75,11 @@ def index_columns(ids: list[str], texts: list[str]) -> int:
     assert matches.num_rows >= stored
     assert ids[0] in index and len(index) == stored
     return stored
+
+
+def integer_ids_and_buffers(text: str) -> bool:
+    index = neardup.Index(None)
+    index.add(np.int64(3), memoryview(text.encode()))
+    assert neardup.fingerprint(memoryview(text.encode())) == neardup.fingerprint(text)
+    found: bool = np.int64(3) in index and index.get(3) is not None
+    return found

@@ -87,9 +87,9 @@ def _optional_module(name: str, how_to_install: str, needed_by: Optional[str] = 
         raise ImportError(how_to_install, name=needed_by) from e
 
 
-def _pyarrow(needed_for: str = "this needs pyarrow (Arrow columns, tables, NumPy or pandas input)"):
-    """pyarrow, or an ImportError that says how to get it (only lists of ``str``/``bytes`` and NumPy output
-    are read and written without it). A function that returns Arrow asks for it with ``needed_for`` before
+def _pyarrow(needed_for: str = "this needs pyarrow (an Arrow column)"):
+    """pyarrow, or an ImportError that says how to get it (without it, columns are read row by row, as lists,
+    and only NumPy output is written). A function that returns Arrow asks for it with ``needed_for`` before
     any work, so that a long run (or a written file) does not end in this error."""
     return _optional_module(
         "pyarrow",
@@ -136,14 +136,14 @@ def _as_rows(values: Any) -> Optional[list]:
     objects (its rows may be anything, each judged and named by its row), or any array or Series when pyarrow
     is not installed."""
     tolist = getattr(values, "tolist", None)
-    if tolist is None:
-        return None
-    if getattr(getattr(values, "dtype", None), "kind", None) == "O" and not hasattr(values, "index"):
+    if tolist is not None and getattr(getattr(values, "dtype", None), "kind", None) == "O" and not hasattr(
+        values, "index"
+    ):
         return tolist()  # NumPy object arrays; a pandas Series (with an index) keeps Arrow's nulls for NaN
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        return tolist()
+        return tolist() if tolist is not None else list(values)  # a range, a deque, a dict's values
     return None
 
 
@@ -415,8 +415,8 @@ def dedup(
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
 
     ``progress``, a callable, is called as ``progress(documents_sketched, documents)`` as the documents are
-    sketched (most of the time a run takes), on the calling thread, for a bar such as tqdm's; an exception it
-    raises stops the run. Ctrl-C stops it too.
+    sketched (most of the time a run takes, unless clusters are very large), on the calling thread, for a bar
+    such as tqdm's; an exception it raises stops the run. Ctrl-C stops it too, while it sketches.
     """
     _check_errors(errors, "keep", "raise")
     if isinstance(ids, str) and any(ids in (s["name"], *s["aliases"]) for s in _native.schemes()):
@@ -559,7 +559,8 @@ class Index(_native.NativeIndex):
         same length, strings or integers (their decimal text), none null (a list of them needs no pyarrow).
         ``errors="raise"`` (default) raises naming the first document that cannot be sketched, and stores
         nothing; ``errors="skip"`` stores the others and warns with the count. ``progress`` as for
-        :func:`dedup`. Returns how many were stored.
+        :func:`dedup`. Returns how many were stored. Ctrl-C stops it between transactions: those stored stay
+        stored, and the ``KeyboardInterrupt`` says how many rows were.
         """
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)

@@ -1,7 +1,7 @@
 """Type stubs of the native module (Rust, PyO3). Users import these names from ``neardup``."""
 
 from os import PathLike
-from typing import Any, Callable, Iterable, Literal, Optional, Union, final
+from typing import Any, Callable, Iterable, Literal, Optional, SupportsIndex, Union, final
 
 from typing_extensions import Self, TypeAlias
 
@@ -29,7 +29,9 @@ class IndexError(Error):
     """An index could not be created, opened, read or written."""
 
 # Stub-only aliases: what the functions below accept.
-_Document: TypeAlias = Union[bytes, bytearray, str]
+_Document: TypeAlias = Union[bytes, bytearray, memoryview, str]
+# An id: a str, or an integer of any kind (Python's, NumPy's), stored as its decimal text.
+_Id: TypeAlias = Union[str, SupportsIndex]
 _SketchLike: TypeAlias = Union["Sketch", str]
 # A column of documents, ids or values: a list, or what `neardup/__init__.py` passes of an Arrow column.
 _Column: TypeAlias = Any
@@ -100,12 +102,12 @@ class NativeIndex:
     def refresh(self) -> bool:
         """Catches up with what other writers committed; whether anything changed."""
     def __len__(self) -> int: ...
-    def __contains__(self, id: Union[str, int], /) -> bool: ...
-    def get(self, id: Union[str, int]) -> Optional[Sketch]: ...
+    def __contains__(self, id: _Id, /) -> bool: ...
+    def get(self, id: _Id) -> Optional[Sketch]: ...
     def add(
-        self, id: Union[str, int], document: Optional[_Document] = None, *, sketch: Optional[_SketchLike] = None, media: Optional[str] = None
+        self, id: _Id, document: Optional[_Document] = None, *, sketch: Optional[_SketchLike] = None, media: Optional[str] = None
     ) -> Sketch: ...
-    def add_sketches(self, entries: Iterable[tuple[Union[str, int], _SketchLike]]) -> int: ...
+    def add_sketches(self, entries: Iterable[tuple[_Id, _SketchLike]]) -> int: ...
     def query(
         self,
         document: Optional[_Document] = None,
@@ -115,7 +117,7 @@ class NativeIndex:
         threshold: Optional[float] = None,
         media: Optional[str] = None,
     ) -> list[tuple[str, Union[int, float]]]: ...
-    def remove(self, id: Union[str, int]) -> bool: ...
+    def remove(self, id: _Id) -> bool: ...
     # Internal: the columns under neardup.Index.entries (neardup/__init__.py).
     def _entries(self) -> tuple[int, Any, Any]: ...
     def stats(self) -> dict[str, Any]:
