@@ -164,7 +164,7 @@ pub struct ReadSummary {
     pub duplicate_ids: u64,
     /// Documents whose id came from the id field; the others are known by their place (`FILE:LINE`,
     /// `FILE:ROW`). None at all, with an id field other than the default, is most likely a misspelt name:
-    /// see [`ReadSummary::id_field_notice`].
+    /// see [`ReadSummary::field_notices`].
     pub ids_from_field: u64,
     /// Input bytes consumed (compressed bytes for .gz/.zst, file bytes for Parquet).
     pub bytes: u64,
