@@ -498,8 +498,8 @@ impl PyIndex {
     /// released. Returns the matches as columns, each query's closest first, queries in row order: the
     /// query's row (`int64` bytes), the stored id (a [`StringColumn`]) and the score (`float64` bytes);
     /// and the rows that could not be sketched `(row, message)`, which have no matches.
-    #[pyo3(signature = (documents, *, k=None, threshold=None, media=None, progress=None))]
-    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (documents, *, k=None, threshold=None, media=None, progress=None, limit=None))]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn _query_column<'py>(
         &self,
         py: Python<'py>,
@@ -508,6 +508,7 @@ impl PyIndex {
         threshold: Option<f64>,
         media: Option<&str>,
         progress: Option<Py<PyAny>>,
+        limit: Option<Whole>,
     ) -> PyResult<(
         Bound<'py, PyBytes>,
         StringColumn<'py>,
@@ -515,6 +516,7 @@ impl PyIndex {
         Failures,
     )> {
         let k = Whole::checked::<u32>("k", k)?;
+        let limit = Whole::count("limit", limit, u32::MAX)?.map_or(usize::MAX, |l| l as usize);
         let method = self.method();
         let radius = Radius::asked(method, k, threshold).py_err()?;
         let hint = media_hint(media)?;
@@ -538,7 +540,12 @@ impl PyIndex {
                             with!(i, i => stretch
                             .par_iter()
                             .map(|s| match s {
-                                Ok(s) => i.query(&s.sketch, radius),
+                                // Closest first: the cut keeps a query's best matches, and its
+                                // memory, not the whole cluster's.
+                                Ok(s) => i.query(&s.sketch, radius).map(|mut found| {
+                                    found.truncate(limit);
+                                    found
+                                }),
                                 Err(_) => Ok(Vec::new()),
                             })
                             .collect::<Result<Vec<_>, _>>())
@@ -702,8 +709,8 @@ fn is_empty_dir(path: &std::path::Path) -> bool {
     std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
 }
 
-/// An id as Python code passes one: a `str`, or an integer of any kind (its decimal text, as a column of
-/// integer ids is read).
+/// An id as Python code passes one: a `str`, UTF-8 `bytes` (their text), or an integer of any kind (its
+/// decimal text, as a column of integer ids is read).
 struct Id(String);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Id {
@@ -713,11 +720,19 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Id {
         if obj.is_instance_of::<PyString>() {
             return obj.extract().map(Id);
         }
+        // UTF-8 bytes, as a column of ids may hold (add_many, dedup): the id is their text.
+        if let Ok(bytes) = obj.cast::<PyBytes>() {
+            return std::str::from_utf8(bytes.as_bytes())
+                .map(|text| Id(text.to_owned()))
+                .map_err(|e| {
+                    PyValueError::new_err(format!("an id given as bytes must be UTF-8: {e}"))
+                });
+        }
         if let Some(id) = integer_id(&obj)? {
             return Ok(Id(id));
         }
         Err(PyTypeError::new_err(format!(
-            "an id must be a string or an integer, not {}",
+            "an id must be a string, UTF-8 bytes or an integer, not {}",
             obj.get_type().name()?
         )))
     }

@@ -1128,8 +1128,13 @@ def test_an_index_opens_where_users_point_it(tmp_path):
         index.add(7, "one two three four five")
         assert 7 in index and "7" in index and index.get(np.int64(7)) is not None
         assert index.remove(np.int32(7)) and len(index) == 0
-        with pytest.raises(TypeError, match="an id must be a string or an integer, not float"):
+        with pytest.raises(TypeError, match="an id must be a string, UTF-8 bytes or an integer, not float"):
             index.add(1.5, "text")
+        # Bytes ids are their text, as in add_many and dedup.
+        index.add(b"page", "six seven eight nine ten")
+        assert "page" in index and b"page" in index and index.remove(b"page")
+        with pytest.raises(ValueError, match="an id given as bytes must be UTF-8"):
+            index.add(b"\xff", "text")
     with pytest.raises(ValueError, match="made with k = 4, which it keeps"):
         neardup.Index(empty, k=5)
     assert neardup.Index(empty, k=4).stats()["k"] == 4
@@ -1399,3 +1404,22 @@ def test_an_id_tsv_cannot_carry_stops_the_cli_export_before_any_line(tmp_path):
         [cli(), "index", "export", "--json", str(tmp_path / "idx")], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert [json.loads(line)["id"] for line in lines] == ["a", "x\ty"]
+
+
+@pytest.mark.parametrize("scheme", ["simhash", "minhash"])
+def test_query_many_keeps_each_querys_closest_matches_up_to_a_limit(scheme):
+    pytest.importorskip("pyarrow")
+    base = "the quick brown fox jumps over the lazy dog near the river bank today"
+    copies = [base] + [base + f" and more words {i}" for i in range(5)]
+    index = neardup.Index(None, scheme, **({"threshold": 0.3} if scheme == "minhash" else {"k": 7}))
+    index.add_many([f"c{i}" for i in range(len(copies))], copies)
+    queries = [base, "nothing like the others at all in any way", base]
+    whole = index.query_many(queries)
+    cut = index.query_many(queries, limit=2)
+    assert whole.num_rows > 4
+    assert cut["row"].to_pylist() == [0, 0, 2, 2]
+    for row in (0, 2):
+        first_two = [(r["id"], r["score"]) for r in whole.to_pylist() if r["row"] == row][:2]
+        assert [(r["id"], r["score"]) for r in cut.to_pylist() if r["row"] == row] == first_two
+    with pytest.raises(ValueError, match="limit must be a whole number from 1 to 4294967295, not 0"):
+        index.query_many(queries, limit=0)

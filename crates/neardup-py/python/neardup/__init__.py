@@ -579,6 +579,7 @@ class Index(_native.NativeIndex):
         media: Optional[str] = None,
         errors: str = "raise",
         progress: Optional[Any] = None,
+        limit: Optional[int] = None,
     ) -> pyarrow.Table:
         """Queries the index with every document of a column, sketched and answered on all cores.
 
@@ -586,6 +587,8 @@ class Index(_native.NativeIndex):
         :meth:`query`. Returns a ``pyarrow.Table`` with one row per match: ``row`` (the query's row in
         ``documents``, ``int64``), ``id`` (the stored id) and ``score`` (its distance, or estimated
         similarity), queries in row order and each one's matches closest first, as :meth:`query` lists them.
+        ``limit`` keeps each query's first ``limit`` matches (ties at the cut in ``query``'s order): against
+        an index with large clusters, every query otherwise returns all of its cluster.
         ``errors="raise"`` (default) raises naming the first document that cannot be sketched;
         ``errors="skip"`` warns and gives it no matches. ``progress`` as for :func:`dedup`. Needs pyarrow
         (``pip install neardup[arrow]``).
@@ -596,7 +599,7 @@ class Index(_native.NativeIndex):
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
         rows_b, id_column, scores_b, failures = self._query_column(
-            column, k=k, threshold=threshold, media=media, progress=progress
+            column, k=k, threshold=threshold, media=media, progress=progress, limit=limit
         )
         _report(failures, errors, what="could not be sketched (no matches)")
         rows = np.frombuffer(rows_b, dtype="<i8")

@@ -30,8 +30,8 @@ class IndexError(Error):
 
 # Stub-only aliases: what the functions below accept.
 _Document: TypeAlias = Union[bytes, bytearray, memoryview, str]
-# An id: a str, or an integer of any kind (Python's, NumPy's), stored as its decimal text.
-_Id: TypeAlias = Union[str, SupportsIndex]
+# An id: a str, UTF-8 bytes (their text), or an integer of any kind (Python's, NumPy's: its decimal text).
+_Id: TypeAlias = Union[str, bytes, SupportsIndex]
 _SketchLike: TypeAlias = Union["Sketch", str]
 # A column of documents, ids or values: a list, or what `neardup/__init__.py` passes of an Arrow column.
 _Column: TypeAlias = Any
@@ -151,6 +151,7 @@ class NativeIndex:
         threshold: Optional[float] = None,
         media: Optional[str] = None,
         progress: Optional[Any] = None,
+        limit: Optional[int] = None,
     ) -> tuple[bytes, _StringColumn, bytes, _Failures]: ...
 
 # Internal: batch work over Arrow buffers, and the datasketch kernels (see neardup/datasketch.py).
