@@ -412,7 +412,8 @@ def dedup(
     cluster), ``duplicate_of`` (for a removed document, the kept id it duplicates; null for the kept ones)
     and ``score`` (its distance or similarity to that one). Keep the rows where ``duplicate_of`` is null.
     Documents that cannot be sketched (empty, no words, broken) are kept alone, with a warning
-    (``errors="raise"`` raises instead). The result depends on neither thread count nor input order.
+    (``errors="raise"`` raises instead). The result depends on neither thread count nor input order (except
+    the representative ``representative="first"`` keeps, the first in input order).
 
     ``progress``, a callable, is called as ``progress(documents_sketched, documents)`` as the documents are
     sketched (most of the time a run takes, unless clusters are very large), on the calling thread, for a bar
@@ -487,10 +488,12 @@ def dedup_files(
     goes to JSONL and Parquet to Parquet; the format follows the name; a file is renamed into place only
     when complete.
 
-    Records that are not documents (a line that is not JSON, no text, no id, an id seen before) and files
+    Records that are not documents (a line that is not JSON, no text, an id seen before; a record without an id
+    is a document known by its place, ``FILE:LINE`` or ``FILE:ROW``) and files
     that cannot be read to their end are reported in one warning and the run goes on (they are kept in the
     split, as the CLI keeps them); documents that cannot be sketched are kept alone. ``errors="raise"``
-    raises instead, naming the first, and then writes nothing.
+    raises instead, naming the first, and then writes nothing. When not one record is a document (most
+    often a misspelt ``text_field``), ``ValueError`` is raised, naming the field, and nothing is written.
 
     ``progress``, a callable, is called as ``progress(bytes_read, total_bytes)`` after each batch and each
     file (compressed bytes for ``.gz``/``.zst``), on the calling thread, for a bar such as tqdm's; an
@@ -560,7 +563,7 @@ class Index(_native.NativeIndex):
         ``errors="raise"`` (default) raises naming the first document that cannot be sketched, and stores
         nothing; ``errors="skip"`` stores the others and warns with the count. ``progress`` as for
         :func:`dedup`. Returns how many were stored. Ctrl-C stops it between transactions: those stored stay
-        stored, and the ``KeyboardInterrupt`` says how many rows were.
+        stored, and once storing has begun the ``KeyboardInterrupt`` says how many rows were.
         """
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
@@ -591,7 +594,7 @@ class Index(_native.NativeIndex):
         an index with large clusters, every query otherwise returns all of its cluster.
         ``errors="raise"`` (default) raises naming the first document that cannot be sketched;
         ``errors="skip"`` warns and gives it no matches. ``progress`` as for :func:`dedup`. Needs pyarrow
-        (``pip install neardup[arrow]``).
+        (``pip install './crates/neardup-py[arrow]'``).
         """
         import numpy as np
         pa = _pyarrow("Index.query_many needs pyarrow (it returns a pyarrow.Table)")
