@@ -701,48 +701,46 @@ impl<S: Store> Index<S> {
         &self,
         mut f: impl FnMut(&str, Sketch) -> Result<(), E>,
     ) -> Result<(), E> {
-        // The caller's error stops the walk and is returned as itself.
+        // The caller's error, or a damaged entry's, stops the walk and is returned as itself.
         let mut failed = None;
-        let seen = self.inner.for_each_seen(&mut |id, stored| {
-            let sketch = self.sketch_of(stored).ok_or_else(|| {
-                self.index_error(format!("the entry of '{id}' is not a {}", self.method))
+        let mut visit = |id: &str, stored: Result<Stored, Error>| -> bool {
+            let sketch = stored.and_then(|stored| {
+                self.sketch_of(stored).ok_or_else(|| {
+                    self.index_error(format!("the entry of '{id}' is not a {}", self.method))
+                })
             });
-            sketch
-                .map_err(E::from)
-                .and_then(|sketch| f(id, sketch))
-                .map_err(|e| {
+            match sketch.map_err(E::from).and_then(|sketch| f(id, sketch)) {
+                Ok(()) => true,
+                Err(e) => {
                     failed = Some(e);
-                    PersistentError::Store(StoreError::Stopped("the walk was stopped".into()))
-                })
+                    false
+                }
+            }
+        };
+        let stopped = || "the walk was stopped".to_owned();
+        let seen = self.inner.for_each_seen(&mut |id, stored| {
+            visit(id, Ok(stored))
+                .then_some(())
+                .ok_or_else(|| PersistentError::Store(StoreError::Stopped(stopped())))
         });
-        if let Some(walked) = seen {
-            return match failed {
-                Some(e) => Err(e),
-                None => walked.map_err(|e| E::from(self.index_error(e))),
-            };
-        }
-        let mut failed = None;
-        let walked = self.store().for_each(&mut |id, value| {
-            let sketch = self
-                .inner
-                .decode(id, value)
-                .map_err(|e| self.index_error(e))
-                .and_then(|stored| {
-                    self.sketch_of(stored).ok_or_else(|| {
-                        self.index_error(format!("the entry of '{id}' is not a {}", self.method))
-                    })
-                });
-            sketch
-                .map_err(E::from)
-                .and_then(|sketch| f(id, sketch))
-                .map_err(|e| {
-                    failed = Some(e);
-                    StoreError::Stopped("the walk was stopped".into())
+        let walked = match seen {
+            Some(walked) => walked.map_err(|e| self.index_error(e)),
+            None => self
+                .store()
+                .for_each(&mut |id, value| {
+                    let stored = self
+                        .inner
+                        .decode(id, value)
+                        .map_err(|e| self.index_error(e));
+                    visit(id, stored)
+                        .then_some(())
+                        .ok_or_else(|| StoreError::Stopped(stopped()))
                 })
-        });
+                .map_err(|e| self.index_error(e)),
+        };
         match failed {
             Some(e) => Err(e),
-            None => walked.map_err(|e| E::from(self.index_error(e))),
+            None => walked.map_err(E::from),
         }
     }
 
