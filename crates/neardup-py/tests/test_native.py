@@ -201,9 +201,14 @@ def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_pat
     assert (tmp_path / "again.jsonl").exists()
 
 
-def test_ctrl_c_stops_long_runs(tmp_path):
+def test_ctrl_c_stops_long_runs(tmp_path, request):
     import _thread
+    import signal
 
+    # A process a shell starts in the background inherits SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler (interrupt_main would do nothing): install it for this test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
     texts = [" ".join(words[(i * 7 + j) % 12] + str(i % 997) for j in range(300)) for i in range(20_000)]
     path = tmp_path / "long.jsonl"
