@@ -603,11 +603,7 @@ fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
     } else {
         let entries = index.entries()?;
         // Sorted entries are all at hand: an id TSV cannot carry is refused before any line is printed.
-        if let Some(refused) = entries
-            .iter()
-            .find_map(|(id, _)| tsv_refuses(id))
-            .filter(|_| !json)
-        {
+        if !json && let Some(refused) = entries.iter().find_map(|(id, _)| tsv_refuses(id)) {
             bail!(refused);
         }
         for (id, sketch) in entries {

@@ -725,22 +725,10 @@ impl<S: Store> PersistentIndex<S> {
             }
             match &self.memory {
                 Memory::Hamming(index) => {
-                    let mut result = Ok(());
-                    index.for_each(|id, fp| {
-                        if result.is_ok() {
-                            result = f(id, Stored::Fingerprint(fp));
-                        }
-                    });
-                    result
+                    index.try_for_each(|id, fp| f(id, Stored::Fingerprint(fp)))
                 }
                 Memory::Lsh(index) => {
-                    let mut result = Ok(());
-                    index.for_each(|id, values| {
-                        if result.is_ok() {
-                            result = f(id, Stored::Signature(values.to_vec()));
-                        }
-                    });
-                    result
+                    index.try_for_each(|id, values| f(id, Stored::Signature(values.to_vec())))
                 }
             }
         })())

@@ -100,7 +100,6 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Whole {
 }
 
 impl Whole {
-    /// The value as `T`, or a `ValueError` naming the argument and the range.
     /// A count from 1 to `max` (the number of values, a shingle's length), named by its argument: the
     /// engine's own message names the spec's symbol (K), not the argument.
     pub fn count(name: &str, value: Option<Whole>, max: u32) -> PyResult<Option<u32>> {
@@ -112,6 +111,7 @@ impl Whole {
         }
     }
 
+    /// The value as `T`, or a `ValueError` naming the argument and the range.
     pub fn checked<T: Unsigned>(name: &str, value: Option<Whole>) -> PyResult<Option<T>> {
         value
             .map(|Whole(v)| {

@@ -765,10 +765,7 @@ fn analyze_row<T>(
         // SAFETY: such rows were written as UTF-8 from `str` values (`OwnedRows::column`).
         unsafe { std::str::from_utf8_unchecked(bytes) }
     } else {
-        // The fast check first; std's names the place of a fault.
-        simdutf8::basic::from_utf8(bytes)
-            .or_else(|_| std::str::from_utf8(bytes).map_err(|e| utf8_problem(bytes, &e)))
-            .map_err(RowFailure::from)?
+        checked_utf8(bytes).map_err(RowFailure::from)?
     };
     analyze_text_as(text, hint, analyze)
 }
@@ -862,6 +859,13 @@ fn stretch_end(column: &Column<'_>, start: usize) -> usize {
     low
 }
 
+/// `bytes` as text, checked by the fast check first; std's, which names the place of a fault, only on a
+/// failure (see [`utf8_problem`]).
+pub fn checked_utf8(bytes: &[u8]) -> Result<&str, String> {
+    simdutf8::basic::from_utf8(bytes)
+        .or_else(|_| std::str::from_utf8(bytes).map_err(|e| utf8_problem(bytes, &e)))
+}
+
 /// What is wrong with text that is not UTF-8: a lone surrogate (encoded as UTF-8 would encode it, as a
 /// Python `str` may hold one, or CESU-8), or the place of another fault.
 fn utf8_problem(bytes: &[u8], error: &std::str::Utf8Error) -> String {
@@ -889,11 +893,8 @@ pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a str>> {
             let id = ids.get(r).ok_or_else(|| {
                 PyValueError::new_err(format!("row {r}: the id is null: ids must not be null"))
             })?;
-            simdutf8::basic::from_utf8(id).or_else(|_| {
-                std::str::from_utf8(id).map_err(|e| {
-                    PyValueError::new_err(format!("row {r}: the id is {}", utf8_problem(id, &e)))
-                })
-            })
+            checked_utf8(id)
+                .map_err(|problem| PyValueError::new_err(format!("row {r}: the id is {problem}")))
         })
         .collect()
 }

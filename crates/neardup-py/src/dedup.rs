@@ -249,14 +249,14 @@ pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
 /// Each row's rank among the ids in byte order, the ids checked to be unique. Inside the engine a row's id
 /// is its rank, so that the engine's policies (smallest id, ties) see the caller's order of ids whatever
 /// their type and size.
-fn id_ranks(ids: &[&[u8]]) -> PyResult<Vec<u64>> {
+fn id_ranks(ids: &[&str]) -> PyResult<Vec<u64>> {
     let mut by_id: Vec<usize> = (0..ids.len()).collect();
     parallel::install(|| by_id.par_sort_unstable_by_key(|&r| ids[r]));
     if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {
         let (a, b) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
         return Err(PyValueError::new_err(format!(
             "rows {a} and {b} have the same id {:?}: ids must be unique",
-            String::from_utf8_lossy(ids[a])
+            ids[a]
         )));
     }
     let mut ranks = vec![0u64; ids.len()];
@@ -295,20 +295,17 @@ fn dedup_column<'py>(
     let hint = media_hint(media)?;
     let n = column.len(py);
     let (owned_ids, row_numbers);
-    let id_bytes: Vec<&[u8]> = match &ids {
+    let id_texts: Vec<&str> = match &ids {
         Some(ids) => {
             owned_ids = ids.id_rows(py)?;
             row_ids(&ids.column(&owned_ids)?, n)?
-                .into_iter()
-                .map(str::as_bytes)
-                .collect()
         }
         None => {
             row_numbers = (0..n).map(|r| r.to_string()).collect::<Vec<_>>();
-            row_numbers.iter().map(String::as_bytes).collect()
+            row_numbers.iter().map(String::as_str).collect()
         }
     };
-    let order = py.detach(|| id_ranks(&id_bytes))?;
+    let order = py.detach(|| id_ranks(&id_texts))?;
     let mut dedup = new_dedup(
         method,
         &RunArgs {
@@ -355,5 +352,5 @@ fn dedup_column<'py>(
             Ok((rows, failures))
         })
         .map_err(to_py)?;
-    Ok((rows.table_columns(py, |r| id_bytes[r]), failures))
+    Ok((rows.table_columns(py, |r| id_texts[r].as_bytes()), failures))
 }

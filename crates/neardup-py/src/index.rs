@@ -4,13 +4,14 @@
 use crate::api::Whole;
 use crate::api::{PySketch, as_sketch, media_hint, method_of, sketch_document};
 use crate::batch::{
-    ColumnInput, Failures, Profiles, failures_of, integer_id, row_ids, sketch_input,
+    ColumnInput, Failures, Profiles, checked_utf8, failures_of, integer_id, row_ids, sketch_input,
 };
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::IntoPy;
 use neardup::dedup::Score;
 use neardup::index::{
-    Index, IndexSettings, IndexStore, Kind, Match, MemoryStore, Radius, StoreKind, is_redis_url,
+    Index, IndexSettings, IndexStore, Kind, Match, MemoryStore, Radius, StoreKind,
+    TRANSACTION_ENTRIES, is_redis_url,
 };
 use neardup::parallel;
 use neardup::{Method, Sketch};
@@ -21,8 +22,6 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::RwLock;
 
-/// Entries stored by `add_many` in one durable transaction (as `Index::insert_all` does).
-const STORE_TRANSACTION: usize = 10_000;
 /// Queries `query_many` answers between two checks of Python's signals.
 const QUERY_STRETCH: usize = 1_024;
 
@@ -479,7 +478,7 @@ impl PyIndex {
         // One durable transaction at a time (the engine's own size), Python's signals checked between:
         // Ctrl-C stops the storing there, and says how much was stored.
         let mut stored = 0;
-        for transaction in entries.chunks(STORE_TRANSACTION) {
+        for transaction in entries.chunks(TRANSACTION_ENTRIES) {
             stored += py
                 .detach(|| {
                     self.change(
@@ -722,10 +721,10 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Id {
         }
         // UTF-8 bytes, as a column of ids may hold (add_many, dedup): the id is their text.
         if let Ok(bytes) = obj.cast::<PyBytes>() {
-            return std::str::from_utf8(bytes.as_bytes())
+            return checked_utf8(bytes.as_bytes())
                 .map(|text| Id(text.to_owned()))
-                .map_err(|e| {
-                    PyValueError::new_err(format!("an id given as bytes must be UTF-8: {e}"))
+                .map_err(|problem| {
+                    PyValueError::new_err(format!("an id given as bytes must be UTF-8 ({problem})"))
                 });
         }
         if let Some(id) = integer_id(&obj)? {

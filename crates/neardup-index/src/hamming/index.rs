@@ -241,13 +241,14 @@ impl HammingIndex {
         }
     }
 
-    /// Calls `f` with every stored (id, fingerprint), in slot order.
-    pub fn for_each(&self, mut f: impl FnMut(&str, u64)) {
-        for (slot, &fp) in self.fps.iter().enumerate() {
-            if self.is_alive(slot) {
-                f(self.ids.id(slot as u32), fp);
-            }
-        }
+    /// Calls `f` with every stored (id, fingerprint), in slot order, until its first error.
+    pub fn try_for_each<E>(&self, mut f: impl FnMut(&str, u64) -> Result<(), E>) -> Result<(), E> {
+        let mut alive = self
+            .fps
+            .iter()
+            .enumerate()
+            .filter(|&(slot, _)| self.is_alive(slot));
+        alive.try_for_each(|(slot, &fp)| f(self.ids.id(slot as u32), fp))
     }
 
     /// The fingerprint stored for an id.

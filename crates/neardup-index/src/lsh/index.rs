@@ -184,14 +184,18 @@ impl LshIndex {
         self.live == 0
     }
 
-    /// Calls `f` with every stored (id, signature), in slot order.
-    pub fn for_each(&self, mut f: impl FnMut(&str, &[u32])) {
+    /// Calls `f` with every stored (id, signature), in slot order, until its first error.
+    pub fn try_for_each<E>(
+        &self,
+        mut f: impl FnMut(&str, &[u32]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let values = self.banding.values as usize;
-        for (slot, signature) in self.signatures.chunks_exact(values).enumerate() {
-            if self.alive[slot] {
-                f(self.ids.id(slot as u32), signature);
-            }
-        }
+        let mut alive = self
+            .signatures
+            .chunks_exact(values)
+            .enumerate()
+            .filter(|&(slot, _)| self.alive[slot]);
+        alive.try_for_each(|(slot, signature)| f(self.ids.id(slot as u32), signature))
     }
 
     /// The signature stored for an id.

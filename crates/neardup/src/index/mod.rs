@@ -204,6 +204,10 @@ pub struct Index<S: Store = IndexStore> {
     location: String,
 }
 
+/// Entries [`Index::insert_all`] writes in one durable transaction: a caller that stores a long column a
+/// transaction at a time (to check for an interrupt between them) takes this many.
+pub const TRANSACTION_ENTRIES: usize = 10_000;
+
 impl Index<IndexStore> {
     /// Creates an index at `location` for documents sketched with `method`: a directory (created if missing,
     /// in a directory that exists: a mistyped parent is an error, not a tree of new directories; the
@@ -525,8 +529,8 @@ impl<S: Store> Index<S> {
         self.insert_all(std::iter::once((id, sketch))).map(|_| ())
     }
 
-    /// Stores many sketches, in transactions of up to 10,000; returns how many were stored. Every sketch is
-    /// checked before its transaction is written.
+    /// Stores many sketches, in transactions of up to [`TRANSACTION_ENTRIES`]; returns how many were stored.
+    /// Every sketch is checked before its transaction is written.
     pub fn insert_all<'a, I, D>(&mut self, entries: I) -> Result<usize, Error>
     where
         I: IntoIterator<Item = (D, &'a Sketch)>,
@@ -536,7 +540,7 @@ impl<S: Store> Index<S> {
         let mut stored = 0;
         for (id, sketch) in entries {
             batch.push(self.change(id.as_ref(), sketch)?);
-            if batch.len() == 10_000 {
+            if batch.len() == TRANSACTION_ENTRIES {
                 stored += self.apply(std::mem::take(&mut batch))?;
             }
         }
