@@ -21,11 +21,44 @@ use crate::union_find::UnionFind;
 /// lsh_pairs(&sigs, &Banding::even(2, 4).unwrap(), |i, j, s| pairs.push((i, j, s)));
 /// assert_eq!(pairs, [(0, 1, 0.5)]);
 /// ```
-pub fn lsh_pairs(signatures: &[u32], banding: &Banding, mut emit: impl FnMut(u32, u32, f64)) {
+pub fn lsh_pairs(signatures: &[u32], banding: &Banding, emit: impl FnMut(u32, u32, f64)) {
+    lsh_pairs_or_runs(signatures, banding, usize::MAX, emit, |_, _| {});
+}
+
+/// [`lsh_pairs`] for callers that cannot afford every pair of a large run: the pairs of runs (signatures
+/// sharing a band's key) of at most `max_run` members are emitted as by [`lsh_pairs`], and each larger run is
+/// given whole to `large(band, members)` (members in increasing order), its pairs unlisted. A pair belongs
+/// to the first band it shares ([`shares_earlier_band`] tells a later band's run that it is not the pair's);
+/// a caller that walks a large run's pairs keeps that rule to see each pair once.
+///
+/// A run of near-copies of one document has as many members as copies, and its pairs grow with the square:
+/// a caller that needs only some of them (centre clustering needs each member's pairs with representatives)
+/// takes the run instead.
+///
+/// ```
+/// use neardup_index::lsh::{Banding, lsh_pairs_or_runs};
+/// let sigs = [1, 2, 3, 4, /* */ 1, 2, 0, 0, /* */ 1, 2, 5, 5, /* */ 6, 6, 3, 4];
+/// let (mut pairs, mut runs) = (Vec::new(), Vec::new());
+/// lsh_pairs_or_runs(&sigs, &Banding::even(2, 4).unwrap(), 2,
+///     |i, j, s| pairs.push((i, j, s)), |band, members| runs.push((band, members.to_vec())));
+/// assert_eq!(pairs, [(0, 3, 0.5)]);
+/// assert_eq!(runs, [(0, vec![0, 1, 2])]);
+/// ```
+pub fn lsh_pairs_or_runs(
+    signatures: &[u32],
+    banding: &Banding,
+    max_run: usize,
+    mut emit: impl FnMut(u32, u32, f64),
+    mut large: impl FnMut(u32, &[u32]),
+) {
     let k = banding.values as usize;
     let n = signatures.len() / k.max(1);
     let all: Vec<u32> = (0..n as u32).collect();
     for_each_group(signatures, banding, &all, |band, group| {
+        if group.len() > max_run {
+            large(band, group);
+            return;
+        }
         for (x, &a) in group.iter().enumerate() {
             let sa = &signatures[a as usize * k..(a as usize + 1) * k];
             for &b in &group[x + 1..] {
@@ -178,8 +211,9 @@ fn for_each_group(
     }
 }
 
-/// Whether two signatures agree on every value of some band before `band`.
-fn shares_earlier_band(banding: &Banding, band: u32, a: &[u32], b: &[u32]) -> bool {
+/// Whether two signatures agree on every value of some band before `band`: a pair that shares `band` and an
+/// earlier one belongs to the earlier.
+pub fn shares_earlier_band(banding: &Banding, band: u32, a: &[u32], b: &[u32]) -> bool {
     (0..band).any(|e| {
         let r = banding.band_range(e);
         a[r.clone()] == b[r]
@@ -213,6 +247,7 @@ mod tests {
             sigs in proptest::collection::vec(proptest::collection::vec(0u32..3, 5), 0..60),
             bands in 1u32..=5,
             threshold in proptest::option::of(0.0f64..1.0),
+            max_run in 1usize..5,
         ) {
             let banding = Banding::even(bands, 5).unwrap();
             let flat: Vec<u32> = sigs.concat();
@@ -220,6 +255,23 @@ mod tests {
             lsh_pairs(&flat, &banding, |i, j, s| got.push((i, j, s)));
             got.sort_by_key(|p| (p.0, p.1));
             let expected = brute_pairs(&sigs, &banding);
+            prop_assert_eq!(&got, &expected);
+
+            // Listed pairs, and large runs walked by the first-band rule, give every pair once.
+            let (mut got, mut walked) = (Vec::new(), Vec::new());
+            let sig = |i: u32| &flat[i as usize * 5..(i as usize + 1) * 5];
+            lsh_pairs_or_runs(&flat, &banding, max_run, |i, j, s| got.push((i, j, s)), |band, members| {
+                assert!(members.len() > max_run && members.is_sorted());
+                for (x, &a) in members.iter().enumerate() {
+                    for &b in &members[x + 1..] {
+                        if !shares_earlier_band(&banding, band, sig(a), sig(b)) {
+                            walked.push((a, b, similarity(sig(a), sig(b))));
+                        }
+                    }
+                }
+            });
+            got.extend(walked);
+            got.sort_by_key(|p| (p.0, p.1));
             prop_assert_eq!(&got, &expected);
 
             let mut uf = UnionFind::new(sigs.len());

@@ -15,5 +15,7 @@ pub mod mapped;
 
 pub use band_tables::{BandTables, BandTablesError};
 pub use banding::{Banding, BandingError, PRESETS, Preset, optimize};
-pub use batch::{lsh_clusters, lsh_clusters_with, lsh_pairs};
+pub use batch::{
+    lsh_clusters, lsh_clusters_with, lsh_pairs, lsh_pairs_or_runs, shares_earlier_band,
+};
 pub use index::{Candidate, LshError, LshIndex, band_key, similarity};

@@ -14,25 +14,45 @@ pub(super) type Assignment = Vec<Option<(u32, Score)>>;
 /// (ties: the earlier representative), else becomes one. A group of identical documents is represented by
 /// its first member if that member becomes a representative.
 ///
-/// `best[g]` holds the closest representative among group g's neighbours so far; a new representative
-/// updates its neighbours' entries once, so the whole pass is O(nodes + edges).
-pub(super) fn centres(graph: &Graph, identical: Score) -> Assignment {
+/// `best[g]` holds the closest representative among group g's neighbours so far. A new representative offers
+/// itself to its neighbours once: along its listed edges, and to the members of its runs still to be placed
+/// (others never read their `best` again), judging each such pair as it goes. So the pass is O(nodes +
+/// listed edges + judged run pairs), and a run of n near-copies that join one representative costs about n.
+pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
+    let identical = Score::identical(run.measure());
     let nodes = graph.rank.len();
     let mut assignment: Assignment = vec![None; nodes];
     let mut group_rep: Vec<Option<u32>> = vec![None; graph.groups.len()];
     let mut best: Vec<Option<(u32, Score)>> = vec![None; graph.groups.len()];
+    // Members of each group not yet placed.
+    let mut unplaced: Vec<u32> = graph.groups.iter().map(|m| m.len() as u32).collect();
     for &node in &graph.by_rank {
-        let g = graph.group_of[node as usize] as usize;
-        if let Some(rep) = group_rep[g] {
+        let g = graph.group_of[node as usize];
+        unplaced[g as usize] -= 1;
+        if let Some(rep) = group_rep[g as usize] {
             assignment[node as usize] = Some((rep, identical));
-        } else if let Some(joined) = best[g] {
+        } else if let Some(joined) = best[g as usize] {
             assignment[node as usize] = Some(joined);
         } else {
-            group_rep[g] = Some(node);
-            for &(h, score) in &graph.adjacent[g] {
+            group_rep[g as usize] = Some(node);
+            let mut offer = |h: u32, score: Score| {
                 let slot = &mut best[h as usize];
                 if slot.is_none_or(|(_, current)| score.closer_than(current)) {
                     *slot = Some((node, score));
+                }
+            };
+            for &(h, score) in &graph.adjacent[g as usize] {
+                offer(h, score);
+            }
+            for &r in graph.runs.of(g) {
+                for &h in graph.runs.members(r as usize) {
+                    let waiting = group_rep[h as usize].is_none() && unplaced[h as usize] > 0;
+                    if h != g
+                        && waiting
+                        && let Some(score) = graph.judge_in_run(run, r as usize, g, h)
+                    {
+                        offer(h, score);
+                    }
                 }
             }
         }
@@ -47,6 +67,9 @@ pub(super) fn components(graph: &Graph, run: &Dedup) -> Assignment {
     for &(a, b, _) in &graph.edges {
         uf.union(a, b);
     }
+    for r in 0..graph.runs.len() {
+        join_run(graph, run, r, &mut uf);
+    }
     // The representative of a component: its best-ranked node.
     let mut rep_of_root: Vec<Option<u32>> = vec![None; graph.groups.len()];
     let mut assignment: Assignment = vec![None; graph.rank.len()];
@@ -58,6 +81,38 @@ pub(super) fn components(graph: &Graph, run: &Dedup) -> Assignment {
         }
     }
     assignment
+}
+
+/// Joins the components that run `r`'s pairs connect. Each member meets the run's earlier members part by
+/// part (a part: those in one component) and is judged against a part's members only until one is its pair;
+/// a part already in its component costs nothing. So a run of near-copies that form one component costs about
+/// one judgement per member, not one per pair.
+fn join_run(graph: &Graph, run: &Dedup, r: usize, uf: &mut UnionFind) {
+    let mut parts: Vec<Vec<u32>> = Vec::new();
+    let mut apart = Vec::new();
+    for &b in graph.runs.members(r) {
+        let mut own = vec![b];
+        for part in parts.drain(..) {
+            let joined = uf.find(part[0]) == uf.find(b)
+                || part
+                    .iter()
+                    .any(|&a| graph.judge_in_run(run, r, a, b).is_some());
+            if joined {
+                uf.union(part[0], b);
+                let (mut larger, smaller) = if part.len() > own.len() {
+                    (part, own)
+                } else {
+                    (own, part)
+                };
+                larger.extend(smaller);
+                own = larger;
+            } else {
+                apart.push(part);
+            }
+        }
+        apart.push(own);
+        std::mem::swap(&mut parts, &mut apart);
+    }
 }
 
 fn member<'a>(

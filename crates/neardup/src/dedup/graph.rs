@@ -1,5 +1,11 @@
 //! The pair graph of a run: documents ranked by the representative policy, identical sketches grouped, and
 //! verified edges between groups, sorted so that nothing depends on input order or thread count.
+//!
+//! Candidates come in runs: the groups that share one LSH band's key, or one Hamming table's key. A run of
+//! n near-copies holds n(n−1)/2 candidate pairs, so large runs are not listed pair by pair: the graph keeps
+//! them whole ([`Runs`]) and clustering judges the pairs it needs (centres: a new representative against
+//! the run's members still to be placed), each pair by the same rule and judgement as a listed one. So the
+//! clusters are those of the whole graph, and memory stays linear in the documents.
 
 use super::{
     Dedup, PROGRESS_EVERY, Progress, Representative, Score, Sink, Stage, Summary, Verification,
@@ -7,10 +13,15 @@ use super::{
 use crate::error::Error;
 use crate::profile::Profile;
 use crate::sketch::Sketch;
-use neardup_index::hamming::all_pairs;
+use neardup_index::hamming::all_pairs_or_runs;
 use neardup_index::hamming::plan::recommend;
-use neardup_index::lsh::{lsh_pairs, similarity};
+use neardup_index::lsh::{Banding, lsh_pairs_or_runs, shares_earlier_band, similarity};
+use std::cell::Cell;
 use std::cmp::Ordering;
+
+/// Runs of more candidates than this are kept whole for clustering rather than listed pair by pair (runs of
+/// 2 to 8 are what real near-duplicates mostly make: a page and its few re-crawls).
+pub(super) const LISTED_RUN: usize = 8;
 
 /// Nodes are the run's documents (`0..documents`) then the stored entries that matched them.
 pub(super) struct Graph {
@@ -26,14 +37,94 @@ pub(super) struct Graph {
     pub groups: Vec<Vec<u32>>,
     /// Each group's neighbours with the verified score, by group.
     pub adjacent: Vec<Vec<(u32, Score)>>,
-    /// Edges between groups (a < b), sorted.
+    /// Edges between groups (a < b), sorted: the listed pairs, and those with stored entries.
     pub edges: Vec<(u32, u32, Score)>,
+    /// Runs of candidates too large to list, by group of documents.
+    pub runs: Runs,
+    /// How pairs of a run are told apart and measured.
+    pairing: Pairing,
     /// How many groups are groups of documents (the rest are stored entries, one each).
     pub document_groups: usize,
+    /// Edges with stored entries.
+    stored_edges: usize,
+    /// Candidates and pairs judged so far: the candidate stage's, then clustering's.
+    progress: Cell<Progress>,
+}
+
+/// Runs of candidate groups kept whole: groups of documents that share one band's or table's key. Run `r`'s
+/// members are `members[start[r]..start[r + 1]]`, in increasing order; group `g`'s runs are
+/// `of_group[group_start[g]..group_start[g + 1]]`.
+#[derive(Default)]
+pub(super) struct Runs {
+    /// The band (LSH) or table (Hamming) each run shares.
+    origin: Vec<u32>,
+    members: Vec<u32>,
+    start: Vec<usize>,
+    of_group: Vec<u32>,
+    group_start: Vec<usize>,
+}
+
+impl Runs {
+    fn push(&mut self, origin: u32, members: &[u32]) {
+        if self.start.is_empty() {
+            self.start.push(0);
+        }
+        self.origin.push(origin);
+        self.members.extend_from_slice(members);
+        self.start.push(self.members.len());
+    }
+
+    /// Indexes the runs by group, once every run is pushed.
+    fn index(&mut self, groups: usize) {
+        let mut start = vec![0usize; groups + 1];
+        for &g in &self.members {
+            start[g as usize + 1] += 1;
+        }
+        for g in 1..start.len() {
+            start[g] += start[g - 1];
+        }
+        let mut fill = start.clone();
+        self.of_group = vec![0; self.members.len()];
+        for r in 0..self.origin.len() {
+            for &g in &self.members[self.start[r]..self.start[r + 1]] {
+                self.of_group[fill[g as usize]] = r as u32;
+                fill[g as usize] += 1;
+            }
+        }
+        self.group_start = start;
+    }
+
+    /// How many runs there are.
+    pub fn len(&self) -> usize {
+        self.origin.len()
+    }
+
+    /// Run `r`'s members.
+    pub fn members(&self, r: usize) -> &[u32] {
+        &self.members[self.start[r]..self.start[r + 1]]
+    }
+
+    /// The runs group `g` is in.
+    pub fn of(&self, g: u32) -> &[u32] {
+        match self.group_start.get(g as usize..g as usize + 2) {
+            Some(&[a, b]) => &self.of_group[a..b],
+            _ => &[],
+        }
+    }
+}
+
+/// Which candidate pairs a run holds, and what the candidate stage measures them by.
+enum Pairing {
+    /// SimHash: pairs within k; a pair belongs to the first table whose key mask it agrees on.
+    Hamming { k: u32, key_masks: Vec<u64> },
+    /// MinHash: every pair; a pair belongs to the first band it shares.
+    Lsh(Banding),
 }
 
 impl Graph {
-    pub fn build(run: &Dedup) -> Result<Graph, Error> {
+    /// The graph of a run's documents: candidate runs of more than `listed_run` groups are kept whole
+    /// (`usize::MAX`: every pair listed, as `pairs` must write them all).
+    pub fn build(run: &Dedup, listed_run: usize) -> Result<Graph, Error> {
         run.report(Progress::default());
         let docs = &run.docs;
         let stored = &run.stored.nodes;
@@ -120,6 +211,7 @@ impl Graph {
         // Verified edges between groups of documents, then between documents and stored entries.
         let leader = |g: usize| &docs[groups[g][0] as usize];
         let mut edges: Vec<(u32, u32, Score)> = Vec::new();
+        let mut runs = Runs::default();
         let mut progress = Progress {
             stage: Stage::Candidates,
             distinct: document_groups as u64,
@@ -142,13 +234,23 @@ impl Graph {
                 edges.push((a, b, s));
             }
         };
-        match run.bands {
+        let pairing = match run.bands {
             None => {
                 let fps: Vec<u64> = (0..document_groups)
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
-                all_pairs(&fps, &design, |a, b, d| candidate(a, b, Score::Distance(d)));
+                all_pairs_or_runs(
+                    &fps,
+                    &design,
+                    listed_run,
+                    |a, b, d| candidate(a, b, Score::Distance(d)),
+                    |table, members| runs.push(table as u32, members),
+                );
+                Pairing::Hamming {
+                    k: design.k,
+                    key_masks: design.layouts().iter().map(|l| l.key_mask).collect(),
+                }
             }
             Some((banding, _)) => {
                 let k = banding.values as usize;
@@ -168,19 +270,21 @@ impl Graph {
                         }
                     }
                 }
-                lsh_pairs(&signatures, &banding, |a, b, estimate| {
-                    candidate(a, b, Score::Similarity(estimate))
-                });
+                lsh_pairs_or_runs(
+                    &signatures,
+                    &banding,
+                    listed_run,
+                    |a, b, estimate| candidate(a, b, Score::Similarity(estimate)),
+                    |band, members| runs.push(band, members),
+                );
+                Pairing::Lsh(banding)
             }
-        }
+        };
+        runs.index(document_groups);
         for &(doc, entry, score) in &run.stored.edges {
             let (a, b) = (group_of[doc as usize], group_of[documents + entry as usize]);
             edges.push((a.min(b), a.max(b), score));
         }
-        run.report(Progress {
-            stage: Stage::Writing,
-            ..progress
-        });
         edges.sort_by_key(|e| (e.0, e.1));
         edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
         let mut adjacent = vec![Vec::new(); groups.len()];
@@ -188,6 +292,10 @@ impl Graph {
             adjacent[a as usize].push((b, s));
             adjacent[b as usize].push((a, s));
         }
+        let stored_edges = edges
+            .iter()
+            .filter(|e| e.1 as usize >= document_groups)
+            .count();
         Ok(Graph {
             documents,
             rank,
@@ -196,8 +304,61 @@ impl Graph {
             groups,
             adjacent,
             edges,
+            runs,
+            pairing,
             document_groups,
+            stored_edges,
+            progress: Cell::new(progress),
         })
+    }
+
+    /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run (see
+    /// [`Pairing`]), as the candidate stage judges a listed pair: the pair and its score, or `None`.
+    pub fn judge_in_run(&self, run: &Dedup, r: usize, a: u32, b: u32) -> Option<Score> {
+        let (a, b) = (a.min(b), a.max(b));
+        let leader = |g: u32| &run.docs[self.groups[g as usize][0] as usize];
+        let (x, y) = (&leader(a).sketch, &leader(b).sketch);
+        let origin = self.runs.origin[r];
+        let measured = match (&self.pairing, x, y) {
+            (Pairing::Hamming { k, key_masks }, Sketch::Fingerprint(x), Sketch::Fingerprint(y)) => {
+                let (x, y) = (x.bits(), y.bits());
+                let d = neardup_index::hamming(x, y);
+                let first_table = key_masks.iter().position(|m| (x ^ y) & m == 0);
+                if d > *k || first_table != Some(origin as usize) {
+                    return None;
+                }
+                Score::Distance(d)
+            }
+            (Pairing::Lsh(banding), Sketch::Signature(x), Sketch::Signature(y)) => {
+                let (x, y) = (x.values(), y.values());
+                if shares_earlier_band(banding, origin, x, y) {
+                    return None;
+                }
+                Score::Similarity(similarity(x, y))
+            }
+            _ => return None,
+        };
+        let score = run.judge(
+            measured,
+            leader(a).profile.as_ref(),
+            leader(b).profile.as_ref(),
+        );
+        let mut progress = self.progress.get();
+        progress.candidates += 1;
+        progress.pairs += u64::from(score.is_some());
+        if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
+            run.report(progress);
+        }
+        self.progress.set(progress);
+        score
+    }
+
+    /// Tells the observer that the run is writing, with the final counts.
+    pub fn report_writing(&self, run: &Dedup) {
+        run.report(Progress {
+            stage: Stage::Writing,
+            ..self.progress.get()
+        });
     }
 
     /// The id of a node.
@@ -276,7 +437,7 @@ impl Graph {
             documents: self.documents,
             stored: run.stored.nodes.len(),
             distinct: self.document_groups,
-            edges: self.edges.len(),
+            edges: self.progress.get().pairs as usize + self.stored_edges,
             ..Summary::default()
         }
     }

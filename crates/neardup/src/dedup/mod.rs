@@ -348,7 +348,9 @@ pub struct Summary {
     pub stored: usize,
     /// Distinct sketches (documents with identical sketches and profiles are one).
     pub distinct: usize,
-    /// Verified pairs of distinct sketches (edges of the pair graph).
+    /// Verified pairs of distinct sketches that the run judged (edges of the pair graph). Clustering judges
+    /// only the pairs it needs among many near-copies (see [`Dedup::clusters`]), so this can be fewer than
+    /// the pairs [`Dedup::pairs`] lists.
     pub edges: usize,
     /// Pairs written (pairs mode).
     pub pairs: usize,
@@ -514,7 +516,8 @@ impl Dedup {
     /// Every verified pair, once, as (id_a, id_b, score) with id_a < id_b in byte order: pairs of identical
     /// documents too. Returns the summary.
     pub fn pairs(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
-        let graph = graph::Graph::build(self)?;
+        let graph = graph::Graph::build(self, usize::MAX)?;
+        graph.report_writing(self);
         let pairs = graph.write_pairs(self, sink)?;
         Ok(Summary {
             pairs,
@@ -524,12 +527,26 @@ impl Dedup {
 
     /// The clusters of two or more, by the clustering and representative policy of the options, in the
     /// order of their representatives; each cluster's representative first, then its members in order.
+    ///
+    /// Memory stays linear in the documents however large the clusters: n near-copies of one document are
+    /// n(n−1)/2 candidate pairs, so candidates that share an LSH band or Hamming table key with more than a
+    /// few others are kept as one run, and centre clustering judges a run's pairs only between a new
+    /// representative and the members still to be placed (about n pairs when the copies join one
+    /// representative). The clusters are exactly those of every pair. Connected components still judge the
+    /// pairs of a run that do not already share a component.
     pub fn clusters(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
-        let graph = graph::Graph::build(self)?;
+        self.clusters_listing(graph::LISTED_RUN, sink)
+    }
+
+    /// [`Dedup::clusters`] with candidate runs of more than `listed_run` groups kept whole (the clusters
+    /// never depend on it; tests compare).
+    fn clusters_listing(&self, listed_run: usize, sink: &mut dyn Sink) -> Result<Summary, Error> {
+        let graph = graph::Graph::build(self, listed_run)?;
         let clusters = match self.options.clustering {
-            Clustering::Centres => cluster::centres(&graph, Score::identical(self.measure())),
+            Clustering::Centres => cluster::centres(&graph, self),
             Clustering::Components => cluster::components(&graph, self),
         };
+        graph.report_writing(self);
         cluster::write(self, &graph, clusters, sink)
     }
 }

@@ -387,3 +387,127 @@ fn simhash_candidates_are_verified_by_the_exact_measure() {
     };
     assert!(Dedup::new(simhash(), bad).is_err());
 }
+
+/// Every member as the sink sees it: (cluster, id, duplicate_of, score).
+#[derive(Default)]
+struct Members(Vec<(usize, String, Option<String>, Option<String>)>);
+
+impl Sink for Members {
+    fn pair(&mut self, _: &str, _: &str, _: Score) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
+        for m in &cluster.members {
+            self.0.push((
+                cluster.number,
+                m.id.to_owned(),
+                m.duplicate_of.map(str::to_owned),
+                m.score.map(|s| format!("{s:?}")),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Runs `dedup` with every candidate pair listed and with runs of more than `listed_run` kept whole: the
+/// members, representatives and scores must be the same, under both clusterings.
+fn same_clusters_whatever_is_listed(
+    dedup: &mut Dedup,
+    listed_run: usize,
+) -> Result<(), TestCaseError> {
+    for clustering in [Clustering::Centres, Clustering::Components] {
+        dedup.options.clustering = clustering;
+        let (mut all, mut runs) = (Members::default(), Members::default());
+        let listed = dedup.clusters_listing(usize::MAX, &mut all).unwrap();
+        let kept = dedup.clusters_listing(listed_run, &mut runs).unwrap();
+        prop_assert_eq!(&all.0, &runs.0, "{:?}", clustering);
+        prop_assert_eq!(
+            (listed.clusters, listed.duplicates),
+            (kept.clusters, kept.duplicates)
+        );
+        prop_assert!(kept.edges <= listed.edges);
+    }
+    Ok(())
+}
+
+proptest! {
+    /// SimHash: near-copies of a few centres, so that table keys hold large runs.
+    #[test]
+    fn simhash_clusters_do_not_depend_on_which_runs_are_listed(
+        centres in proptest::collection::vec(any::<u64>(), 1..4),
+        points in proptest::collection::vec((any::<usize>(), any::<u64>(), 0u32..7), 2..60),
+        k in 1u32..5,
+        listed_run in 1usize..5,
+        longest: bool,
+    ) {
+        let mut dedup = Dedup::new(simhash(), Options {
+            k,
+            representative: if longest { Representative::Longest } else { Representative::SmallestId },
+            ..Options::default()
+        }).unwrap();
+        for (i, &(c, noise, flips)) in points.iter().enumerate() {
+            let mut bits = centres[c % centres.len()];
+            for f in 0..flips {
+                bits ^= 1 << (noise.rotate_left(f * 9) % 64);
+            }
+            dedup.push(Document { length: noise % 7, ..Document::new(format!("{i:02}"), fp(bits)) }).unwrap();
+        }
+        same_clusters_whatever_is_listed(&mut dedup, listed_run)?;
+    }
+
+    /// MinHash with exact verification: texts that drop a few words of one of a few bases.
+    #[test]
+    fn minhash_clusters_do_not_depend_on_which_runs_are_listed(
+        drops in proptest::collection::vec((0usize..3, proptest::collection::vec(0usize..30, 0..6)), 2..40),
+        threshold in 0.5f64..0.95,
+        listed_run in 1usize..5,
+        exact: bool,
+    ) {
+        let method = Method::MinHash(MinHashScheme::oph(64, 0, 1).unwrap());
+        let mut dedup = Dedup::new(method, Options {
+            threshold: Some(threshold),
+            verification: if exact { Verification::Exact } else { Verification::Estimate },
+            ..Options::default()
+        }).unwrap();
+        for (i, (base, dropped)) in drops.iter().enumerate() {
+            let text: Vec<String> = (0..30)
+                .filter(|w| !dropped.contains(w))
+                .map(|w| format!("b{base}w{w}"))
+                .collect();
+            let (sketch, profile) = method.sketch_text_with_profile(&text.join(" ")).unwrap();
+            dedup.push(Document { profile, ..Document::new(format!("{i:02}"), sketch) }).unwrap();
+        }
+        same_clusters_whatever_is_listed(&mut dedup, listed_run)?;
+    }
+}
+
+#[test]
+fn many_near_copies_are_clustered_without_listing_their_pairs() {
+    // 3,000 near-copies of one text (each replaces one word by its own): 4.5 million candidate pairs if
+    // listed; clustering judges about one per copy.
+    let method = Method::MinHash(MinHashScheme::oph(128, 0, 1).unwrap());
+    let mut dedup = Dedup::new(
+        method,
+        Options {
+            threshold: Some(0.5),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let words: Vec<String> = (0..20).map(|w| format!("w{w}")).collect();
+    for i in 0..3000 {
+        let mut text = words.clone();
+        text[i % 20] = format!("own{i}");
+        let (sketch, profile) = method.sketch_text_with_profile(&text.join(" ")).unwrap();
+        dedup
+            .push(Document {
+                profile,
+                ..Document::new(format!("{i:04}"), sketch)
+            })
+            .unwrap();
+    }
+    let summary = dedup.clusters(&mut VecSink::default()).unwrap();
+    assert_eq!(summary.duplicates + summary.clusters, 3000, "{summary:?}");
+    assert!(summary.edges < 3 * 3000, "{} pairs judged", summary.edges);
+}
