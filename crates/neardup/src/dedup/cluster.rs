@@ -16,8 +16,9 @@ pub(super) type Assignment = Vec<Option<(u32, Score)>>;
 ///
 /// `best[g]` holds the closest representative among group g's neighbours so far. A new representative offers
 /// itself to its neighbours once: along its listed edges, and to the members of its runs still to be placed
-/// (others never read their `best` again), judging each such pair as it goes. So the pass is O(nodes +
-/// listed edges + judged run pairs), and a run of n near-copies that join one representative costs about n.
+/// (others never read their `best` again), judging each such pair as it goes. So the pass costs the nodes,
+/// the listed edges, and the sizes of each representative's runs: a run of n near-copies that join one
+/// representative costs about n.
 pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
     let identical = Score::identical(run.measure());
     let nodes = graph.rank.len();

@@ -2,10 +2,12 @@
 //! verified edges between groups, sorted so that nothing depends on input order or thread count.
 //!
 //! Candidates come in runs: the groups that share one LSH band's key, or one Hamming table's key. A run of
-//! n near-copies holds n(n−1)/2 candidate pairs, so large runs are not listed pair by pair: the graph keeps
+//! n near-copies holds n(n−1)/2 verified pairs, so such runs are not listed pair by pair: the graph keeps
 //! them whole ([`Runs`]) and clustering judges the pairs it needs (centres: a new representative against
 //! the run's members still to be placed), each pair by the same rule and judgement as a listed one. So the
-//! clusters are those of the whole graph, and memory stays linear in the documents.
+//! clusters are those of the whole graph, and memory stays linear in the documents. Runs of sketches that
+//! share a key by chance (SimHash's short keys on a large input: a dozen fingerprints, rarely within k) hold
+//! few candidates and are listed as before, which is faster than judging them piecemeal ([`Listed`]).
 
 use super::{
     Dedup, PROGRESS_EVERY, Progress, Representative, Score, Sink, Stage, Summary, Verification,
@@ -19,9 +21,39 @@ use neardup_index::lsh::{Banding, lsh_pairs_or_runs, shares_earlier_band, simila
 use std::cell::Cell;
 use std::cmp::Ordering;
 
-/// Runs of more candidates than this are kept whole for clustering rather than listed pair by pair (runs of
-/// 2 to 8 are what real near-duplicates mostly make: a page and its few re-crawls).
-pub(super) const LISTED_RUN: usize = 8;
+/// Which candidate runs the graph lists pair by pair; the others are kept whole for clustering. It changes
+/// the work, never the clusters.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Listed {
+    /// Runs of at most this many groups are listed (2 to 8 is what real near-duplicates mostly make: a page
+    /// and its few re-crawls).
+    pub run: usize,
+    /// A larger run of at most [`Listed::scanned_run`] is listed when its candidates number at most this many
+    /// per member: sketches that share a key by chance (SimHash's short keys on a large input: rarely within
+    /// k) make few, near-copies many.
+    pub pairs_per_member: usize,
+    /// Runs of more than this many groups are kept whole without looking at their pairs (finding that few of
+    /// them belong to the run, as in the later bands of near-copies, would cost their square).
+    pub scanned_run: usize,
+}
+
+impl Listed {
+    /// Every pair listed, as `pairs` must write them all.
+    pub const ALL: Listed = Listed {
+        run: usize::MAX,
+        pairs_per_member: usize::MAX,
+        scanned_run: usize::MAX,
+    };
+    /// What clustering lists.
+    pub const CLUSTERING: Listed = Listed {
+        run: LISTED_RUN,
+        pairs_per_member: 1,
+        scanned_run: 64,
+    };
+}
+
+/// [`Listed::CLUSTERING`]'s run size, which the distributed stages share for their buckets.
+pub(crate) const LISTED_RUN: usize = 8;
 
 /// Nodes are the run's documents (`0..documents`) then the stored entries that matched them.
 pub(super) struct Graph {
@@ -121,10 +153,94 @@ enum Pairing {
     Lsh(Banding),
 }
 
+impl Pairing {
+    /// SimHash: the distance of two fingerprints of a run of `table`, if they are a candidate pair that
+    /// belongs to it.
+    fn fingerprints(&self, table: u32, x: u64, y: u64) -> Option<Score> {
+        let Pairing::Hamming { k, key_masks } = self else {
+            return None;
+        };
+        let d = neardup_index::hamming(x, y);
+        let first_table = || key_masks.iter().position(|m| (x ^ y) & m == 0);
+        (d <= *k && first_table() == Some(table as usize)).then_some(Score::Distance(d))
+    }
+
+    /// MinHash: the estimated similarity of two signatures of a run of `band`, if the pair belongs to it.
+    fn signatures(&self, band: u32, x: &[u32], y: &[u32]) -> Option<Score> {
+        let Pairing::Lsh(banding) = self else {
+            return None;
+        };
+        (!shares_earlier_band(banding, band, x, y)).then(|| Score::Similarity(similarity(x, y)))
+    }
+}
+
+/// The candidate stage's listing: each candidate judged, counted and kept as an edge if a pair. A large run's
+/// candidates are listed too when they are few ([`Listed::pairs_per_member`]); else (near-copies) the run is
+/// kept whole for clustering.
+struct Listing<'a> {
+    run: &'a Dedup,
+    docs: &'a [super::Document],
+    groups: &'a [Vec<u32>],
+    edges: Vec<(u32, u32, Score)>,
+    runs: Runs,
+    progress: Progress,
+    /// A large run's candidates so far, measured.
+    found: Vec<(u32, u32, Score)>,
+    /// Which large runs are listed.
+    listed: Listed,
+}
+
+impl Listing<'_> {
+    fn judge(&mut self, a: u32, b: u32, measured: Score) -> Option<Score> {
+        let profile = |g: u32| {
+            self.docs[self.groups[g as usize][0] as usize]
+                .profile
+                .as_ref()
+        };
+        let score = self.run.judge(measured, profile(a), profile(b));
+        self.progress.candidates += 1;
+        self.progress.pairs += u64::from(score.is_some());
+        if self.progress.candidates.is_multiple_of(PROGRESS_EVERY) {
+            self.run.report(self.progress);
+        }
+        score
+    }
+
+    fn pair(&mut self, a: u32, b: u32, measured: Score) {
+        if let Some(score) = self.judge(a, b, measured) {
+            self.edges.push((a, b, score));
+        }
+    }
+
+    /// A run of more than the listed size: `measure` gives the candidates that belong to it. Listed if they
+    /// are few, else kept whole, before any is judged.
+    fn large(&mut self, origin: u32, members: &[u32], measure: impl Fn(u32, u32) -> Option<Score>) {
+        self.found.clear();
+        if members.len() > self.listed.scanned_run {
+            self.runs.push(origin, members);
+            return;
+        }
+        let most = members.len().saturating_mul(self.listed.pairs_per_member);
+        for (x, &a) in members.iter().enumerate() {
+            for &b in &members[x + 1..] {
+                if let Some(measured) = measure(a, b) {
+                    self.found.push((a, b, measured));
+                    if self.found.len() > most {
+                        self.runs.push(origin, members);
+                        return;
+                    }
+                }
+            }
+        }
+        for (a, b, measured) in std::mem::take(&mut self.found) {
+            self.pair(a, b, measured);
+        }
+    }
+}
+
 impl Graph {
-    /// The graph of a run's documents: candidate runs of more than `listed_run` groups are kept whole
-    /// (`usize::MAX`: every pair listed, as `pairs` must write them all).
-    pub fn build(run: &Dedup, listed_run: usize) -> Result<Graph, Error> {
+    /// The graph of a run's documents, with the candidate runs that `listed` does not list kept whole.
+    pub fn build(run: &Dedup, listed: Listed) -> Result<Graph, Error> {
         run.report(Progress::default());
         let docs = &run.docs;
         let stored = &run.stored.nodes;
@@ -210,47 +326,45 @@ impl Graph {
 
         // Verified edges between groups of documents, then between documents and stored entries.
         let leader = |g: usize| &docs[groups[g][0] as usize];
-        let mut edges: Vec<(u32, u32, Score)> = Vec::new();
-        let mut runs = Runs::default();
-        let mut progress = Progress {
+        let progress = Progress {
             stage: Stage::Candidates,
             distinct: document_groups as u64,
             ..Progress::default()
         };
         run.report(progress);
-        // Each candidate, measured by the table or band pass, is judged, counted and kept as an edge if a pair.
-        let mut candidate = |a: u32, b: u32, measured: Score| {
-            let score = run.judge(
-                measured,
-                leader(a as usize).profile.as_ref(),
-                leader(b as usize).profile.as_ref(),
-            );
-            progress.candidates += 1;
-            progress.pairs += u64::from(score.is_some());
-            if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
-                run.report(progress);
-            }
-            if let Some(s) = score {
-                edges.push((a, b, s));
-            }
-        };
+        // Both passes hand their candidates to one listing, small runs pair by pair, large runs whole.
+        let listing = std::cell::RefCell::new(Listing {
+            run,
+            docs,
+            groups: &groups,
+            edges: Vec::new(),
+            runs: Runs::default(),
+            progress,
+            found: Vec::new(),
+            listed,
+        });
         let pairing = match run.bands {
             None => {
                 let fps: Vec<u64> = (0..document_groups)
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
+                let pairing = Pairing::Hamming {
+                    k: design.k,
+                    key_masks: design.layouts().iter().map(|l| l.key_mask).collect(),
+                };
                 all_pairs_or_runs(
                     &fps,
                     &design,
-                    listed_run,
-                    |a, b, d| candidate(a, b, Score::Distance(d)),
-                    |table, members| runs.push(table as u32, members),
+                    listed.run,
+                    |a, b, d| listing.borrow_mut().pair(a, b, Score::Distance(d)),
+                    |table, members| {
+                        listing.borrow_mut().large(table as u32, members, |a, b| {
+                            pairing.fingerprints(table as u32, fps[a as usize], fps[b as usize])
+                        })
+                    },
                 );
-                Pairing::Hamming {
-                    k: design.k,
-                    key_masks: design.layouts().iter().map(|l| l.key_mask).collect(),
-                }
+                pairing
             }
             Some((banding, _)) => {
                 let k = banding.values as usize;
@@ -270,16 +384,28 @@ impl Graph {
                         }
                     }
                 }
+                let pairing = Pairing::Lsh(banding);
+                let sig = |g: u32| &signatures[g as usize * k..(g as usize + 1) * k];
                 lsh_pairs_or_runs(
                     &signatures,
                     &banding,
-                    listed_run,
-                    |a, b, estimate| candidate(a, b, Score::Similarity(estimate)),
-                    |band, members| runs.push(band, members),
+                    listed.run,
+                    |a, b, estimate| listing.borrow_mut().pair(a, b, Score::Similarity(estimate)),
+                    |band, members| {
+                        listing.borrow_mut().large(band, members, |a, b| {
+                            pairing.signatures(band, sig(a), sig(b))
+                        })
+                    },
                 );
-                Pairing::Lsh(banding)
+                pairing
             }
         };
+        let Listing {
+            mut edges,
+            mut runs,
+            progress,
+            ..
+        } = listing.into_inner();
         runs.index(document_groups);
         for &(doc, entry, score) in &run.stored.edges {
             let (a, b) = (group_of[doc as usize], group_of[documents + entry as usize]);
@@ -319,25 +445,15 @@ impl Graph {
         let leader = |g: u32| &run.docs[self.groups[g as usize][0] as usize];
         let (x, y) = (&leader(a).sketch, &leader(b).sketch);
         let origin = self.runs.origin[r];
-        let measured = match (&self.pairing, x, y) {
-            (Pairing::Hamming { k, key_masks }, Sketch::Fingerprint(x), Sketch::Fingerprint(y)) => {
-                let (x, y) = (x.bits(), y.bits());
-                let d = neardup_index::hamming(x, y);
-                let first_table = key_masks.iter().position(|m| (x ^ y) & m == 0);
-                if d > *k || first_table != Some(origin as usize) {
-                    return None;
-                }
-                Score::Distance(d)
+        let measured = match (x, y) {
+            (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) => {
+                self.pairing.fingerprints(origin, x.bits(), y.bits())
             }
-            (Pairing::Lsh(banding), Sketch::Signature(x), Sketch::Signature(y)) => {
-                let (x, y) = (x.values(), y.values());
-                if shares_earlier_band(banding, origin, x, y) {
-                    return None;
-                }
-                Score::Similarity(similarity(x, y))
+            (Sketch::Signature(x), Sketch::Signature(y)) => {
+                self.pairing.signatures(origin, x.values(), y.values())
             }
-            _ => return None,
-        };
+            _ => None,
+        }?;
         let score = run.judge(
             measured,
             leader(a).profile.as_ref(),

@@ -65,9 +65,10 @@ pub enum Stage {
     /// Ranking documents and grouping identical sketches.
     #[default]
     Grouping,
-    /// Finding candidate pairs and verifying them.
+    /// Finding candidate pairs and verifying them (and, forming clusters, judging the pairs of large
+    /// candidate runs that clustering needs).
     Candidates,
-    /// Forming clusters and writing results to the sink.
+    /// Writing the clusters (or pairs) to the sink.
     Writing,
 }
 
@@ -350,7 +351,7 @@ pub struct Summary {
     pub distinct: usize,
     /// Verified pairs of distinct sketches that the run judged (edges of the pair graph). Clustering judges
     /// only the pairs it needs among many near-copies (see [`Dedup::clusters`]), so this can be fewer than
-    /// the pairs [`Dedup::pairs`] lists.
+    /// the pairs [`Dedup::pairs`] lists (and a pair whose LSH band keys collide in two bands counts twice).
     pub edges: usize,
     /// Pairs written (pairs mode).
     pub pairs: usize,
@@ -516,7 +517,7 @@ impl Dedup {
     /// Every verified pair, once, as (id_a, id_b, score) with id_a < id_b in byte order: pairs of identical
     /// documents too. Returns the summary.
     pub fn pairs(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
-        let graph = graph::Graph::build(self, usize::MAX)?;
+        let graph = graph::Graph::build(self, graph::Listed::ALL)?;
         graph.report_writing(self);
         let pairs = graph.write_pairs(self, sink)?;
         Ok(Summary {
@@ -529,19 +530,24 @@ impl Dedup {
     /// order of their representatives; each cluster's representative first, then its members in order.
     ///
     /// Memory stays linear in the documents however large the clusters: n near-copies of one document are
-    /// n(n−1)/2 candidate pairs, so candidates that share an LSH band or Hamming table key with more than a
-    /// few others are kept as one run, and centre clustering judges a run's pairs only between a new
-    /// representative and the members still to be placed (about n pairs when the copies join one
-    /// representative). The clusters are exactly those of every pair. Connected components still judge the
-    /// pairs of a run that do not already share a component.
+    /// n(n−1)/2 candidate pairs, so a run (sketches sharing an LSH band or a Hamming table's key) of more than
+    /// 64, or of more than 8 whose candidate pairs outnumber its members, is kept whole (4 bytes per member,
+    /// twice),
+    /// and centre clustering judges its pairs only between a new representative and the members still to
+    /// be placed (about n pairs when the copies join one representative). The clusters are exactly those of
+    /// every pair. Connected components judge a run's pairs until its members are joined.
     pub fn clusters(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
-        self.clusters_listing(graph::LISTED_RUN, sink)
+        self.clusters_listing(graph::Listed::CLUSTERING, sink)
     }
 
-    /// [`Dedup::clusters`] with candidate runs of more than `listed_run` groups kept whole (the clusters
+    /// [`Dedup::clusters`] with the candidate runs that `listed` does not list kept whole (the clusters
     /// never depend on it; tests compare).
-    fn clusters_listing(&self, listed_run: usize, sink: &mut dyn Sink) -> Result<Summary, Error> {
-        let graph = graph::Graph::build(self, listed_run)?;
+    fn clusters_listing(
+        &self,
+        listed: graph::Listed,
+        sink: &mut dyn Sink,
+    ) -> Result<Summary, Error> {
+        let graph = graph::Graph::build(self, listed)?;
         let clusters = match self.options.clustering {
             Clustering::Centres => cluster::centres(&graph, self),
             Clustering::Components => cluster::components(&graph, self),

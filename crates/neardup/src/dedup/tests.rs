@@ -410,23 +410,34 @@ impl Sink for Members {
     }
 }
 
-/// Runs `dedup` with every candidate pair listed and with runs of more than `listed_run` kept whole: the
-/// members, representatives and scores must be the same, under both clusterings.
+/// Runs `dedup` with every candidate pair listed, and with runs of more than `listed_run` kept whole (always,
+/// when their candidates outnumber their members, or when they are larger still): the members,
+/// representatives and scores must be the same, under both clusterings.
 fn same_clusters_whatever_is_listed(
     dedup: &mut Dedup,
     listed_run: usize,
 ) -> Result<(), TestCaseError> {
     for clustering in [Clustering::Centres, Clustering::Components] {
         dedup.options.clustering = clustering;
-        let (mut all, mut runs) = (Members::default(), Members::default());
-        let listed = dedup.clusters_listing(usize::MAX, &mut all).unwrap();
-        let kept = dedup.clusters_listing(listed_run, &mut runs).unwrap();
-        prop_assert_eq!(&all.0, &runs.0, "{:?}", clustering);
-        prop_assert_eq!(
-            (listed.clusters, listed.duplicates),
-            (kept.clusters, kept.duplicates)
-        );
-        prop_assert!(kept.edges <= listed.edges);
+        let mut all = Members::default();
+        let listed = dedup
+            .clusters_listing(graph::Listed::ALL, &mut all)
+            .unwrap();
+        for (pairs_per_member, scanned_run) in [(0, 64), (1, 64), (1, listed_run + 2)] {
+            let mut runs = Members::default();
+            let only = graph::Listed {
+                run: listed_run,
+                pairs_per_member,
+                scanned_run,
+            };
+            let kept = dedup.clusters_listing(only, &mut runs).unwrap();
+            prop_assert_eq!(&all.0, &runs.0, "{:?} {:?}", clustering, only);
+            prop_assert_eq!(
+                (listed.clusters, listed.duplicates),
+                (kept.clusters, kept.duplicates)
+            );
+            prop_assert!(kept.edges <= listed.edges);
+        }
     }
     Ok(())
 }
