@@ -305,18 +305,20 @@ impl PyStages {
     }
 
     /// Stage 4's grouping over a column of packed bucket records ([`Self::buckets`]) that holds every record
-    /// of its buckets: the distinct pairs of nodes sharing a bucket (SimHash: within k bits), `a < b`, and
-    /// `(n, n)` for each node with two or more records in its copy bucket; as `(a, b)`, 16 bytes per node,
-    /// concatenated, sorted.
+    /// of its buckets: the distinct pairs of nodes sharing a bucket of few nodes or few candidates (SimHash:
+    /// within k bits),
+    /// `a < b`, and `(n, n)` for each node with two or more records in its copy bucket, as `(a, b)`, 16 bytes
+    /// per node, concatenated, sorted; then the buckets of more nodes, kept whole for [`Self::join_runs`], as
+    /// `(bucket, node)` rows (10 and 16 bytes), sorted.
     fn pairs<'py>(
         &self,
         py: Python<'py>,
         records: ColumnInput<'_>,
-    ) -> PyResult<[Bound<'py, PyBytes>; 2]> {
+    ) -> PyResult<[Bound<'py, PyBytes>; 4]> {
         let owned = records.rows(py)?;
         let records = records.column(&owned)?;
         let width = self.record_width();
-        let (a, b) = py.detach(|| {
+        let (a, b, run, node) = py.detach(|| {
             let mut rows: Vec<(Bucket, NodeKey, u64)> = Vec::new();
             for row in 0..records.len() {
                 let packed = records.get(row).unwrap_or_default();
@@ -338,12 +340,75 @@ impl PyStages {
                     )
                 }));
             }
-            let pairs = self.stages.pairs(rows);
-            let a: Vec<NodeKey> = pairs.iter().map(|p| p.0).collect();
-            let b: Vec<NodeKey> = pairs.iter().map(|p| p.1).collect();
-            Ok::<_, PyErr>((a, b))
+            let found = self.stages.candidates(rows);
+            let a: Vec<NodeKey> = found.pairs.iter().map(|p| p.0).collect();
+            let b: Vec<NodeKey> = found.pairs.iter().map(|p| p.1).collect();
+            let run: Vec<Bucket> = found.runs.iter().map(|r| r.0).collect();
+            let node: Vec<NodeKey> = found.runs.iter().map(|r| r.1).collect();
+            Ok::<_, PyErr>((a, b, run, node))
         })?;
-        Ok([le_bytes(py, &a), le_bytes(py, &b)])
+        Ok([
+            le_bytes(py, &a),
+            le_bytes(py, &b),
+            le_bytes(py, &run),
+            le_bytes(py, &node),
+        ])
+    }
+
+    /// Stage 4 over the buckets kept whole ([`Self::pairs`]), their rows together (sorted by bucket): `runs`
+    /// names each row's bucket, `nodes` its node, and each row carries the node's sketch and profile. Returns
+    /// the judged pairs that connect what each bucket's pairs connect (the engine's `Stages::join_run`), as
+    /// `(a, b, score)`: 16 bytes per node, and a `float64`.
+    fn join_runs<'py>(
+        &self,
+        py: Python<'py>,
+        runs: ColumnInput<'_>,
+        nodes: ColumnInput<'_>,
+        sketches: ColumnInput<'_>,
+        profiles: ColumnInput<'_>,
+    ) -> PyResult<[Bound<'py, PyBytes>; 3]> {
+        let owned = [
+            runs.rows(py)?,
+            nodes.rows(py)?,
+            sketches.rows(py)?,
+            profiles.rows(py)?,
+        ];
+        let (runs, nodes) = (runs.column(&owned[0])?, nodes.column(&owned[1])?);
+        let (sketches, profiles) = (sketches.column(&owned[2])?, profiles.column(&owned[3])?);
+        let n = runs.len();
+        if [nodes.len(), sketches.len(), profiles.len()]
+            .iter()
+            .any(|&l| l != n)
+        {
+            return Err(PyValueError::new_err("the columns differ in length"));
+        }
+        let (a, b, score) = py.detach(|| {
+            let (mut a, mut b, mut score) = (Vec::new(), Vec::new(), Vec::new());
+            let mut start = 0;
+            while start < n {
+                let run = runs.get(start);
+                let mut end = start + 1;
+                while end < n && runs.get(end) == run {
+                    end += 1;
+                }
+                let mut members = Vec::with_capacity(end - start);
+                for row in start..end {
+                    members.push((
+                        fixed_width::<16>(nodes.get(row), row, "node")?,
+                        self.sketch_at(&sketches, row)?,
+                        self.profile_at(&profiles, row)?,
+                    ));
+                }
+                for (x, y, s) in self.stages.join_run(&members).py_err()? {
+                    a.push(x);
+                    b.push(y);
+                    score.push(s.value().to_le_bytes());
+                }
+                start = end;
+            }
+            Ok::<_, PyErr>((a, b, score))
+        })?;
+        Ok([le_bytes(py, &a), le_bytes(py, &b), le_bytes(py, &score)])
     }
 
     /// Stage 4 over candidate pairs (row i: a's sketch and profile, b's sketch and profile): each pair's score

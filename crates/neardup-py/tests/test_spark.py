@@ -191,6 +191,86 @@ def test_the_same_clusters_for_any_partitions_and_order(spark):
     assert rows_of(got_components) == expected_components
 
 
+def near_copies(seed: int = 5) -> tuple[list[str], list[str]]:
+    """Three templates, each with 40 near-copies (one or two words of 40 replaced): buckets of dozens of
+    nodes, which stage 4 keeps whole instead of listing their pairs."""
+    rnd = random.Random(seed)
+    ids, texts = [], []
+    for template in range(3):
+        base = [f"t{template}w{i}" for i in range(40)]
+        for copy in range(40):
+            words = list(base)
+            for _ in range(rnd.randint(1, 2)):
+                words[rnd.randrange(len(words))] = f"own{template}x{copy}x{rnd.randrange(1000)}"
+            ids.append(f"t{template}-c{copy:02d}")
+            texts.append(" ".join(words))
+    return ids, texts
+
+
+@pytest.mark.parametrize(
+    "scheme,args",
+    [
+        ("minhash", {"threshold": 0.6}),
+        ("minhash", {"threshold": 0.6, "clustering": "components", "verify": "estimate"}),
+        ("simhash-doc-v1", {"k": 3}),
+    ],
+    ids=["minhash", "minhash-components", "simhash"],
+)
+def test_large_buckets_give_the_clusters_of_every_pair(spark, scheme, args):
+    import neardup.spark as ns
+
+    ids, texts = near_copies()
+    expected = rows_of(neardup.dedup(texts, ids, scheme, **args))
+    assert len(expected) > 60
+    lines = []
+    df = spark.createDataFrame(list(zip(ids, texts)), "id string, text string").repartition(3)
+    got = rows_of(ns.dedup(df, scheme=scheme, progress=lines.append, large_cluster=200, **args).collect())
+    assert got == expected
+    kept_whole = [line for line in lines if "nodes in large buckets" in line]
+    assert kept_whole and " 0 nodes in large buckets" not in kept_whole[0], lines
+
+
+def test_large_buckets_are_joined_with_about_one_judgement_per_node():
+    """Stage 4 without Spark: the nodes of a bucket kept whole come back as run rows, and ``join_runs`` gives
+    edges that connect them (near-copies: one component, so one edge fewer than nodes)."""
+    _require(_spark_missing(java=False))
+    import pyarrow as pa
+
+    from neardup.spark import _stages
+
+    ids, texts = near_copies()
+    settings = {"scheme": "minhash", "threshold": 0.5}
+    signed = next(_stages.sign(settings)(iter([pa.RecordBatch.from_pydict({"id": ids[:40], "text": texts[:40]})])))
+    rows = next(_stages.buckets(settings, 1)(iter([signed.select(["node", "sketch"])])))
+    found = next(_stages.pairs(settings)(iter([rows])))
+    run_rows = found.filter(found.column("run").is_valid())
+    assert run_rows.num_rows > 40 and run_rows.column("b").null_count == run_rows.num_rows
+    sketch_of = dict(zip(signed.column("node").to_pylist(), signed.column("sketch").to_pylist()))
+    profile_of = dict(zip(signed.column("node").to_pylist(), signed.column("profile").to_pylist()))
+    table = pa.table({"run": run_rows.column("run"), "node": run_rows.column("a")}).sort_by([("run", "ascending"), ("node", "ascending")])
+    nodes = table.column("node").to_pylist()
+    table = table.append_column("sketch", pa.array([sketch_of[n] for n in nodes], pa.large_binary()))
+    table = table.append_column("profile", pa.array([profile_of[n] for n in nodes], pa.binary()))
+    edges = list(_stages.join_runs(settings)(iter(table.to_batches(max_chunksize=7))))
+    a = [x for batch in edges for x in batch.column("a").to_pylist()]
+    b = [x for batch in edges for x in batch.column("b").to_pylist()]
+    scores = [x for batch in edges for x in batch.column("score").to_pylist()]
+    buckets = len(set(table.column("run").to_pylist()))
+    assert len(a) <= len(nodes) - buckets  # a spanning forest of each bucket
+    assert all(x < y for x, y in zip(a, b)) and all(s >= 0.5 for s in scores)
+    # Joined, the edges connect all 40 near-copies.
+    parent = {n: n for n in set(nodes)}
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for x, y in zip(a, b):
+        parent[find(x)] = find(y)
+    assert len({find(n) for n in parent}) == 1
+
+
 def test_without_pyspark_the_import_says_what_to_install(tmp_path):
     # pyspark hidden from the import system (None in sys.modules), in a process of its own; without this a user
     # got ModuleNotFoundError from a module inside the package.

@@ -8,6 +8,8 @@
 //! 4 pairs     by key    nodes sharing a bucket → candidate pairs (distinct) → judged            pairs_in_buckets (SimHash:
 //!                       pairs_within_in_buckets), Stages::judge
 //!                       (stage 2's nodes with copies can come out of the same shuffle: copy_bucket)
+//!                       a bucket of many nodes kept whole → the judged pairs that connect it    Stages::candidates,
+//!                                                                                               Stages::join_run
 //! 5 components          connected components of the judged pairs (the runner's, to convergence)
 //! 6 clusters  by key    each component (with its identical copies) → Dedup on its documents    Stages::clusters
 //! 7 number    sort      clusters numbered in the order of their representatives
@@ -17,7 +19,9 @@
 //! which one of the design's tables always sees), and so is the judgement ([`Dedup`] judges with the same
 //! function), so the pairs among a component's documents are the pairs one machine finds among them. Centre
 //! clustering takes documents in rank order and a document's choice depends only on its neighbours, which lie
-//! in its component; connected components are unions of components. So [`Dedup`] run on each component alone
+//! in its component; connected components are unions of components. A bucket kept whole adds only some of
+//! its judged pairs, but they connect exactly what all of them connect, so the components are the same. So
+//! [`Dedup`] run on each component alone
 //! gives each document the representative, `duplicate_of` and score it gets on one machine, whatever the
 //! number of machines, partitions or the input order; only the cluster numbers are global (step 7: the rank
 //! order of the representatives, which [`Representative`] defines: smallest id, or longest then smallest id).
@@ -48,6 +52,7 @@
 //! # Ok::<(), neardup::Error>(())
 //! ```
 
+use super::graph::Listed;
 use super::{Dedup, Document, Options, Representative, Score, SimHashCheck, Sink, Summary};
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
@@ -112,6 +117,18 @@ pub fn bucket_part(bucket: &Bucket, parts: u32) -> u32 {
     ((u128::from(mixed) * u128::from(parts.max(1))) >> 64) as u32
 }
 
+/// Stage 4's grouping with large buckets kept whole ([`Stages::candidates`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// The distinct pairs `(a, b)`, `a < b`, of the buckets with few nodes or few candidates, as
+    /// [`pairs_in_buckets`] gives them, and `(n, n)` for each node with copies; sorted.
+    pub pairs: Vec<(NodeKey, NodeKey)>,
+    /// The other buckets, whole: `(bucket, node)` for each of their distinct nodes, sorted. A bucket of n
+    /// near-copies holds n(n−1)/2 candidate pairs; [`Stages::join_run`] judges about n of them into the
+    /// edges its components need.
+    pub runs: Vec<(Bucket, NodeKey)>,
+}
+
 /// Stage 4's grouping, for a runner that gathers every row of a bucket in one task: the distinct pairs
 /// `(a, b)` with `a < b` of different nodes that share a bucket, among `(bucket, node)` rows (in any order,
 /// repeats allowed), and `(n, n)` for each node `n` with two or more rows in its [`copy_bucket`]; sorted. A
@@ -122,7 +139,9 @@ pub fn pairs_in_buckets(
     pairs_of(
         rows.into_iter().map(|(bucket, node)| (bucket, node, 0)),
         None,
+        Listed::ALL,
     )
+    .pairs
 }
 
 /// [`pairs_in_buckets`] for SimHash, as Manku's batch method pairs a table's groups: each row carries its
@@ -133,13 +152,14 @@ pub fn pairs_within_in_buckets(
     rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     k: u32,
 ) -> Vec<(NodeKey, NodeKey)> {
-    pairs_of(rows, Some(k))
+    pairs_of(rows, Some(k), Listed::ALL).pairs
 }
 
 fn pairs_of(
     rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     within: Option<u32>,
-) -> Vec<(NodeKey, NodeKey)> {
+    listed: Listed,
+) -> Candidates {
     // As big-endian integers the keys sort in their byte order, and compare in an instruction or two
     // instead of a call to memcmp.
     let widen = |bucket: Bucket| {
@@ -148,7 +168,7 @@ fn pairs_of(
         u128::from_be_bytes(wide)
     };
     let is_copy_bucket = |wide: u128| (wide >> 64) as u16 == COPY_BAND;
-    let near = |a: u64, b: u64| within.is_none_or(|k| neardup_sketch::hamming(a, b) <= k);
+    let near_pair = |a: u64, b: u64| within.is_none_or(|k| neardup_sketch::hamming(a, b) <= k);
     let mut rows: Vec<(u128, u128, u64)> = rows
         .into_iter()
         .map(|(bucket, node, bits)| (widen(bucket), u128::from_be_bytes(node), bits))
@@ -160,8 +180,31 @@ fn pairs_of(
         .map(|same| (same[0].1, same[0].1))
         .collect();
     rows.dedup();
+    let mut runs = Vec::new();
     for bucket in rows.chunk_by(|x, y| x.0 == y.0) {
         if is_copy_bucket(bucket[0].0) {
+            continue;
+        }
+        // As one machine lists candidate runs: a large bucket whose candidates are few is listed.
+        if bucket.len() > listed.run {
+            let most = bucket.len().saturating_mul(listed.pairs_per_member);
+            let mut near = Vec::new();
+            if bucket.len() <= listed.scanned_run {
+                'scan: for (i, a) in bucket.iter().enumerate() {
+                    for b in bucket[i + 1..].iter().filter(|b| near_pair(a.2, b.2)) {
+                        near.push((a.1, b.1));
+                        if near.len() > most {
+                            break 'scan;
+                        }
+                    }
+                }
+            }
+            if bucket.len() > listed.scanned_run || near.len() > most {
+                let key = bucket[0].0.to_be_bytes()[6..].try_into().expect("10 bytes");
+                runs.extend(bucket.iter().map(|row| (key, row.1.to_be_bytes())));
+            } else {
+                pairs.extend(near);
+            }
             continue;
         }
         // The bucket's distinct nodes, in order: each with every later one.
@@ -169,17 +212,20 @@ fn pairs_of(
             pairs.extend(
                 bucket[i + 1..]
                     .iter()
-                    .filter(|b| near(a.2, b.2))
+                    .filter(|b| near_pair(a.2, b.2))
                     .map(|b| (a.1, b.1)),
             );
         }
     }
     pairs.sort_unstable();
     pairs.dedup();
-    pairs
-        .into_iter()
-        .map(|(a, b)| (a.to_be_bytes(), b.to_be_bytes()))
-        .collect()
+    Candidates {
+        pairs: pairs
+            .into_iter()
+            .map(|(a, b)| (a.to_be_bytes(), b.to_be_bytes()))
+            .collect(),
+        runs,
+    }
 }
 
 /// The stages of one distributed run: its method and options, checked once, and what the stages share (the
@@ -263,7 +309,65 @@ impl Stages {
         &self,
         rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     ) -> Vec<(NodeKey, NodeKey)> {
-        pairs_of(rows, self.pairs_within())
+        pairs_of(rows, self.pairs_within(), Listed::ALL).pairs
+    }
+
+    /// [`Stages::pairs`] with large buckets kept whole ([`Candidates::runs`], for [`Stages::join_run`]), as
+    /// one machine keeps its candidate runs: a bucket of more than 64 nodes, or of more than 8 with more
+    /// candidate pairs than nodes (MinHash: every bucket of more than 8). Which buckets are kept whole changes
+    /// the work, never the components.
+    pub fn candidates(&self, rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>) -> Candidates {
+        pairs_of(rows, self.pairs_within(), Listed::CLUSTERING)
+    }
+
+    /// [`Stages::candidates`] with the large buckets that `listed` does not list kept whole.
+    #[cfg(test)]
+    fn candidates_listing(
+        &self,
+        rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
+        listed: Listed,
+    ) -> Candidates {
+        pairs_of(rows, self.pairs_within(), listed)
+    }
+
+    /// Stage 4 for a bucket kept whole: the judged pairs among its nodes (each a node key, its sketch and
+    /// profile) that connect what all of its judged pairs connect, as `(a, b, score)` with `a < b`. Each node
+    /// meets the earlier ones part by part (a part: nodes these edges already connect) and is judged against
+    /// a part's nodes only until one is its pair, so a bucket of n near-copies costs about n judgements, not
+    /// n(n−1)/2. The components of these edges with the other pairs are those of every pair.
+    pub fn join_run(
+        &self,
+        members: &[(NodeKey, Sketch, Option<Profile>)],
+    ) -> Result<Vec<(NodeKey, NodeKey, Score)>, Error> {
+        let mut order: Vec<usize> = (0..members.len()).collect();
+        order.sort_unstable_by_key(|&i| members[i].0);
+        let mut edges = Vec::new();
+        let mut parts: Vec<Vec<usize>> = Vec::new();
+        let mut apart = Vec::new();
+        for &b in &order {
+            let (kb, sb, pb) = &members[b];
+            let mut own = vec![b];
+            for part in parts.drain(..) {
+                let mut joined = None;
+                for &a in &part {
+                    let (ka, sa, pa) = &members[a];
+                    if let Some(score) = self.judge(sa, pa.as_ref(), sb, pb.as_ref())? {
+                        joined = Some((*ka.min(kb), *ka.max(kb), score));
+                        break;
+                    }
+                }
+                match joined {
+                    Some(edge) => {
+                        edges.push(edge);
+                        own.extend(part);
+                    }
+                    None => apart.push(part),
+                }
+            }
+            apart.push(own);
+            std::mem::swap(&mut parts, &mut apart);
+        }
+        Ok(edges)
     }
 
     /// How many bucket keys each node has (bands, or Hamming tables).
@@ -617,6 +721,78 @@ mod tests {
                 }
             }
         }
+        // Stage 4 as a runner runs it, over the bucket rows (and the copy buckets), with every bucket listed
+        // and with the buckets of more than one or two nodes kept whole: the same components.
+        let keys: Vec<NodeKey> = signed.iter().map(Stages::node_key).collect();
+        let mut rows = Vec::new();
+        for (i, s) in signed.iter().enumerate() {
+            let bits = stages.pairing_bits(&s.sketch).unwrap_or(0);
+            rows.extend(buckets[i].iter().map(|&b| (b, keys[i], bits)));
+            rows.push((copy_bucket(&keys[i]), keys[i], bits));
+        }
+        let node_of = |key: &NodeKey| keys.iter().position(|k| k == key).unwrap() as u32;
+        let partition = |uf: &mut neardup_index::union_find::UnionFind| {
+            (0..n as u32).map(|i| uf.find(i)).collect::<Vec<u32>>()
+        };
+        let mut runs_kept = 0;
+        let listings = [
+            Listed::ALL,
+            Listed::CLUSTERING,
+            Listed {
+                run: 2,
+                pairs_per_member: 1,
+                scanned_run: 4,
+            },
+            Listed {
+                run: 1,
+                pairs_per_member: 0,
+                scanned_run: 64,
+            },
+        ];
+        for listed in listings {
+            let found = stages.candidates_listing(rows.clone(), listed);
+            let mut staged = neardup_index::union_find::UnionFind::new(n);
+            for (i, j) in (0..n).flat_map(|i| (0..n).map(move |j| (i, j))) {
+                if keys[i] == keys[j] {
+                    staged.union(i as u32, j as u32);
+                }
+            }
+            for (a, b) in &found.pairs {
+                let (a, b) = (node_of(a) as usize, node_of(b) as usize);
+                let (sa, sb) = (&signed[a], &signed[b]);
+                let judged = stages.judge(
+                    &sa.sketch,
+                    sa.profile.as_ref(),
+                    &sb.sketch,
+                    sb.profile.as_ref(),
+                );
+                if a != b && judged.unwrap().is_some() {
+                    staged.union(a as u32, b as u32);
+                }
+            }
+            for run in found.runs.chunk_by(|x, y| x.0 == y.0) {
+                runs_kept += 1;
+                let members: Vec<_> = run
+                    .iter()
+                    .map(|(_, key)| {
+                        let s = &signed[node_of(key) as usize];
+                        (*key, s.sketch.clone(), s.profile.clone())
+                    })
+                    .collect();
+                let edges = stages.join_run(&members).unwrap();
+                assert!(edges.len() < members.len());
+                for (a, b, _) in edges {
+                    staged.union(node_of(&a), node_of(&b));
+                }
+            }
+            assert_eq!(
+                partition(&mut staged),
+                partition(&mut uf),
+                "{name}, {listed:?}"
+            );
+        }
+        assert!(runs_kept > 0, "{name}: no bucket was kept whole");
+
         // Stage 6 per component, in a shuffled order of components and of documents.
         let mut got: Vec<Vec<(String, Option<String>)>> = Vec::new();
         let mut roots: Vec<u32> = (0..n as u32).map(|i| uf.find(i)).collect();

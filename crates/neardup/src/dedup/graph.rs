@@ -44,16 +44,13 @@ impl Listed {
         pairs_per_member: usize::MAX,
         scanned_run: usize::MAX,
     };
-    /// What clustering lists.
+    /// What clustering lists (and the distributed stages, for their buckets).
     pub const CLUSTERING: Listed = Listed {
-        run: LISTED_RUN,
+        run: 8,
         pairs_per_member: 1,
         scanned_run: 64,
     };
 }
-
-/// [`Listed::CLUSTERING`]'s run size, which the distributed stages share for their buckets.
-pub(crate) const LISTED_RUN: usize = 8;
 
 /// Nodes are the run's documents (`0..documents`) then the stored entries that matched them.
 pub(super) struct Graph {

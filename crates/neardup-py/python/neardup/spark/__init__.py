@@ -21,7 +21,9 @@ any input order. The job runs the engine's distributed stages (``neardup::dedup:
    prefix in each table of Manku's block-permuted design: one shuffle groups every table and band;
 4. **pairs**: nodes sharing a bucket are candidates; the candidates' sketches and profiles (the profiles' bytes
    are the cost of exact verification) are picked out of the signed rows, once per node, joined to the
-   candidates and judged by the engine;
+   candidates and judged by the engine. A bucket of more than a few nodes (n near-copies of one document
+   share buckets of n(n−1)/2 pairs) is not listed pair by pair: its nodes meet in one task, where the engine
+   judges about one pair per node into edges that connect what all of its pairs connect;
 5. **components** of the pairs: large-star / small-star with minimum labels, iterated until the edges are
    its fixed point (checked after every round), each round checkpointed;
 6. **clusters**: each component's documents (and each node's copies) together in one task, clustered by the
@@ -274,14 +276,18 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, stages, errors: str, 
     # each writing a file for every shuffle partition, they cost more than their rows (44 s of a 490 s run
     # at 10^7 documents on one core). Counted, they are read in partitions sized to their number.
     found_rows = found.count()
-    stage(f"{found_rows} candidate pairs and nodes with copies")
+    run_rows = found.where(F.col("run").isNotNull()).count()
+    stage(f"{found_rows - run_rows} candidate pairs and nodes with copies; {run_rows} nodes in large buckets")
     pairs = found.coalesce(_partitions_for(found_rows, parallelism))
+    # Rows with a run (and no b) are nodes of a large bucket: neither a candidate pair nor a copy.
     candidates = pairs.where(F.col("a") != F.col("b"))
     repeated = pairs.where(F.col("a") == F.col("b")).select(F.col("a").alias("node"))
     # One pass over the signed rows picks out the few that the rest of the job needs: the candidates' (their
     # sketches and profiles are judged) and the copies' (their nodes are clustered, as components of their
     # own, and pair with themselves). Every document of a component is among them.
-    wanted = pairs.select(F.explode(F.array("a", "b")).alias("node")).distinct().persist(keep)
+    wanted = (
+        pairs.select(F.explode(F.array("a", "b")).alias("node")).where(F.col("node").isNotNull()).distinct()
+    ).persist(keep)
     picked = ok.join(_small(wanted), "node", "left_semi").persist(keep)
     if size_partitions:
         # What is left is small: shuffles of a few rows in many partitions cost a task each.
@@ -296,6 +302,18 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, stages, errors: str, 
         .select("a", "b", "a_sketch", "a_profile", "b_sketch", "b_profile")
         .mapInArrow(_stages.judge(settings), _stages.EDGES)
     )
+    if run_rows:
+        # A large bucket's nodes meet in one task, where the engine judges about one pair per node into the
+        # edges that connect what all of the bucket's pairs connect (n near-copies: n(n−1)/2 pairs).
+        in_runs = (
+            pairs.where(F.col("run").isNotNull())
+            .select("run", F.col("a").alias("node"))
+            .join(sketches, "node")
+            .repartition("run")
+            .sortWithinPartitions("run", "node")
+            .select("run", "node", "sketch", "profile")
+        )
+        edges = edges.unionByName(in_runs.mapInArrow(_stages.join_runs(settings), _stages.EDGES))
 
     # 5. Components of the pairs.
     labels, rounds = components(edges.select("a", "b"), max_rounds=max_rounds)

@@ -15,7 +15,7 @@ from .. import _buffers, _string_array
 
 SIGNED = "id string, node binary, sketch binary, profile binary, length long, error string"
 BUCKETS = "part int, records binary"
-PAIRS = "a binary, b binary"
+PAIRS = "a binary, b binary, run binary"
 EDGES = "a binary, b binary, score double"
 CLUSTERED = "id string, representative string, duplicate_of string, score double, rep_length long"
 
@@ -91,10 +91,12 @@ def buckets(settings: dict, parts: int):
 
 def pairs(settings: dict):
     """Stage 4's grouping (and stage 2's count): a partition's ``part, records`` rows (whole parts: the rows
-    are partitioned by part) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket (SimHash:
-    within k bits, as Manku's batch method pairs a table's groups), and ``(n,
-    n)`` for each node ``n`` with two or more documents. The partition's rows are gathered first, since a
-    bucket's records may span Arrow batches."""
+    are partitioned by part) → the distinct pairs ``a, b`` (``a < b``) of nodes sharing a bucket of a few
+    nodes (SimHash: within k bits, as Manku's batch method pairs a table's groups), and ``(n, n)`` for each
+    node ``n`` with two or more documents, with a null ``run``; and each node of a larger bucket as ``a`` with
+    the bucket as ``run`` (and a null ``b``), for ``join_runs``: n near-copies of one document share buckets
+    that hold n(n−1)/2 pairs. The partition's rows are gathered first, since a bucket's records may span
+    Arrow batches."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stages = _native.Stages(**settings)
@@ -102,11 +104,60 @@ def pairs(settings: dict):
         if not gathered:
             return
         table = pa.Table.from_batches(gathered)
-        a, b = stages.pairs(_column(table, "records"))
-        n = len(a) // 16
-        yield pa.RecordBatch.from_arrays([_fixed_width(a, n, 16), _fixed_width(b, n, 16)], names=["a", "b"])
+        a, b, run_keys, run_nodes = stages.pairs(_column(table, "records"))
+        n, m = len(a) // 16, len(run_nodes) // 16
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.concat_arrays([_fixed_width(a, n, 16), _fixed_width(run_nodes, m, 16)]),
+                pa.concat_arrays([_fixed_width(b, n, 16), pa.nulls(m, pa.large_binary())]),
+                pa.concat_arrays([pa.nulls(n, pa.large_binary()), _fixed_width(run_keys, m, 10)]),
+            ],
+            names=["a", "b", "run"],
+        )
 
     return run
+
+
+def _by_key(settings: dict, key: str, each):
+    """A ``mapInArrow`` function over rows sorted by ``key``, a partition holding every row of each of its
+    keys: ``each(stages, table)`` over whole keys' rows, the run's ``Stages`` built once per task. A key's rows
+    may straddle Arrow batches: the rows of the last key in a batch wait for the next batch."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        stages = _native.Stages(**settings)
+        pending = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            table = pa.Table.from_batches([batch])
+            if pending is not None:
+                table = pa.concat_tables([pending, table])
+            keys = table.column(key)
+            cut = pc.index(keys, keys[-1]).as_py()
+            if cut > 0:
+                yield each(stages, table.slice(0, cut))
+            pending = table.slice(cut)
+        if pending is not None and pending.num_rows:
+            yield each(stages, pending)
+
+    return run
+
+
+def _join_runs(stages, table: pa.Table) -> pa.RecordBatch:
+    table = table.combine_chunks()
+    a, b, score = stages.join_runs(*(_column(table, name) for name in ("run", "node", "sketch", "profile")))
+    n = len(a) // 16
+    return pa.RecordBatch.from_arrays(
+        [_fixed_width(a, n, 16), _fixed_width(b, n, 16), pa.array(np.frombuffer(score, dtype="<f8"))],
+        names=["a", "b", "score"],
+    )
+
+
+def join_runs(settings: dict):
+    """Stage 4 for the buckets kept whole: rows sorted by ``run`` (a bucket's rows in one partition, each node
+    with its sketch and profile) → judged pairs ``a, b, score`` that connect what each bucket's pairs
+    connect (about one per node where the nodes are near-copies)."""
+    return _by_key(settings, "run", _join_runs)
 
 
 def _judge(stages, batch) -> pa.RecordBatch:
@@ -155,24 +206,5 @@ def _cluster_table(stages, table: pa.Table) -> pa.RecordBatch:
 
 def cluster(settings: dict):
     """Stage 6: rows sorted by ``label`` (a component's rows in one partition, each with its sketch and
-    profile) → clustered rows. A component may straddle Arrow batches: the rows of the last label in a batch
-    wait for the next batch."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        stages = _native.Stages(**settings)
-        pending = None
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            table = pa.Table.from_batches([batch])
-            if pending is not None:
-                table = pa.concat_tables([pending, table])
-            labels = table.column("label")
-            cut = pc.index(labels, labels[-1]).as_py()
-            if cut > 0:
-                yield _cluster_table(stages, table.slice(0, cut))
-            pending = table.slice(cut)
-        if pending is not None and pending.num_rows:
-            yield _cluster_table(stages, pending)
-
-    return run
+    profile) → clustered rows."""
+    return _by_key(settings, "label", _cluster_table)
