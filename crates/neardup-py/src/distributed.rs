@@ -75,6 +75,26 @@ impl PyStages {
 }
 
 /// Row `row` of a column of text (ids, labels), or why not.
+/// The row ranges of equal values in a column sorted by them (a bucket's, or a component's, rows).
+fn same_key_rows<'c>(
+    keys: &'c crate::batch::Column<'_>,
+) -> impl Iterator<Item = std::ops::Range<usize>> + 'c {
+    let n = keys.len();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= n {
+            return None;
+        }
+        let key = keys.get(start);
+        let end = (start + 1..n)
+            .find(|&row| keys.get(row) != key)
+            .unwrap_or(n);
+        let rows = start..end;
+        start = end;
+        Some(rows)
+    })
+}
+
 fn text_at<'a>(column: &crate::batch::Column<'a>, row: usize, what: &str) -> PyResult<&'a str> {
     let bytes = column
         .get(row)
@@ -384,15 +404,9 @@ impl PyStages {
         }
         let (a, b, score) = py.detach(|| {
             let (mut a, mut b, mut score) = (Vec::new(), Vec::new(), Vec::new());
-            let mut start = 0;
-            while start < n {
-                let run = runs.get(start);
-                let mut end = start + 1;
-                while end < n && runs.get(end) == run {
-                    end += 1;
-                }
-                let mut members = Vec::with_capacity(end - start);
-                for row in start..end {
+            for rows in same_key_rows(&runs) {
+                let mut members = Vec::with_capacity(rows.len());
+                for row in rows {
                     members.push((
                         fixed_width::<16>(nodes.get(row), row, "node")?,
                         self.sketch_at(&sketches, row)?,
@@ -404,7 +418,6 @@ impl PyStages {
                     b.push(y);
                     score.push(s.value().to_le_bytes());
                 }
-                start = end;
             }
             Ok::<_, PyErr>((a, b, score))
         })?;
@@ -481,16 +494,11 @@ impl PyStages {
         let rows = py.detach(|| {
             // Cluster numbers stay local to each component (0 for none): the runner numbers clusters.
             let mut rows = Rows::new(n);
-            let mut start = 0;
-            while start < n {
-                let label = labels.get(start);
-                let mut end = start + 1;
-                while end < n && labels.get(end) == label {
-                    end += 1;
-                }
-                let mut pushed = Vec::with_capacity(end - start);
-                let mut by_id: Vec<(&str, usize)> = Vec::with_capacity(end - start);
-                for row in start..end {
+            for component in same_key_rows(&labels) {
+                let start = component.start;
+                let mut pushed = Vec::with_capacity(component.len());
+                let mut by_id: Vec<(&str, usize)> = Vec::with_capacity(component.len());
+                for row in component {
                     let sketch = self.sketch_at(&sketches, row)?;
                     let profile = self.profile_at(&profiles, row)?;
                     let length = i64::from_le_bytes(
@@ -519,7 +527,6 @@ impl PyStages {
                         },
                     )
                     .py_err()?;
-                start = end;
             }
             Ok::<_, PyErr>(rows)
         })?;
