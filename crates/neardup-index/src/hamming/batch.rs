@@ -25,72 +25,15 @@ use crate::union_find::UnionFind;
 /// assert_eq!(pairs, [(0, 1, 3), (1, 2, 1)]);
 /// ```
 pub fn all_pairs(fps: &[u64], design: &Design, emit: impl FnMut(u32, u32, u32)) {
-    all_pairs_in_groups(
-        fps,
-        design,
-        group_bits(fps.len()),
-        usize::MAX,
-        emit,
-        |_, _| {},
-    );
+    all_pairs_in_groups(fps, design, group_bits(fps.len()), emit);
 }
 
-/// [`all_pairs`] for callers that cannot afford every pair of a large run: the pairs of runs (fingerprints
-/// sharing a table's key) of at most `max_run` members are emitted as by [`all_pairs`], and each larger run is
-/// given whole to `large(table, members)` (members in increasing order), its pairs unlisted. A pair within k
-/// belongs to the first table whose key it agrees on (the first [`TableLayout::key_mask`](super::plan::TableLayout)
-/// of [`Design::layouts`] on which the two are equal); a caller that walks a large run's pairs keeps that rule
-/// to see each pair once.
-///
-/// A run of near-copies of one document has as many members as copies, and its pairs grow with the square:
-/// a caller that needs only some of them (centre clustering needs each member's pairs with representatives)
-/// takes the run instead.
-///
-/// ```
-/// use neardup_index::hamming;
-/// use neardup_index::hamming::{all_pairs_or_runs, plan::Design};
-/// let fps = [0u64, 0b1, 0b10, 0b100, 0b1000, u64::MAX, u64::MAX - 1];
-/// let design = Design::new(3, vec![6]).unwrap();
-/// let (mut pairs, mut runs) = (Vec::new(), Vec::new());
-/// all_pairs_or_runs(&fps, &design, 3,
-///     |i, j, d| pairs.push((i, j, d)), |t, members| runs.push((t, members.to_vec())));
-/// // The five fingerprints a bit or two apart share most tables' keys: runs of five, kept whole.
-/// assert!(runs.iter().any(|(_, members)| members == &[0, 1, 2, 3, 4]));
-/// // Walked by the first-table rule, the runs and the listed pairs give every pair within 3 bits once.
-/// let masks: Vec<u64> = design.layouts().iter().map(|l| l.key_mask).collect();
-/// for (t, members) in &runs {
-///     for (x, &a) in members.iter().enumerate() {
-///         for &b in &members[x + 1..] {
-///             let (fa, fb) = (fps[a as usize], fps[b as usize]);
-///             if hamming(fa, fb) <= 3 && masks.iter().position(|m| (fa ^ fb) & m == 0) == Some(*t) {
-///                 pairs.push((a, b, hamming(fa, fb)));
-///             }
-///         }
-///     }
-/// }
-/// pairs.sort();
-/// assert_eq!(pairs.len(), 11); // 10 among the first five, and the last two
-/// assert_eq!(pairs[10], (5, 6, 1));
-/// ```
-pub fn all_pairs_or_runs(
-    fps: &[u64],
-    design: &Design,
-    max_run: usize,
-    emit: impl FnMut(u32, u32, u32),
-    large: impl FnMut(usize, &[u32]),
-) {
-    all_pairs_in_groups(fps, design, group_bits(fps.len()), max_run, emit, large);
-}
-
-/// [`all_pairs_or_runs`] with the number of group bits given (tests use it to exercise grouping on small
-/// inputs).
+/// [`all_pairs`] with the number of group bits given (tests use it to exercise grouping on small inputs).
 fn all_pairs_in_groups(
     fps: &[u64],
     design: &Design,
     group_bits: u32,
-    max_run: usize,
     mut emit: impl FnMut(u32, u32, u32),
-    mut large: impl FnMut(usize, &[u32]),
 ) {
     assert!(
         fps.len() < u32::MAX as usize,
@@ -104,7 +47,6 @@ fn all_pairs_in_groups(
     let mut members: Vec<u32> = vec![0; fps.len()];
     let mut rows: Vec<(u64, u32)> = Vec::new();
     let mut scratch: Vec<(u64, u32)> = Vec::new();
-    let mut run_members: Vec<u32> = Vec::new();
     for (t, layout) in layouts.iter().enumerate() {
         let earlier: Vec<u64> = layouts[..t].iter().map(|l| l.key_mask).collect();
         let g_bits = group_bits.min(layout.key_bits);
@@ -150,13 +92,6 @@ fn all_pairs_in_groups(
                         .iter()
                         .take_while(|r| r.0 >> shift == key)
                         .count();
-                if end - start > max_run {
-                    run_members.clear();
-                    run_members.extend(rows[start..end].iter().map(|r| r.1));
-                    large(t, &run_members);
-                    start = end;
-                    continue;
-                }
                 for a in start..end {
                     for b in a + 1..end {
                         let (x, y) = (rows[a], rows[b]);
@@ -295,31 +230,7 @@ mod tests {
         fn exact_recall_with_groups(fps in clustered(), g in 1u32..5, two_levels: bool) {
             let design = if two_levels { Design::new(3, vec![4, 4]).unwrap() } else { Design::new(3, vec![5]).unwrap() };
             let mut got = Vec::new();
-            all_pairs_in_groups(&fps, &design, g, usize::MAX, |i, j, d| got.push((i, j, d)), |_, _| {});
-            let set: BTreeSet<_> = got.iter().copied().collect();
-            prop_assert_eq!(set.len(), got.len(), "a pair was reported twice");
-            prop_assert_eq!(set, brute(&fps, 3));
-        }
-
-        /// Listed pairs and large runs walked by the first-table rule give every pair once.
-        #[test]
-        fn pairs_or_runs_cover_every_pair_once(fps in clustered(), max_run in 1usize..6, g in 0u32..3) {
-            let design = Design::new(3, vec![4, 4]).unwrap();
-            let masks: Vec<u64> = design.layouts().iter().map(|l| l.key_mask).collect();
-            let (mut got, mut walked) = (Vec::new(), Vec::new());
-            all_pairs_in_groups(&fps, &design, g, max_run, |i, j, d| got.push((i, j, d)), |t, members| {
-                assert!(members.len() > max_run && members.is_sorted());
-                for (x, &a) in members.iter().enumerate() {
-                    for &b in &members[x + 1..] {
-                        let (fa, fb) = (fps[a as usize], fps[b as usize]);
-                        let d = hamming(fa, fb);
-                        if d <= 3 && masks.iter().position(|m| (fa ^ fb) & m == 0) == Some(t) {
-                            walked.push((a, b, d));
-                        }
-                    }
-                }
-            });
-            got.extend(walked);
+            all_pairs_in_groups(&fps, &design, g, |i, j, d| got.push((i, j, d)));
             let set: BTreeSet<_> = got.iter().copied().collect();
             prop_assert_eq!(set.len(), got.len(), "a pair was reported twice");
             prop_assert_eq!(set, brute(&fps, 3));

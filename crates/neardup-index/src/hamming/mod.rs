@@ -14,5 +14,5 @@ pub mod mapped;
 pub mod plan;
 mod tables;
 
-pub use batch::{all_pairs, all_pairs_or_runs, clusters};
+pub use batch::{all_pairs, clusters};
 pub use index::{HammingIndex, IndexError, Loader, Match};

@@ -1,13 +1,13 @@
 //! The pair graph of a run: documents ranked by the representative policy, identical sketches grouped, and
 //! verified edges between groups, sorted so that nothing depends on input order or thread count.
 //!
-//! Candidates come in runs: the groups that share one LSH band's key, or one Hamming table's key. A run of
-//! n near-copies holds n(n−1)/2 verified pairs, so such runs are not listed pair by pair: the graph keeps
-//! them whole ([`Runs`]) and clustering judges the pairs it needs (centres: a new representative against
-//! the run's members still to be placed), each pair by the same rule and judgement as a listed one. So the
-//! clusters are those of the whole graph, and memory stays linear in the documents. Runs of sketches that
-//! share a key by chance (SimHash's short keys on a large input: a dozen fingerprints, rarely within k) hold
-//! few candidates and are listed as before, which is faster than judging them piecemeal ([`Listed`]).
+//! MinHash candidates come in runs: the groups that share one LSH band's key. A run of n near-copies holds
+//! n(n−1)/2 candidate pairs, so such runs are not listed pair by pair: the graph keeps them whole ([`Runs`])
+//! and clustering judges the pairs it needs (centres: a new representative against the run's members still
+//! to be placed), each pair by the same rule and judgement as a listed one. So the clusters are those of the
+//! whole graph, and memory stays linear in the documents ([`Listed`] says which runs are listed). SimHash
+//! lists every pair within k: its table keys gather fingerprints that are near without being copies (many
+//! representatives in one run), where judging a run piecemeal costs more than listing it.
 
 use super::{
     Dedup, PROGRESS_EVERY, Progress, Representative, Score, Sink, Stage, Summary, Verification,
@@ -15,7 +15,7 @@ use super::{
 use crate::error::Error;
 use crate::profile::Profile;
 use crate::sketch::Sketch;
-use neardup_index::hamming::all_pairs_or_runs;
+use neardup_index::hamming::all_pairs;
 use neardup_index::hamming::plan::recommend;
 use neardup_index::lsh::{Banding, lsh_pairs_or_runs, shares_earlier_band, similarity};
 use std::cell::Cell;
@@ -28,9 +28,9 @@ pub(super) struct Listed {
     /// Runs of at most this many groups are listed (2 to 8 is what real near-duplicates mostly make: a page
     /// and its few re-crawls).
     pub run: usize,
-    /// A larger run of at most [`Listed::scanned_run`] is listed when its candidates number at most this many
-    /// per member: sketches that share a key by chance (SimHash's short keys on a large input: rarely within
-    /// k) make few, near-copies many.
+    /// A larger run of at most [`Listed::scanned_run`] is listed when its candidates (the pairs that share no
+    /// earlier band) number at most this many per member, as in a later band of a few documents that already
+    /// met; near-copies in their first band make many, and their run is kept whole.
     pub pairs_per_member: usize,
     /// Runs of more than this many groups are kept whole without looking at their pairs (finding that few of
     /// them belong to the run, as in the later bands of near-copies, would cost their square).
@@ -144,24 +144,13 @@ impl Runs {
 
 /// Which candidate pairs a run holds, and what the candidate stage measures them by.
 enum Pairing {
-    /// SimHash: pairs within k; a pair belongs to the first table whose key mask it agrees on.
-    Hamming { k: u32, key_masks: Vec<u64> },
+    /// SimHash: every pair within k is listed, no run kept whole.
+    Hamming,
     /// MinHash: every pair; a pair belongs to the first band it shares.
     Lsh(Banding),
 }
 
 impl Pairing {
-    /// SimHash: the distance of two fingerprints of a run of `table`, if they are a candidate pair that
-    /// belongs to it.
-    fn fingerprints(&self, table: u32, x: u64, y: u64) -> Option<Score> {
-        let Pairing::Hamming { k, key_masks } = self else {
-            return None;
-        };
-        let d = neardup_index::hamming(x, y);
-        let first_table = || key_masks.iter().position(|m| (x ^ y) & m == 0);
-        (d <= *k && first_table() == Some(table as usize)).then_some(Score::Distance(d))
-    }
-
     /// MinHash: the estimated similarity of two signatures of a run of `band`, if the pair belongs to it.
     fn signatures(&self, band: u32, x: &[u32], y: &[u32]) -> Option<Score> {
         let Pairing::Lsh(banding) = self else {
@@ -346,22 +335,14 @@ impl Graph {
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
                     .collect();
                 let design = recommend(run.options.k, fps.len().max(1) as f64);
-                let pairing = Pairing::Hamming {
-                    k: design.k,
-                    key_masks: design.layouts().iter().map(|l| l.key_mask).collect(),
-                };
-                all_pairs_or_runs(
-                    &fps,
-                    &design,
-                    listed.run,
-                    |a, b, d| listing.borrow_mut().pair(a, b, Score::Distance(d)),
-                    |table, members| {
-                        listing.borrow_mut().large(table as u32, members, |a, b| {
-                            pairing.fingerprints(table as u32, fps[a as usize], fps[b as usize])
-                        })
-                    },
-                );
-                pairing
+                // Every pair within k is listed: SimHash's runs (fingerprints sharing a table's key) crowd
+                // with documents that are near without being copies (short texts: a third of a million
+                // representatives in runs of thousands, 36 pairs a document), where judging a run piecemeal for
+                // each representative cost ten times listing it.
+                all_pairs(&fps, &design, |a, b, d| {
+                    listing.borrow_mut().pair(a, b, Score::Distance(d))
+                });
+                Pairing::Hamming
             }
             Some((banding, _)) => {
                 let k = banding.values as usize;
@@ -443,9 +424,6 @@ impl Graph {
         let (x, y) = (&leader(a).sketch, &leader(b).sketch);
         let origin = self.runs.origin[r];
         let measured = match (x, y) {
-            (Sketch::Fingerprint(x), Sketch::Fingerprint(y)) => {
-                self.pairing.fingerprints(origin, x.bits(), y.bits())
-            }
             (Sketch::Signature(x), Sketch::Signature(y)) => {
                 self.pairing.signatures(origin, x.values(), y.values())
             }

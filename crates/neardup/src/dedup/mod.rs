@@ -530,12 +530,12 @@ impl Dedup {
     /// order of their representatives; each cluster's representative first, then its members in order.
     ///
     /// Memory stays linear in the documents however large the clusters: n near-copies of one document are
-    /// n(n−1)/2 candidate pairs, so a run (sketches sharing an LSH band or a Hamming table's key) of more than
-    /// 64, or of more than 8 whose candidate pairs outnumber its members, is kept whole (4 bytes per member,
-    /// twice),
+    /// n(n−1)/2 candidate pairs, so a MinHash run (sketches sharing an LSH band's key) of more than 64, or of
+    /// more than 8 with more candidates than members, is kept whole (4 bytes per member, twice),
     /// and centre clustering judges its pairs only between a new representative and the members still to
     /// be placed (about n pairs when the copies join one representative). The clusters are exactly those of
-    /// every pair. Connected components judge a run's pairs until its members are joined.
+    /// every pair. Connected components judge a run's pairs until its members are joined. SimHash lists every
+    /// pair within k, as its runs gather documents that are near without being copies.
     pub fn clusters(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
         self.clusters_listing(graph::Listed::CLUSTERING, sink)
     }

@@ -443,30 +443,6 @@ fn same_clusters_whatever_is_listed(
 }
 
 proptest! {
-    /// SimHash: near-copies of a few centres, so that table keys hold large runs.
-    #[test]
-    fn simhash_clusters_do_not_depend_on_which_runs_are_listed(
-        centres in proptest::collection::vec(any::<u64>(), 1..4),
-        points in proptest::collection::vec((any::<usize>(), any::<u64>(), 0u32..7), 2..60),
-        k in 1u32..5,
-        listed_run in 1usize..5,
-        longest: bool,
-    ) {
-        let mut dedup = Dedup::new(simhash(), Options {
-            k,
-            representative: if longest { Representative::Longest } else { Representative::SmallestId },
-            ..Options::default()
-        }).unwrap();
-        for (i, &(c, noise, flips)) in points.iter().enumerate() {
-            let mut bits = centres[c % centres.len()];
-            for f in 0..flips {
-                bits ^= 1 << (noise.rotate_left(f * 9) % 64);
-            }
-            dedup.push(Document { length: noise % 7, ..Document::new(format!("{i:02}"), fp(bits)) }).unwrap();
-        }
-        same_clusters_whatever_is_listed(&mut dedup, listed_run)?;
-    }
-
     /// MinHash with exact verification: texts that drop a few words of one of a few bases.
     #[test]
     fn minhash_clusters_do_not_depend_on_which_runs_are_listed(

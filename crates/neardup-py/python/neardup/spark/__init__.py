@@ -21,9 +21,9 @@ any input order. The job runs the engine's distributed stages (``neardup::dedup:
    prefix in each table of Manku's block-permuted design: one shuffle groups every table and band;
 4. **pairs**: nodes sharing a bucket are candidates; the candidates' sketches and profiles (the profiles' bytes
    are the cost of exact verification) are picked out of the signed rows, once per node, joined to the
-   candidates and judged by the engine. A bucket of more than a few nodes (n near-copies of one document
-   share buckets of n(n−1)/2 pairs) is not listed pair by pair: its nodes meet in one task, where the engine
-   judges about one pair per node into edges that connect what all of its pairs connect;
+   candidates and judged by the engine. A MinHash bucket of more than a few nodes (n near-copies of one
+   document share buckets of n(n−1)/2 pairs) is not listed pair by pair: its nodes meet in one task, where
+   the engine judges about one pair per node into edges that connect what all of its pairs connect;
 5. **components** of the pairs: large-star / small-star with minimum labels, iterated until the edges are
    its fixed point (checked after every round), each round checkpointed;
 6. **clusters**: each component's documents (and each node's copies) together in one task, clustered by the
