@@ -212,7 +212,7 @@ def near_copies(seed: int = 5) -> tuple[list[str], list[str]]:
     [
         ("minhash", {"threshold": 0.6}),
         ("minhash", {"threshold": 0.6, "clustering": "components", "verify": "estimate"}),
-        ("minhash", {"threshold": 0.9, "verify": "none"}),
+        ("minhash", {"threshold": 0.6, "verify": "none"}),
     ],
     ids=["minhash", "minhash-components", "minhash-unverified"],
 )
