@@ -84,22 +84,36 @@ pub(super) fn components(graph: &Graph, run: &Dedup) -> Assignment {
     assignment
 }
 
-/// Joins the components that run `r`'s pairs connect. Each member meets the run's earlier members part by
-/// part (a part: those in one component) and is judged against a part's members only until one is its pair;
-/// a part already in its component costs nothing. So a run of near-copies that form one component costs about
-/// one judgement per member, not one per pair.
+/// Joins the components that run `r`'s pairs connect: a pair is judged only across parts not yet in one
+/// component, so a run of near-copies that form one component costs about one judgement per member.
 fn join_run(graph: &Graph, run: &Dedup, r: usize, uf: &mut UnionFind) {
-    let mut parts: Vec<Vec<u32>> = Vec::new();
+    join_in_parts(graph.runs.members(r), |part, b| {
+        let joined = uf.find(part[0]) == uf.find(b)
+            || part
+                .iter()
+                .any(|&a| graph.judge_in_run(run, r, a, b).is_some());
+        if joined {
+            uf.union(part[0], b);
+        }
+        Ok::<_, std::convert::Infallible>(joined)
+    })
+    .unwrap_or_else(|never| match never {});
+}
+
+/// Walks `members` in order, each meeting the earlier ones part by part (a part: members already joined);
+/// `joins(part, member)` says whether the member joins that part (judging it against the part's members
+/// until one is its pair, say). Joined parts merge. So n near-copies that form one part cost about n calls,
+/// where their pairs are n(n−1)/2.
+pub(super) fn join_in_parts<T: Copy, E>(
+    members: &[T],
+    mut joins: impl FnMut(&[T], T) -> Result<bool, E>,
+) -> Result<(), E> {
+    let mut parts: Vec<Vec<T>> = Vec::new();
     let mut apart = Vec::new();
-    for &b in graph.runs.members(r) {
+    for &b in members {
         let mut own = vec![b];
         for part in parts.drain(..) {
-            let joined = uf.find(part[0]) == uf.find(b)
-                || part
-                    .iter()
-                    .any(|&a| graph.judge_in_run(run, r, a, b).is_some());
-            if joined {
-                uf.union(part[0], b);
+            if joins(&part, b)? {
                 let (mut larger, smaller) = if part.len() > own.len() {
                     (part, own)
                 } else {
@@ -114,6 +128,7 @@ fn join_run(graph: &Graph, run: &Dedup, r: usize, uf: &mut UnionFind) {
         apart.push(own);
         std::mem::swap(&mut parts, &mut apart);
     }
+    Ok(())
 }
 
 fn member<'a>(

@@ -139,7 +139,7 @@ pub fn pairs_in_buckets(
     pairs_of(
         rows.into_iter().map(|(bucket, node)| (bucket, node, 0)),
         None,
-        Listed::ALL,
+        usize::MAX,
     )
     .pairs
 }
@@ -152,13 +152,13 @@ pub fn pairs_within_in_buckets(
     rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     k: u32,
 ) -> Vec<(NodeKey, NodeKey)> {
-    pairs_of(rows, Some(k), Listed::ALL).pairs
+    pairs_of(rows, Some(k), usize::MAX).pairs
 }
 
 fn pairs_of(
     rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     within: Option<u32>,
-    listed: Listed,
+    listed_bucket: usize,
 ) -> Candidates {
     // As big-endian integers the keys sort in their byte order, and compare in an instruction or two
     // instead of a call to memcmp.
@@ -168,7 +168,7 @@ fn pairs_of(
         u128::from_be_bytes(wide)
     };
     let is_copy_bucket = |wide: u128| (wide >> 64) as u16 == COPY_BAND;
-    let near_pair = |a: u64, b: u64| within.is_none_or(|k| neardup_sketch::hamming(a, b) <= k);
+    let near = |a: u64, b: u64| within.is_none_or(|k| neardup_sketch::hamming(a, b) <= k);
     let mut rows: Vec<(u128, u128, u64)> = rows
         .into_iter()
         .map(|(bucket, node, bits)| (widen(bucket), u128::from_be_bytes(node), bits))
@@ -185,27 +185,12 @@ fn pairs_of(
         if is_copy_bucket(bucket[0].0) {
             continue;
         }
-        // As one machine lists candidate runs: a large MinHash bucket whose candidates are few is listed, and
-        // SimHash's buckets always are (they gather fingerprints near without being copies).
-        if within.is_none() && bucket.len() > listed.run {
-            let most = bucket.len().saturating_mul(listed.pairs_per_member);
-            let mut near = Vec::new();
-            if bucket.len() <= listed.scanned_run {
-                'scan: for (i, a) in bucket.iter().enumerate() {
-                    for b in bucket[i + 1..].iter().filter(|b| near_pair(a.2, b.2)) {
-                        near.push((a.1, b.1));
-                        if near.len() > most {
-                            break 'scan;
-                        }
-                    }
-                }
-            }
-            if bucket.len() > listed.scanned_run || near.len() > most {
-                let key = bucket[0].0.to_be_bytes()[6..].try_into().expect("10 bytes");
-                runs.extend(bucket.iter().map(|row| (key, row.1.to_be_bytes())));
-            } else {
-                pairs.extend(near);
-            }
+        // A large MinHash bucket is kept whole (every pair in it is a candidate: more than its nodes); SimHash
+        // lists its buckets' pairs within k, as one machine does (they gather fingerprints near without
+        // being copies).
+        if within.is_none() && bucket.len() > listed_bucket {
+            let key = bucket[0].0.to_be_bytes()[6..].try_into().expect("10 bytes");
+            runs.extend(bucket.iter().map(|row| (key, row.1.to_be_bytes())));
             continue;
         }
         // The bucket's distinct nodes, in order: each with every later one.
@@ -213,7 +198,7 @@ fn pairs_of(
             pairs.extend(
                 bucket[i + 1..]
                     .iter()
-                    .filter(|b| near_pair(a.2, b.2))
+                    .filter(|b| near(a.2, b.2))
                     .map(|b| (a.1, b.1)),
             );
         }
@@ -310,7 +295,7 @@ impl Stages {
         &self,
         rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     ) -> Vec<(NodeKey, NodeKey)> {
-        pairs_of(rows, self.pairs_within(), Listed::ALL).pairs
+        pairs_of(rows, self.pairs_within(), usize::MAX).pairs
     }
 
     /// [`Stages::pairs`] with large MinHash buckets kept whole ([`Candidates::runs`], for
@@ -318,17 +303,17 @@ impl Stages {
     /// of its pairs are candidates). SimHash lists every pair within k, as one machine does. Which buckets are
     /// kept whole changes the work, never the components.
     pub fn candidates(&self, rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>) -> Candidates {
-        pairs_of(rows, self.pairs_within(), Listed::CLUSTERING)
+        pairs_of(rows, self.pairs_within(), Listed::CLUSTERING.run)
     }
 
-    /// [`Stages::candidates`] with the large buckets that `listed` does not list kept whole.
+    /// [`Stages::candidates`] with the MinHash buckets of more than `listed_bucket` nodes kept whole.
     #[cfg(test)]
     fn candidates_listing(
         &self,
         rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
-        listed: Listed,
+        listed_bucket: usize,
     ) -> Candidates {
-        pairs_of(rows, self.pairs_within(), listed)
+        pairs_of(rows, self.pairs_within(), listed_bucket)
     }
 
     /// Stage 4 for a bucket kept whole: the judged pairs among its nodes (each a node key, its sketch and
@@ -343,31 +328,17 @@ impl Stages {
         let mut order: Vec<usize> = (0..members.len()).collect();
         order.sort_unstable_by_key(|&i| members[i].0);
         let mut edges = Vec::new();
-        let mut parts: Vec<Vec<usize>> = Vec::new();
-        let mut apart = Vec::new();
-        for &b in &order {
+        super::cluster::join_in_parts(&order, |part, b| {
             let (kb, sb, pb) = &members[b];
-            let mut own = vec![b];
-            for part in parts.drain(..) {
-                let mut joined = None;
-                for &a in &part {
-                    let (ka, sa, pa) = &members[a];
-                    if let Some(score) = self.judge(sa, pa.as_ref(), sb, pb.as_ref())? {
-                        joined = Some((*ka.min(kb), *ka.max(kb), score));
-                        break;
-                    }
-                }
-                match joined {
-                    Some(edge) => {
-                        edges.push(edge);
-                        own.extend(part);
-                    }
-                    None => apart.push(part),
+            for &a in part {
+                let (ka, sa, pa) = &members[a];
+                if let Some(score) = self.judge(sa, pa.as_ref(), sb, pb.as_ref())? {
+                    edges.push((*ka.min(kb), *ka.max(kb), score));
+                    return Ok(true);
                 }
             }
-            apart.push(own);
-            std::mem::swap(&mut parts, &mut apart);
-        }
+            Ok::<_, Error>(false)
+        })?;
         Ok(edges)
     }
 
@@ -736,21 +707,7 @@ mod tests {
             (0..n as u32).map(|i| uf.find(i)).collect::<Vec<u32>>()
         };
         let mut runs_kept = 0;
-        let listings = [
-            Listed::ALL,
-            Listed::CLUSTERING,
-            Listed {
-                run: 2,
-                pairs_per_member: 1,
-                scanned_run: 4,
-            },
-            Listed {
-                run: 1,
-                pairs_per_member: 0,
-                scanned_run: 64,
-            },
-        ];
-        for listed in listings {
+        for listed in [usize::MAX, Listed::CLUSTERING.run, 2, 1] {
             let found = stages.candidates_listing(rows.clone(), listed);
             let mut staged = neardup_index::union_find::UnionFind::new(n);
             for (i, j) in (0..n).flat_map(|i| (0..n).map(move |j| (i, j))) {
@@ -789,7 +746,7 @@ mod tests {
             assert_eq!(
                 partition(&mut staged),
                 partition(&mut uf),
-                "{name}, {listed:?}"
+                "{name}, buckets of more than {listed} kept whole"
             );
         }
         // MinHash keeps a bucket whole somewhere in the listings; SimHash lists every pair within k.

@@ -70,23 +70,18 @@ pub(super) struct Graph {
     pub edges: Vec<(u32, u32, Score)>,
     /// Runs of candidates too large to list, by group of documents.
     pub runs: Runs,
-    /// How pairs of a run are told apart and measured.
-    pairing: Pairing,
     /// How many groups are groups of documents (the rest are stored entries, one each).
     pub document_groups: usize,
-    /// Edges with stored entries.
-    stored_edges: usize,
     /// Candidates and pairs judged so far: the candidate stage's, then clustering's.
     progress: Cell<Progress>,
 }
 
-/// Runs of candidate groups kept whole: groups of documents that share one band's or table's key. Run `r`'s
+/// Runs of candidate groups kept whole: groups of documents that share one band's key. Run `r`'s
 /// members are `members[start[r]..start[r + 1]]`, in increasing order; group `g`'s runs are
 /// `of_group[group_start[g]..group_start[g + 1]]`.
-#[derive(Default)]
 pub(super) struct Runs {
-    /// The band (LSH) or table (Hamming) each run shares.
-    origin: Vec<u32>,
+    /// The band each run shares.
+    band: Vec<u32>,
     members: Vec<u32>,
     start: Vec<usize>,
     of_group: Vec<u32>,
@@ -94,11 +89,18 @@ pub(super) struct Runs {
 }
 
 impl Runs {
-    fn push(&mut self, origin: u32, members: &[u32]) {
-        if self.start.is_empty() {
-            self.start.push(0);
+    fn new() -> Runs {
+        Runs {
+            band: Vec::new(),
+            members: Vec::new(),
+            start: vec![0],
+            of_group: Vec::new(),
+            group_start: Vec::new(),
         }
-        self.origin.push(origin);
+    }
+
+    fn push(&mut self, band: u32, members: &[u32]) {
+        self.band.push(band);
         self.members.extend_from_slice(members);
         self.start.push(self.members.len());
     }
@@ -114,7 +116,7 @@ impl Runs {
         }
         let mut fill = start.clone();
         self.of_group = vec![0; self.members.len()];
-        for r in 0..self.origin.len() {
+        for r in 0..self.band.len() {
             for &g in &self.members[self.start[r]..self.start[r + 1]] {
                 self.of_group[fill[g as usize]] = r as u32;
                 fill[g as usize] += 1;
@@ -125,7 +127,7 @@ impl Runs {
 
     /// How many runs there are.
     pub fn len(&self) -> usize {
-        self.origin.len()
+        self.band.len()
     }
 
     /// Run `r`'s members.
@@ -142,22 +144,28 @@ impl Runs {
     }
 }
 
-/// Which candidate pairs a run holds, and what the candidate stage measures them by.
-enum Pairing {
-    /// SimHash: every pair within k is listed, no run kept whole.
-    Hamming,
-    /// MinHash: every pair; a pair belongs to the first band it shares.
-    Lsh(Banding),
+/// The estimated similarity of two signatures of a run of `band`, if the pair belongs to it (a pair belongs
+/// to the first band it shares), as the band pass measures a listed pair.
+fn measure_in_band(banding: &Banding, band: u32, x: &[u32], y: &[u32]) -> Option<Score> {
+    (!shares_earlier_band(banding, band, x, y)).then(|| Score::Similarity(similarity(x, y)))
 }
 
-impl Pairing {
-    /// MinHash: the estimated similarity of two signatures of a run of `band`, if the pair belongs to it.
-    fn signatures(&self, band: u32, x: &[u32], y: &[u32]) -> Option<Score> {
-        let Pairing::Lsh(banding) = self else {
-            return None;
-        };
-        (!shares_earlier_band(banding, band, x, y)).then(|| Score::Similarity(similarity(x, y)))
+/// Judges a candidate pair of groups as the run does (by their leaders' profiles), and counts it.
+fn judge_counted(
+    run: &Dedup,
+    groups: &[Vec<u32>],
+    (a, b): (u32, u32),
+    measured: Score,
+    progress: &mut Progress,
+) -> Option<Score> {
+    let profile = |g: u32| run.docs[groups[g as usize][0] as usize].profile.as_ref();
+    let score = run.judge(measured, profile(a), profile(b));
+    progress.candidates += 1;
+    progress.pairs += u64::from(score.is_some());
+    if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
+        run.report(*progress);
     }
+    score
 }
 
 /// The candidate stage's listing: each candidate judged, counted and kept as an edge if a pair. A large run's
@@ -165,7 +173,6 @@ impl Pairing {
 /// kept whole for clustering.
 struct Listing<'a> {
     run: &'a Dedup,
-    docs: &'a [super::Document],
     groups: &'a [Vec<u32>],
     edges: Vec<(u32, u32, Score)>,
     runs: Runs,
@@ -177,23 +184,9 @@ struct Listing<'a> {
 }
 
 impl Listing<'_> {
-    fn judge(&mut self, a: u32, b: u32, measured: Score) -> Option<Score> {
-        let profile = |g: u32| {
-            self.docs[self.groups[g as usize][0] as usize]
-                .profile
-                .as_ref()
-        };
-        let score = self.run.judge(measured, profile(a), profile(b));
-        self.progress.candidates += 1;
-        self.progress.pairs += u64::from(score.is_some());
-        if self.progress.candidates.is_multiple_of(PROGRESS_EVERY) {
-            self.run.report(self.progress);
-        }
-        score
-    }
-
     fn pair(&mut self, a: u32, b: u32, measured: Score) {
-        if let Some(score) = self.judge(a, b, measured) {
+        let judged = judge_counted(self.run, self.groups, (a, b), measured, &mut self.progress);
+        if let Some(score) = judged {
             self.edges.push((a, b, score));
         }
     }
@@ -321,15 +314,14 @@ impl Graph {
         // Both passes hand their candidates to one listing, small runs pair by pair, large runs whole.
         let listing = std::cell::RefCell::new(Listing {
             run,
-            docs,
             groups: &groups,
             edges: Vec::new(),
-            runs: Runs::default(),
+            runs: Runs::new(),
             progress,
             found: Vec::new(),
             listed,
         });
-        let pairing = match run.bands {
+        match run.bands {
             None => {
                 let fps: Vec<u64> = (0..document_groups)
                     .map(|g| leader(g).sketch.fingerprint().map_or(0, |f| f.bits()))
@@ -342,7 +334,6 @@ impl Graph {
                 all_pairs(&fps, &design, |a, b, d| {
                     listing.borrow_mut().pair(a, b, Score::Distance(d))
                 });
-                Pairing::Hamming
             }
             Some((banding, _)) => {
                 let k = banding.values as usize;
@@ -362,7 +353,6 @@ impl Graph {
                         }
                     }
                 }
-                let pairing = Pairing::Lsh(banding);
                 let sig = |g: u32| &signatures[g as usize * k..(g as usize + 1) * k];
                 lsh_pairs_or_runs(
                     &signatures,
@@ -371,13 +361,12 @@ impl Graph {
                     |a, b, estimate| listing.borrow_mut().pair(a, b, Score::Similarity(estimate)),
                     |band, members| {
                         listing.borrow_mut().large(band, members, |a, b| {
-                            pairing.signatures(band, sig(a), sig(b))
+                            measure_in_band(&banding, band, sig(a), sig(b))
                         })
                     },
                 );
-                pairing
             }
-        };
+        }
         let Listing {
             mut edges,
             mut runs,
@@ -396,10 +385,6 @@ impl Graph {
             adjacent[a as usize].push((b, s));
             adjacent[b as usize].push((a, s));
         }
-        let stored_edges = edges
-            .iter()
-            .filter(|e| e.1 as usize >= document_groups)
-            .count();
         Ok(Graph {
             documents,
             rank,
@@ -409,37 +394,26 @@ impl Graph {
             adjacent,
             edges,
             runs,
-            pairing,
             document_groups,
-            stored_edges,
             progress: Cell::new(progress),
         })
     }
 
-    /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run (see
-    /// [`Pairing`]), as the candidate stage judges a listed pair: the pair and its score, or `None`.
+    /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run, as the
+    /// candidate stage judges a listed pair: the pair and its score, or `None`.
     pub fn judge_in_run(&self, run: &Dedup, r: usize, a: u32, b: u32) -> Option<Score> {
         let (a, b) = (a.min(b), a.max(b));
-        let leader = |g: u32| &run.docs[self.groups[g as usize][0] as usize];
-        let (x, y) = (&leader(a).sketch, &leader(b).sketch);
-        let origin = self.runs.origin[r];
-        let measured = match (x, y) {
-            (Sketch::Signature(x), Sketch::Signature(y)) => {
-                self.pairing.signatures(origin, x.values(), y.values())
-            }
-            _ => None,
-        }?;
-        let score = run.judge(
-            measured,
-            leader(a).profile.as_ref(),
-            leader(b).profile.as_ref(),
-        );
+        let signature = |g: u32| {
+            run.docs[self.groups[g as usize][0] as usize]
+                .sketch
+                .signature()
+        };
+        let ((banding, _), Some(x), Some(y)) = (run.bands?, signature(a), signature(b)) else {
+            return None;
+        };
+        let measured = measure_in_band(&banding, self.runs.band[r], x.values(), y.values())?;
         let mut progress = self.progress.get();
-        progress.candidates += 1;
-        progress.pairs += u64::from(score.is_some());
-        if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
-            run.report(progress);
-        }
+        let score = judge_counted(run, &self.groups, (a, b), measured, &mut progress);
         self.progress.set(progress);
         score
     }
@@ -528,7 +502,11 @@ impl Graph {
             documents: self.documents,
             stored: run.stored.nodes.len(),
             distinct: self.document_groups,
-            edges: self.progress.get().pairs as usize + self.stored_edges,
+            // Pairs judged among documents, and the edges with stored entries.
+            edges: self.progress.get().pairs as usize
+                + (self.edges.iter())
+                    .filter(|e| e.1 as usize >= self.document_groups)
+                    .count(),
             ..Summary::default()
         }
     }

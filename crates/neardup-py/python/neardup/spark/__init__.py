@@ -275,8 +275,8 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, stages, errors: str, 
     # The pairs are few next to the input's rows, but sit in as many partitions: read in that many tasks,
     # each writing a file for every shuffle partition, they cost more than their rows (44 s of a 490 s run
     # at 10^7 documents on one core). Counted, they are read in partitions sized to their number.
-    found_rows = found.count()
-    run_rows = found.where(F.col("run").isNotNull()).count()
+    # Both counts in one job: the rows, and those of large buckets (a run).
+    found_rows, run_rows = found.agg(F.count(F.lit(1)), F.count("run")).first()
     stage(f"{found_rows - run_rows} candidate pairs and nodes with copies; {run_rows} nodes in large buckets")
     pairs = found.coalesce(_partitions_for(found_rows, parallelism))
     # Rows with a run (and no b) are nodes of a large bucket: neither a candidate pair nor a copy.
