@@ -29,7 +29,123 @@ pub fn all_pairs(fps: &[u64], design: &Design, emit: impl FnMut(u32, u32, u32)) 
 }
 
 /// [`all_pairs`] with the number of group bits given (tests use it to exercise grouping on small inputs).
+#[allow(unsafe_code)]
 fn all_pairs_in_groups(
+    fps: &[u64],
+    design: &Design,
+    group_bits: u32,
+    emit: impl FnMut(u32, u32, u32),
+) {
+    // SAFETY (each call): the CPU has the features the build is compiled with.
+    match Build::best() {
+        #[cfg(target_arch = "x86_64")]
+        Build::Avx512 => unsafe { x86::all_pairs_avx512(fps, design, group_bits, emit) },
+        #[cfg(target_arch = "x86_64")]
+        Build::Avx2 => unsafe { x86::all_pairs_avx2(fps, design, group_bits, emit) },
+        #[cfg(target_arch = "x86_64")]
+        Build::Popcnt => unsafe { x86::all_pairs_popcnt(fps, design, group_bits, emit) },
+        Build::Baseline => all_pairs_kernel(fps, design, group_bits, emit),
+    }
+}
+
+/// Calls `emit(x, y, d)` for every pair of places `x < y` in `fps` whose fingerprints are `d ≤ k` bits apart:
+/// the pairs of one list (a run of a table, a distributed job's bucket), in the order of the loop over `x`
+/// then `y`, without a table. Quadratic, but a block of fingerprints at a time in vector registers (below).
+///
+/// ```
+/// let mut pairs = Vec::new();
+/// neardup_index::hamming::pairs_within(&[0, 0b111, 0b1111, u64::MAX], 3, |x, y, d| pairs.push((x, y, d)));
+/// assert_eq!(pairs, [(0, 1, 3), (1, 2, 1)]);
+/// ```
+#[allow(unsafe_code)]
+pub fn pairs_within(fps: &[u64], k: u32, emit: impl FnMut(usize, usize, u32)) {
+    // SAFETY (each call): the CPU has the features the build is compiled with.
+    match Build::best() {
+        #[cfg(target_arch = "x86_64")]
+        Build::Avx512 => unsafe { x86::within_avx512(fps, k, emit) },
+        #[cfg(target_arch = "x86_64")]
+        Build::Avx2 => unsafe { x86::within_avx2(fps, k, emit) },
+        #[cfg(target_arch = "x86_64")]
+        Build::Popcnt => unsafe { x86::within_popcnt(fps, k, emit) },
+        Build::Baseline => pairs_in_crowded_run(fps, k, &[], emit),
+    }
+}
+
+/// The instruction sets the comparisons are compiled for, chosen at run time.
+///
+/// Crowded keys make the distance the hot loop: short or templated texts put thousands of fingerprints under
+/// one key, and nearly all the time goes to comparing them (almost always to find them farther than k). A
+/// build for the baseline x86-64 counts bits in about a dozen instructions, one pair at a time; the same code
+/// is also compiled for the `popcnt` instruction (every x86-64 since 2008–2011), for AVX2 (4 pairs at a time)
+/// and for AVX-512's `vpopcntq` (8 at a time), and the best the CPU has is used. The results are the same, in
+/// the same order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Build {
+    Baseline,
+    #[cfg(target_arch = "x86_64")]
+    Popcnt,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Build {
+    /// The best build this CPU runs (the standard library caches what the CPU has).
+    fn best() -> Build {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f") && has!("avx512vpopcntdq") && has!("popcnt") {
+                return Build::Avx512;
+            }
+            if has!("avx2") && has!("popcnt") {
+                return Build::Avx2;
+            }
+            if has!("popcnt") {
+                return Build::Popcnt;
+            }
+        }
+        Build::Baseline
+    }
+}
+
+/// [`all_pairs_kernel`] and [`pairs_in_crowded_run`] compiled for the instruction sets of later x86-64 CPUs.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Design, all_pairs_kernel, pairs_in_crowded_run};
+
+    macro_rules! build {
+        ($features:literal, $all_pairs:ident, $within:ident) => {
+            #[target_feature(enable = $features)]
+            pub fn $all_pairs(
+                fps: &[u64],
+                design: &Design,
+                g: u32,
+                emit: impl FnMut(u32, u32, u32),
+            ) {
+                all_pairs_kernel(fps, design, g, emit)
+            }
+
+            #[target_feature(enable = $features)]
+            pub fn $within(fps: &[u64], k: u32, emit: impl FnMut(usize, usize, u32)) {
+                pairs_in_crowded_run(fps, k, &[], emit)
+            }
+        };
+    }
+
+    build!("popcnt", all_pairs_popcnt, within_popcnt);
+    build!("avx2,popcnt", all_pairs_avx2, within_avx2);
+    build!(
+        "avx512f,avx512vpopcntdq,popcnt",
+        all_pairs_avx512,
+        within_avx512
+    );
+}
+
+/// The body of [`all_pairs_in_groups`], inlined into each of its builds.
+#[inline(always)]
+fn all_pairs_kernel(
     fps: &[u64],
     design: &Design,
     group_bits: u32,
@@ -47,8 +163,15 @@ fn all_pairs_in_groups(
     let mut members: Vec<u32> = vec![0; fps.len()];
     let mut rows: Vec<(u64, u32)> = Vec::new();
     let mut scratch: Vec<(u64, u32)> = Vec::new();
+    // The permuted fingerprints of one run of equal key, side by side for the vector units.
+    let mut keys: Vec<u64> = Vec::new();
     for (t, layout) in layouts.iter().enumerate() {
-        let earlier: Vec<u64> = layouts[..t].iter().map(|l| l.key_mask).collect();
+        // The earlier tables' key bits, moved as this table moves a fingerprint's: a bit permutation, so
+        // `permute(x ^ y) & permute(m)` is nonzero exactly when `(x ^ y) & m` is.
+        let earlier: Vec<u64> = layouts[..t]
+            .iter()
+            .map(|l| layout.permute(l.key_mask))
+            .collect();
         let g_bits = group_bits.min(layout.key_bits);
         // The group is the permuted value's top bits; when the first segment holds them, read them directly.
         let first = layout.segments[0];
@@ -92,20 +215,62 @@ fn all_pairs_in_groups(
                         .iter()
                         .take_while(|r| r.0 >> shift == key)
                         .count();
-                for a in start..end {
-                    for b in a + 1..end {
-                        let (x, y) = (rows[a], rows[b]);
-                        let d = hamming(x.0, y.0); // a permutation keeps distances
-                        if d <= k {
-                            let diff = fps[x.1 as usize] ^ fps[y.1 as usize];
-                            if earlier.iter().all(|&m| diff & m != 0) {
-                                emit(x.1.min(y.1), x.1.max(y.1), d);
+                let run = &rows[start..end];
+                if run.len() <= SHORT_RUN {
+                    // Most runs of spread-out fingerprints hold one or two: compared directly.
+                    for (x, &(xk, xi)) in run.iter().enumerate() {
+                        for &(yk, yi) in &run[x + 1..] {
+                            let d = hamming(xk, yk); // a permutation keeps distances
+                            if d <= k && earlier.iter().all(|&m| (xk ^ yk) & m != 0) {
+                                emit(xi.min(yi), xi.max(yi), d);
                             }
                         }
                     }
+                } else {
+                    keys.clear();
+                    keys.extend(run.iter().map(|r| r.0));
+                    pairs_in_crowded_run(&keys, k, &earlier, |x, y, d| {
+                        let (i, j) = (run[x].1, run[y].1);
+                        emit(i.min(j), i.max(j), d)
+                    });
                 }
                 start = end;
             }
+        }
+    }
+}
+
+/// Runs of at most this many fingerprints are compared pair by pair.
+const SHORT_RUN: usize = 8;
+/// The later members of a crowded run are compared with one a block of this many at a time.
+const NEAR_BLOCK: usize = 64;
+
+/// The pairs of one crowded run of equal key, `keys` being its permuted fingerprints in index order:
+/// `emit(x, y, d)` for the places `x < y` of each pair within `k` that shares none of the `earlier` tables'
+/// keys, in the order of the pair-by-pair loop.
+#[inline(always)]
+fn pairs_in_crowded_run(
+    keys: &[u64],
+    k: u32,
+    earlier: &[u64],
+    mut emit: impl FnMut(usize, usize, u32),
+) {
+    for (a, &x) in keys.iter().enumerate() {
+        // The later members a block at a time: which of them are within k is worked out in vector registers,
+        // as a bit mask, and only those are looked at one by one.
+        let mut b = a + 1;
+        for block in keys[a + 1..].chunks(NEAR_BLOCK) {
+            let mut near = block.iter().enumerate().fold(0u64, |mask, (j, &y)| {
+                mask | (u64::from(hamming(x, y) <= k) << j)
+            });
+            while near != 0 {
+                let y = b + near.trailing_zeros() as usize;
+                near &= near - 1;
+                if earlier.iter().all(|&m| (x ^ keys[y]) & m != 0) {
+                    emit(a, y, hamming(x, keys[y])); // a permutation keeps distances
+                }
+            }
+            b += block.len();
         }
     }
 }
@@ -234,6 +399,63 @@ mod tests {
             let set: BTreeSet<_> = got.iter().copied().collect();
             prop_assert_eq!(set.len(), got.len(), "a pair was reported twice");
             prop_assert_eq!(set, brute(&fps, 3));
+        }
+
+        /// Every build of the kernel this CPU can run gives the baseline's pairs in the baseline's order, on
+        /// runs longer than a block (a few centres, hundreds of points around each).
+        #[test]
+        #[allow(unsafe_code)]
+        fn every_build_gives_the_same_pairs_in_the_same_order(
+            centres in proptest::collection::vec(any::<u64>(), 1..4),
+            seed: u64,
+            n in 100usize..400,
+            k in 0usize..8,
+        ) {
+            let mut r = seed | 1;
+            let fps: Vec<u64> = (0..n)
+                .map(|i| {
+                    let mut x = centres[i % centres.len()];
+                    r ^= r << 13;
+                    r ^= r >> 7;
+                    r ^= r << 17;
+                    for flip in 0..(r % 7) {
+                        x ^= 1u64 << ((r >> (6 * flip + 8)) % 64);
+                    }
+                    x
+                })
+                .collect();
+            let design = DESIGNS.with(|d| d[k].clone());
+            type Emit<'a> = &'a mut dyn FnMut(u32, u32, u32);
+            let run = |build: &dyn Fn(Emit<'_>)| {
+                let mut got = Vec::new();
+                build(&mut |i, j, d| got.push((i, j, d)));
+                got
+            };
+            let baseline = run(&|emit| all_pairs_kernel(&fps, &design, 0, emit));
+            let set: BTreeSet<_> = baseline.iter().copied().collect();
+            prop_assert_eq!(set.len(), baseline.len(), "a pair was reported twice");
+            prop_assert_eq!(set, brute(&fps, k as u32));
+            #[cfg(target_arch = "x86_64")]
+            {
+                use std::arch::is_x86_feature_detected as has;
+                // SAFETY (each call): the CPU has the features the build is for.
+                if has!("popcnt") {
+                    let got = run(&|emit| unsafe { x86::all_pairs_popcnt(&fps, &design, 0, emit) });
+                    prop_assert_eq!(&got, &baseline);
+                }
+                if has!("avx2") && has!("popcnt") {
+                    let got = run(&|emit| unsafe { x86::all_pairs_avx2(&fps, &design, 0, emit) });
+                    prop_assert_eq!(&got, &baseline);
+                }
+                if has!("avx512f") && has!("avx512vpopcntdq") {
+                    let got = run(&|emit| unsafe { x86::all_pairs_avx512(&fps, &design, 0, emit) });
+                    prop_assert_eq!(&got, &baseline);
+                }
+            }
+            // One list without tables: every pair within k, in loop order, in the best build.
+            let mut within = Vec::new();
+            pairs_within(&fps, k as u32, |x, y, d| within.push((x as u32, y as u32, d)));
+            prop_assert_eq!(within, brute(&fps, k as u32).into_iter().collect::<Vec<_>>());
         }
 
         #[test]

@@ -42,7 +42,7 @@ pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
                     *slot = Some((node, score));
                 }
             };
-            for &(h, score) in &graph.adjacent[g as usize] {
+            for (h, score) in graph.neighbours(g) {
                 offer(h, score);
             }
             for &r in graph.runs.of(g) {
@@ -65,8 +65,8 @@ pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
 /// is scored against it directly (it may be farther than the threshold: components chain).
 pub(super) fn components(graph: &Graph, run: &Dedup) -> Assignment {
     let mut uf = UnionFind::new(graph.groups.len());
-    for &(a, b, _) in &graph.edges {
-        uf.union(a, b);
+    for edge in &graph.edges {
+        uf.union(edge.a, edge.b);
     }
     for r in 0..graph.runs.len() {
         join_run(graph, run, r, &mut uf);

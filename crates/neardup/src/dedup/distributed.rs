@@ -58,6 +58,7 @@ use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::profile::Profile;
 use crate::sketch::{Method, Sketch};
+use neardup_index::hamming::pairs_within;
 use neardup_index::hamming::plan::{TableLayout, recommend};
 use neardup_index::lsh::{band_key, similarity};
 use neardup_sketch::shingle::mix64;
@@ -168,7 +169,6 @@ fn pairs_of(
         u128::from_be_bytes(wide)
     };
     let is_copy_bucket = |wide: u128| (wide >> 64) as u16 == COPY_BAND;
-    let near = |a: u64, b: u64| within.is_none_or(|k| neardup_sketch::hamming(a, b) <= k);
     let mut rows: Vec<(u128, u128, u64)> = rows
         .into_iter()
         .map(|(bucket, node, bits)| (widen(bucket), u128::from_be_bytes(node), bits))
@@ -181,6 +181,7 @@ fn pairs_of(
         .collect();
     rows.dedup();
     let mut runs = Vec::new();
+    let mut fingerprints = Vec::new();
     for bucket in rows.chunk_by(|x, y| x.0 == y.0) {
         if is_copy_bucket(bucket[0].0) {
             continue;
@@ -193,14 +194,21 @@ fn pairs_of(
             runs.extend(bucket.iter().map(|row| (key, row.1.to_be_bytes())));
             continue;
         }
-        // The bucket's distinct nodes, in order: each with every later one.
-        for (i, a) in bucket.iter().enumerate() {
-            pairs.extend(
-                bucket[i + 1..]
-                    .iter()
-                    .filter(|b| near(a.2, b.2))
-                    .map(|b| (a.1, b.1)),
-            );
+        // The bucket's distinct nodes, in order: each with every later one (SimHash: within k, the
+        // fingerprints compared side by side in vector registers).
+        match within {
+            Some(k) => {
+                fingerprints.clear();
+                fingerprints.extend(bucket.iter().map(|row| row.2));
+                pairs_within(&fingerprints, k, |a, b, _| {
+                    pairs.push((bucket[a].1, bucket[b].1))
+                });
+            }
+            None => {
+                for (i, a) in bucket.iter().enumerate() {
+                    pairs.extend(bucket[i + 1..].iter().map(|b| (a.1, b.1)));
+                }
+            }
         }
     }
     pairs.sort_unstable();

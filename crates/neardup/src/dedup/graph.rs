@@ -13,7 +13,7 @@ use super::{
     Dedup, PROGRESS_EVERY, Progress, Representative, Score, Sink, Stage, Summary, Verification,
 };
 use crate::error::Error;
-use crate::profile::Profile;
+use crate::profile::{Measure, Profile};
 use crate::sketch::Sketch;
 use neardup_index::hamming::all_pairs;
 use neardup_index::hamming::plan::recommend;
@@ -64,10 +64,12 @@ pub(super) struct Graph {
     pub group_of: Vec<u32>,
     /// Each group's nodes, in rank order.
     pub groups: Vec<Vec<u32>>,
-    /// Each group's neighbours with the verified score, by group.
-    pub adjacent: Vec<Vec<(u32, Score)>>,
     /// Edges between groups (a < b), sorted: the listed pairs, and those with stored entries.
-    pub edges: Vec<(u32, u32, Score)>,
+    pub edges: Vec<Edge>,
+    /// The measure of the run, which says what kind of score an edge's value is.
+    measure: Measure,
+    /// Each group's edges, both ways, as places in `edges` (see [`Graph::neighbours`]).
+    adjacency: Adjacency,
     /// Runs of candidates too large to list, by group of documents.
     pub runs: Runs,
     /// How many groups are groups of documents (the rest are stored entries, one each).
@@ -168,13 +170,75 @@ fn judge_counted(
     score
 }
 
+/// A verified edge between groups `a < b`. The score is kept as its value: every score of a run is of one
+/// kind, the run's measure's ([`Graph::score`] of an edge gives it back), so an edge takes 16 bytes where
+/// `(u32, u32, Score)` took 24.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Edge {
+    pub a: u32,
+    pub b: u32,
+    value: f64,
+}
+
+impl Edge {
+    fn new(a: u32, b: u32, score: Score, measure: Measure) -> Edge {
+        debug_assert_eq!(Score::of_value(measure, score.value()), score);
+        Edge {
+            a,
+            b,
+            value: score.value(),
+        }
+    }
+}
+
+/// Where each group's edges are in the sorted edges: 8 bytes an edge more, where lists of neighbours and
+/// scores held 48 (dense near-duplicates make tens of millions of edges).
+struct Adjacency {
+    /// Group `a`'s edges `(a, b)` (b > a) are `edges[upper[a]..upper[a + 1]]`, since the edges are sorted.
+    upper: Vec<usize>,
+    /// Group `b`'s edges `(a, b)` (a < b), by their places in `edges`, in increasing `a`.
+    lower: Lower,
+}
+
+struct Lower {
+    start: Vec<usize>,
+    edge: Vec<u64>,
+}
+
+impl Adjacency {
+    /// The adjacency of `edges`, sorted and without repeats, among `groups` groups.
+    fn of(edges: &[Edge], groups: usize) -> Adjacency {
+        let mut upper = vec![0usize; groups + 1];
+        let mut start = vec![0usize; groups + 1];
+        for &Edge { a, b, .. } in edges {
+            upper[a as usize + 1] += 1;
+            start[b as usize + 1] += 1;
+        }
+        for g in 1..=groups {
+            upper[g] += upper[g - 1];
+            start[g] += start[g - 1];
+        }
+        // The edges are sorted by `a`, so each group's lower edges are filled in increasing `a`.
+        let mut fill = start.clone();
+        let mut edge = vec![0u64; edges.len()];
+        for (e, &Edge { b, .. }) in edges.iter().enumerate() {
+            edge[fill[b as usize]] = e as u64;
+            fill[b as usize] += 1;
+        }
+        Adjacency {
+            upper,
+            lower: Lower { start, edge },
+        }
+    }
+}
+
 /// The candidate stage's listing: each candidate judged, counted and kept as an edge if a pair. A large run's
 /// candidates are listed too when they are few ([`Listed::pairs_per_member`]); else (near-copies) the run is
 /// kept whole for clustering.
 struct Listing<'a> {
     run: &'a Dedup,
     groups: &'a [Vec<u32>],
-    edges: Vec<(u32, u32, Score)>,
+    edges: Vec<Edge>,
     runs: Runs,
     progress: Progress,
     /// A large run's candidates so far, measured.
@@ -187,7 +251,7 @@ impl Listing<'_> {
     fn pair(&mut self, a: u32, b: u32, measured: Score) {
         let judged = judge_counted(self.run, self.groups, (a, b), measured, &mut self.progress);
         if let Some(score) = judged {
-            self.edges.push((a, b, score));
+            self.edges.push(Edge::new(a, b, score, self.run.measure()));
         }
     }
 
@@ -374,29 +438,50 @@ impl Graph {
             ..
         } = listing.into_inner();
         runs.index(document_groups);
+        let measure = run.measure();
         for &(doc, entry, score) in &run.stored.edges {
             let (a, b) = (group_of[doc as usize], group_of[documents + entry as usize]);
-            edges.push((a.min(b), a.max(b), score));
+            edges.push(Edge::new(a.min(b), a.max(b), score, measure));
         }
-        edges.sort_by_key(|e| (e.0, e.1));
-        edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
-        let mut adjacent = vec![Vec::new(); groups.len()];
-        for &(a, b, s) in &edges {
-            adjacent[a as usize].push((b, s));
-            adjacent[b as usize].push((a, s));
-        }
+        // Sorted in place (a stable sort would take half the edges' memory again): a pair repeated by stored
+        // entries keeps one score whatever the input order, the lowest (scores are not negative, so their
+        // bits order them).
+        edges.sort_unstable_by_key(|e| (e.a, e.b, e.value.to_bits()));
+        edges.dedup_by(|x, y| (x.a, x.b) == (y.a, y.b));
+        edges.shrink_to_fit();
+        let adjacency = Adjacency::of(&edges, groups.len());
         Ok(Graph {
             documents,
             rank,
             by_rank,
             group_of,
             groups,
-            adjacent,
             edges,
+            measure,
+            adjacency,
             runs,
             document_groups,
             progress: Cell::new(progress),
         })
+    }
+
+    /// Group `g`'s neighbours along the listed edges, with the verified scores, in increasing order.
+    pub fn neighbours(&self, g: u32) -> impl Iterator<Item = (u32, Score)> + '_ {
+        let g = g as usize;
+        let (lower, upper) = (&self.adjacency.lower, &self.adjacency.upper);
+        let below = (lower.start[g]..lower.start[g + 1]).map(|i| {
+            let edge = &self.edges[lower.edge[i] as usize];
+            (edge.a, self.edge_score(edge))
+        });
+        let above = self.edges[upper[g]..upper[g + 1]]
+            .iter()
+            .map(|edge| (edge.b, self.edge_score(edge)));
+        below.chain(above)
+    }
+
+    /// An edge's verified score.
+    pub fn edge_score(&self, edge: &Edge) -> Score {
+        Score::of_value(self.measure, edge.value)
     }
 
     /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run, as the
@@ -486,9 +571,10 @@ impl Graph {
                 }
             }
         }
-        for &(ga, gb, score) in &self.edges {
-            for &a in &self.groups[ga as usize] {
-                for &b in &self.groups[gb as usize] {
+        for edge in &self.edges {
+            let score = self.edge_score(edge);
+            for &a in &self.groups[edge.a as usize] {
+                for &b in &self.groups[edge.b as usize] {
                     emit(a, b, score)?;
                 }
             }
@@ -505,7 +591,7 @@ impl Graph {
             // Pairs judged among documents, and the edges with stored entries.
             edges: self.progress.get().pairs as usize
                 + (self.edges.iter())
-                    .filter(|e| e.1 as usize >= self.document_groups)
+                    .filter(|e| e.b as usize >= self.document_groups)
                     .count(),
             ..Summary::default()
         }

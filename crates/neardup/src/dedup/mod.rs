@@ -111,6 +111,14 @@ impl Score {
         }
     }
 
+    /// The score of `measure`'s kind whose [`value`](Self::value) is `value`.
+    fn of_value(measure: Measure, value: f64) -> Score {
+        match measure {
+            Measure::Hamming => Score::Distance(value as u32),
+            _ => Score::Similarity(value),
+        }
+    }
+
     /// The score of two documents with identical sketches (and profiles).
     fn identical(measure: Measure) -> Score {
         match measure {
