@@ -163,6 +163,12 @@ impl PyStages {
         self.stages.bands().map(|(b, t)| (b.bands, b.rows, t))
     }
 
+    /// Whether every candidate pair of stage 4 is a pair (SimHash without a check): nothing to judge.
+    #[getter]
+    fn candidates_are_pairs(&self) -> bool {
+        self.stages.candidates_are_pairs()
+    }
+
     /// How many bucket keys each node has.
     #[getter]
     fn buckets_per_node(&self) -> usize {

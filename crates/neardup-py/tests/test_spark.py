@@ -137,8 +137,13 @@ def cli_table(path: pathlib.Path, out: pathlib.Path, *args: str):
 
 @pytest.mark.parametrize(
     "scheme,args",
-    [("minhash", {"threshold": 0.7}), ("simhash-doc-v1", {"k": 4})],
-    ids=["minhash", "simhash"],
+    [
+        ("minhash", {"threshold": 0.7}),
+        ("simhash-doc-v1", {"k": 4}),
+        # With a check the pairs within k are judged (without one, stage 4's pairs are the pairs).
+        ("simhash-doc-v1", {"k": 6, "verify": "exact", "threshold": 0.8}),
+    ],
+    ids=["minhash", "simhash", "simhash-checked"],
 )
 def test_clusters_equal_the_cli_on_real_text(spark, eval_parquet, tmp_path, scheme, args):
     import neardup.spark as ns

@@ -61,6 +61,7 @@ use crate::sketch::{Method, Sketch};
 use neardup_index::hamming::pairs_within;
 use neardup_index::hamming::plan::{TableLayout, recommend};
 use neardup_index::lsh::{band_key, similarity};
+use neardup_index::union_find::UnionFind;
 use neardup_sketch::shingle::mix64;
 use neardup_sketch::signature::MinHashSignature;
 
@@ -141,6 +142,7 @@ pub fn pairs_in_buckets(
         rows.into_iter().map(|(bucket, node)| (bucket, node, 0)),
         None,
         usize::MAX,
+        false,
     )
     .pairs
 }
@@ -153,13 +155,18 @@ pub fn pairs_within_in_buckets(
     rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     k: u32,
 ) -> Vec<(NodeKey, NodeKey)> {
-    pairs_of(rows, Some(k), usize::MAX).pairs
+    pairs_of(rows, Some(k), usize::MAX, false).pairs
 }
 
+/// Stage 4's grouping: the pairs of each bucket (SimHash: `within` k), and the MinHash buckets of more than
+/// `listed_bucket` nodes whole; `spanning`, for SimHash pairs that need no judging, only the pairs that join
+/// a bucket's nodes into its connected sets (a spanning forest: at most one pair per node, where a crowded
+/// bucket holds millions), which is all the components need.
 fn pairs_of(
     rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     within: Option<u32>,
     listed_bucket: usize,
+    spanning: bool,
 ) -> Candidates {
     // As big-endian integers the keys sort in their byte order, and compare in an instruction or two
     // instead of a call to memcmp.
@@ -197,6 +204,18 @@ fn pairs_of(
         // The bucket's distinct nodes, in order: each with every later one (SimHash: within k, the
         // fingerprints compared side by side in vector registers).
         match within {
+            Some(k) if spanning => {
+                fingerprints.clear();
+                fingerprints.extend(bucket.iter().map(|row| row.2));
+                let mut joined = UnionFind::new(bucket.len());
+                pairs_within(&fingerprints, k, |a, b, _| {
+                    let (a, b) = (a as u32, b as u32);
+                    if joined.find(a) != joined.find(b) {
+                        joined.union(a, b);
+                        pairs.push((bucket[a as usize].1, bucket[b as usize].1));
+                    }
+                });
+            }
             Some(k) => {
                 fingerprints.clear();
                 fingerprints.extend(bucket.iter().map(|row| row.2));
@@ -288,6 +307,12 @@ impl Stages {
         matches!(self.run.method(), Method::SimHash(_)).then(|| self.run.options().k)
     }
 
+    /// Whether every candidate [`Stages::pairs`] gives is a pair, so that [`Stages::judge`] would keep them
+    /// all: SimHash without a check (its buckets' pairs are those within k already).
+    pub fn candidates_are_pairs(&self) -> bool {
+        self.pairs_within().is_some() && self.run.simhash_verification().is_none()
+    }
+
     /// What a node's bucket rows carry for [`Stages::pairs`]: its fingerprint's bits in a SimHash run;
     /// `None` otherwise.
     pub fn pairing_bits(&self, sketch: &Sketch) -> Option<u64> {
@@ -303,15 +328,19 @@ impl Stages {
         &self,
         rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
     ) -> Vec<(NodeKey, NodeKey)> {
-        pairs_of(rows, self.pairs_within(), usize::MAX).pairs
+        pairs_of(rows, self.pairs_within(), usize::MAX, false).pairs
     }
 
     /// [`Stages::pairs`] with large MinHash buckets kept whole ([`Candidates::runs`], for
     /// [`Stages::join_run`]), as one machine keeps its candidate runs: every bucket of more than 8 nodes (all
-    /// of its pairs are candidates). SimHash lists every pair within k, as one machine does. Which buckets are
-    /// kept whole changes the work, never the components.
+    /// of its pairs are candidates). SimHash lists the pairs within k, as one machine does; when
+    /// [`Stages::candidates_are_pairs`], only those that join each bucket's nodes into its connected sets (a
+    /// spanning forest: at most one pair per node of a bucket, where short texts crowd millions of pairs into
+    /// a few buckets). Which buckets are kept whole, and which pairs a forest keeps, change the work, never
+    /// the components.
     pub fn candidates(&self, rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>) -> Candidates {
-        pairs_of(rows, self.pairs_within(), Listed::CLUSTERING.run)
+        let spanning = self.candidates_are_pairs();
+        pairs_of(rows, self.pairs_within(), Listed::CLUSTERING.run, spanning)
     }
 
     /// [`Stages::candidates`] with the MinHash buckets of more than `listed_bucket` nodes kept whole.
@@ -321,7 +350,12 @@ impl Stages {
         rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,
         listed_bucket: usize,
     ) -> Candidates {
-        pairs_of(rows, self.pairs_within(), listed_bucket)
+        pairs_of(
+            rows,
+            self.pairs_within(),
+            listed_bucket,
+            self.candidates_are_pairs(),
+        )
     }
 
     /// Stage 4 for a bucket kept whole: the judged pairs among its nodes (each a node key, its sketch and
@@ -594,6 +628,23 @@ mod tests {
     }
 
     #[test]
+    fn a_spanning_forest_keeps_one_pair_per_node_joined() {
+        let node = |n: u8| [n; 16];
+        // One bucket: nodes 1–4 within 1 bit of node 1 (six pairs within k = 2), node 5 far from them all.
+        let fps = [0b0u64, 0b1, 0b10, 0b100, u64::MAX];
+        let rows: Vec<_> = (0..5u8)
+            .map(|i| ([7; 10], node(i + 1), fps[i as usize]))
+            .collect();
+        let all = pairs_of(rows.clone(), Some(2), usize::MAX, false).pairs;
+        assert_eq!(all.len(), 6);
+        let forest = pairs_of(rows, Some(2), usize::MAX, true).pairs;
+        assert_eq!(
+            forest,
+            [(node(1), node(2)), (node(1), node(3)), (node(1), node(4))]
+        );
+    }
+
+    #[test]
     fn pairs_in_buckets_are_the_distinct_pairs_of_shared_buckets() {
         let bucket = |b: u8| [b; 10];
         let node = |n: u8| [n; 16];
@@ -732,7 +783,12 @@ mod tests {
                     &sb.sketch,
                     sb.profile.as_ref(),
                 );
-                if a != b && judged.unwrap().is_some() {
+                let judged = judged.unwrap();
+                // A runner that is told every candidate is a pair may skip judging them.
+                if a != b && stages.candidates_are_pairs() {
+                    assert!(judged.is_some(), "{name}: a candidate that is not a pair");
+                }
+                if a != b && judged.is_some() {
                     staged.union(a as u32, b as u32);
                 }
             }
@@ -820,6 +876,20 @@ mod tests {
                 ..Options::default()
             },
         );
+    }
+
+    #[test]
+    fn only_simhash_without_a_check_has_nothing_to_judge() {
+        let stages = |name, options| Stages::new(method(name), options, 1).unwrap();
+        assert!(stages("simhash", Options::default()).candidates_are_pairs());
+        let checked = Options {
+            verification: Verification::Exact,
+            simhash_check: Some(SimHashCheck::Cosine),
+            threshold: Some(0.8),
+            ..Options::default()
+        };
+        assert!(!stages("simhash", checked).candidates_are_pairs());
+        assert!(!stages("minhash", Options::default()).candidates_are_pairs());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! to be placed), each pair by the same rule and judgement as a listed one. So the clusters are those of the
 //! whole graph, and memory stays linear in the documents ([`Listed`] says which runs are listed). SimHash
 //! lists every pair within k: its table keys gather fingerprints that are near without being copies (many
-//! representatives in one run), where judging a run piecemeal costs more than listing it.
+//! representatives in one run), where judging a run piecemeal costs more than listing it. A listed pair costs
+//! 24 bytes ([`Edge`] and its place in the other group's list): 35.8 million pairs within 3 bits of a million
+//! short documents take 0.9 GB.
 
 use super::{
     Dedup, PROGRESS_EVERY, Progress, Representative, Score, Sink, Stage, Summary, Verification,
@@ -171,7 +173,7 @@ fn judge_counted(
 }
 
 /// A verified edge between groups `a < b`. The score is kept as its value: every score of a run is of one
-/// kind, the run's measure's ([`Graph::score`] of an edge gives it back), so an edge takes 16 bytes where
+/// kind, the run's measure's ([`Graph::edge_score`] gives it back), so an edge takes 16 bytes where
 /// `(u32, u32, Score)` took 24.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Edge {
@@ -182,7 +184,10 @@ pub(super) struct Edge {
 
 impl Edge {
     fn new(a: u32, b: u32, score: Score, measure: Measure) -> Edge {
-        debug_assert_eq!(Score::of_value(measure, score.value()), score);
+        debug_assert_eq!(
+            matches!(score, Score::Distance(_)),
+            measure == Measure::Hamming
+        );
         Edge {
             a,
             b,
@@ -196,13 +201,10 @@ impl Edge {
 struct Adjacency {
     /// Group `a`'s edges `(a, b)` (b > a) are `edges[upper[a]..upper[a + 1]]`, since the edges are sorted.
     upper: Vec<usize>,
-    /// Group `b`'s edges `(a, b)` (a < b), by their places in `edges`, in increasing `a`.
-    lower: Lower,
-}
-
-struct Lower {
-    start: Vec<usize>,
-    edge: Vec<u64>,
+    /// Group `b`'s edges `(a, b)` (a < b) are `edges[lower[i]]` for `i` in `lower_start[b]..lower_start[b +
+    /// 1]`, in increasing `a`.
+    lower_start: Vec<usize>,
+    lower: Vec<u64>,
 }
 
 impl Adjacency {
@@ -220,14 +222,15 @@ impl Adjacency {
         }
         // The edges are sorted by `a`, so each group's lower edges are filled in increasing `a`.
         let mut fill = start.clone();
-        let mut edge = vec![0u64; edges.len()];
+        let mut lower = vec![0u64; edges.len()];
         for (e, &Edge { b, .. }) in edges.iter().enumerate() {
-            edge[fill[b as usize]] = e as u64;
+            lower[fill[b as usize]] = e as u64;
             fill[b as usize] += 1;
         }
         Adjacency {
             upper,
-            lower: Lower { start, edge },
+            lower_start: start,
+            lower,
         }
     }
 }
@@ -468,9 +471,13 @@ impl Graph {
     /// Group `g`'s neighbours along the listed edges, with the verified scores, in increasing order.
     pub fn neighbours(&self, g: u32) -> impl Iterator<Item = (u32, Score)> + '_ {
         let g = g as usize;
-        let (lower, upper) = (&self.adjacency.lower, &self.adjacency.upper);
-        let below = (lower.start[g]..lower.start[g + 1]).map(|i| {
-            let edge = &self.edges[lower.edge[i] as usize];
+        let Adjacency {
+            upper,
+            lower_start,
+            lower,
+        } = &self.adjacency;
+        let below = lower[lower_start[g]..lower_start[g + 1]].iter().map(|&e| {
+            let edge = &self.edges[e as usize];
             (edge.a, self.edge_score(edge))
         });
         let above = self.edges[upper[g]..upper[g + 1]]

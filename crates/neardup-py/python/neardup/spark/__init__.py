@@ -23,7 +23,9 @@ any input order. The job runs the engine's distributed stages (``neardup::dedup:
    are the cost of exact verification) are picked out of the signed rows, once per node, joined to the
    candidates and judged by the engine. A MinHash bucket of more than a few nodes (n near-copies of one
    document share buckets of n(n−1)/2 pairs) is not listed pair by pair: its nodes meet in one task, where
-   the engine judges about one pair per node into edges that connect what all of its pairs connect;
+   the engine judges about one pair per node into edges that connect what all of its pairs connect. SimHash
+   without a check has nothing to judge (its buckets' pairs within k are the pairs): each bucket gives only
+   those that join its nodes into its connected sets;
 5. **components** of the pairs: large-star / small-star with minimum labels, iterated until the edges are
    its fixed point (checked after every round), each round checkpointed;
 6. **clusters**: each component's documents (and each node's copies) together in one task, clustered by the
@@ -296,12 +298,18 @@ def _dedup(df, text_col: str, id_col: str, settings: dict, stages, errors: str, 
     side = lambda s: sketches.select(  # noqa: E731
         F.col("node").alias(s), F.col("sketch").alias(f"{s}_sketch"), F.col("profile").alias(f"{s}_profile")
     )
-    edges = (
-        candidates.join(side("a"), "a")
-        .join(side("b"), "b")
-        .select("a", "b", "a_sketch", "a_profile", "b_sketch", "b_profile")
-        .mapInArrow(_stages.judge(settings), _stages.EDGES)
-    )
+    if stages.candidates_are_pairs:
+        # SimHash without a check: the pairs within k are the pairs, so each bucket gave only those that join
+        # its nodes into its connected sets (at most one a node, where crowded short texts put millions of
+        # pairs in a few buckets), and nothing is left to judge: the components are those of every pair.
+        edges = candidates.select("a", "b")
+    else:
+        edges = (
+            candidates.join(side("a"), "a")
+            .join(side("b"), "b")
+            .select("a", "b", "a_sketch", "a_profile", "b_sketch", "b_profile")
+            .mapInArrow(_stages.judge(settings), _stages.EDGES)
+        )
     if run_rows:
         # A large bucket's nodes meet in one task, where the engine judges about one pair per node into the
         # edges that connect what all of the bucket's pairs connect (n near-copies: n(n−1)/2 pairs).
