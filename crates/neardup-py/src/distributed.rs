@@ -4,7 +4,7 @@
 
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, analyze_input};
+use crate::batch::{Column, ColumnInput, OwnedRows, analyze_input};
 use crate::dedup::{RowSink, Rows, RunArgs, run_options};
 use crate::errors::IntoPy;
 use neardup::dedup::distributed::{Bucket, NodeKey, Stages, bucket_part, copy_bucket};
@@ -52,7 +52,7 @@ impl PyStages {
         RECORD + self.stages.pairs_within().map_or(0, |_| 8)
     }
 
-    fn sketch_at(&self, column: &crate::batch::Column<'_>, row: usize) -> PyResult<Sketch> {
+    fn sketch_at(&self, column: &Column<'_>, row: usize) -> PyResult<Sketch> {
         let bytes = column
             .get(row)
             .ok_or_else(|| PyValueError::new_err(format!("row {row}: no sketch (null)")))?;
@@ -61,11 +61,7 @@ impl PyStages {
             .map_err(|e| PyValueError::new_err(format!("row {row}: {e}")))
     }
 
-    fn profile_at(
-        &self,
-        column: &crate::batch::Column<'_>,
-        row: usize,
-    ) -> PyResult<Option<Profile>> {
+    fn profile_at(&self, column: &Column<'_>, row: usize) -> PyResult<Option<Profile>> {
         column
             .get(row)
             .map(Profile::from_bytes)
@@ -74,11 +70,39 @@ impl PyStages {
     }
 }
 
-/// Row `row` of a column of text (ids, labels), or why not.
+/// The rows of `inputs` that must be copied (those of a list; Arrow buffers are read in place), for
+/// [`table_columns`].
+fn copied_rows<const N: usize>(
+    py: Python<'_>,
+    inputs: [&ColumnInput<'_>; N],
+) -> PyResult<[Option<OwnedRows>; N]> {
+    let mut rows = [const { None }; N];
+    for (rows, input) in rows.iter_mut().zip(inputs) {
+        *rows = input.rows(py)?;
+    }
+    Ok(rows)
+}
+
+/// The columns of one table, `inputs` read over their [`copied_rows`]: refused unless of one length.
+fn table_columns<'b, const N: usize>(
+    inputs: [&ColumnInput<'b>; N],
+    copied: &'b [Option<OwnedRows>; N],
+) -> PyResult<[Column<'b>; N]> {
+    let columns = inputs
+        .iter()
+        .zip(copied)
+        .map(|(input, rows)| input.column(rows))
+        .collect::<PyResult<Vec<_>>>()?;
+    if columns.iter().any(|c| c.len() != columns[0].len()) {
+        return Err(PyValueError::new_err("the columns differ in length"));
+    }
+    Ok(columns
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one column per input")))
+}
+
 /// The row ranges of equal values in a column sorted by them (a bucket's, or a component's, rows).
-fn same_key_rows<'c>(
-    keys: &'c crate::batch::Column<'_>,
-) -> impl Iterator<Item = std::ops::Range<usize>> + 'c {
+fn same_key_rows<'c>(keys: &'c Column<'_>) -> impl Iterator<Item = std::ops::Range<usize>> + 'c {
     let n = keys.len();
     let mut start = 0;
     std::iter::from_fn(move || {
@@ -95,7 +119,8 @@ fn same_key_rows<'c>(
     })
 }
 
-fn text_at<'a>(column: &crate::batch::Column<'a>, row: usize, what: &str) -> PyResult<&'a str> {
+/// Row `row` of a column of text (ids, labels), or why not.
+fn text_at<'a>(column: &Column<'a>, row: usize, what: &str) -> PyResult<&'a str> {
     let bytes = column
         .get(row)
         .ok_or_else(|| PyValueError::new_err(format!("row {row}: no {what} (null)")))?;
@@ -282,11 +307,9 @@ impl PyStages {
         nodes: ColumnInput<'_>,
         parts: u32,
     ) -> PyResult<[Bound<'py, PyBytes>; 3]> {
-        let owned = [sketches.rows(py)?, nodes.rows(py)?];
-        let (sketches, nodes) = (sketches.column(&owned[0])?, nodes.column(&owned[1])?);
-        if sketches.len() != nodes.len() {
-            return Err(PyValueError::new_err("the two columns differ in length"));
-        }
+        let inputs = [&sketches, &nodes];
+        let copied = copied_rows(py, inputs)?;
+        let [sketches, nodes] = table_columns(inputs, &copied)?;
         let parts = parts.max(1);
         let (numbers, offsets, data) = py.detach(|| {
             let mut by_part: Vec<Vec<u8>> = vec![Vec::new(); parts as usize];
@@ -393,21 +416,9 @@ impl PyStages {
         sketches: ColumnInput<'_>,
         profiles: ColumnInput<'_>,
     ) -> PyResult<[Bound<'py, PyBytes>; 3]> {
-        let owned = [
-            runs.rows(py)?,
-            nodes.rows(py)?,
-            sketches.rows(py)?,
-            profiles.rows(py)?,
-        ];
-        let (runs, nodes) = (runs.column(&owned[0])?, nodes.column(&owned[1])?);
-        let (sketches, profiles) = (sketches.column(&owned[2])?, profiles.column(&owned[3])?);
-        let n = runs.len();
-        if [nodes.len(), sketches.len(), profiles.len()]
-            .iter()
-            .any(|&l| l != n)
-        {
-            return Err(PyValueError::new_err("the columns differ in length"));
-        }
+        let inputs = [&runs, &nodes, &sketches, &profiles];
+        let copied = copied_rows(py, inputs)?;
+        let [runs, nodes, sketches, profiles] = table_columns(inputs, &copied)?;
         let (a, b, score) = py.detach(|| {
             let (mut a, mut b, mut score) = (Vec::new(), Vec::new(), Vec::new());
             for rows in same_key_rows(&runs) {
@@ -440,18 +451,10 @@ impl PyStages {
         b_sketches: ColumnInput<'_>,
         b_profiles: ColumnInput<'_>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let owned = [
-            a_sketches.rows(py)?,
-            a_profiles.rows(py)?,
-            b_sketches.rows(py)?,
-            b_profiles.rows(py)?,
-        ];
-        let (sa, pa) = (a_sketches.column(&owned[0])?, a_profiles.column(&owned[1])?);
-        let (sb, pb) = (b_sketches.column(&owned[2])?, b_profiles.column(&owned[3])?);
+        let inputs = [&a_sketches, &a_profiles, &b_sketches, &b_profiles];
+        let copied = copied_rows(py, inputs)?;
+        let [sa, pa, sb, pb] = table_columns(inputs, &copied)?;
         let n = sa.len();
-        if [pa.len(), sb.len(), pb.len()].iter().any(|&l| l != n) {
-            return Err(PyValueError::new_err("the four columns differ in length"));
-        }
         let out = py.detach(|| {
             let mut out: Vec<[u8; 8]> = Vec::with_capacity(n);
             for row in 0..n {
@@ -482,19 +485,11 @@ impl PyStages {
         profiles: ColumnInput<'_>,
         lengths: &[u8],
     ) -> PyResult<[Bound<'py, PyBytes>; 3]> {
-        let owned = [
-            labels.rows(py)?,
-            ids.rows(py)?,
-            sketches.rows(py)?,
-            profiles.rows(py)?,
-        ];
-        let (labels, ids) = (labels.column(&owned[0])?, ids.column(&owned[1])?);
-        let (sketches, profiles) = (sketches.column(&owned[2])?, profiles.column(&owned[3])?);
+        let inputs = [&labels, &ids, &sketches, &profiles];
+        let copied = copied_rows(py, inputs)?;
+        let [labels, ids, sketches, profiles] = table_columns(inputs, &copied)?;
         let n = labels.len();
-        if [ids.len(), sketches.len(), profiles.len(), lengths.len() / 8]
-            .iter()
-            .any(|&l| l != n)
-        {
+        if lengths.len() / 8 != n {
             return Err(PyValueError::new_err("the columns differ in length"));
         }
         let rows = py.detach(|| {

@@ -36,16 +36,8 @@ fn all_pairs_in_groups(
     group_bits: u32,
     emit: impl FnMut(u32, u32, u32),
 ) {
-    // SAFETY (each call): the CPU has the features the build is compiled with.
-    match Build::best() {
-        #[cfg(target_arch = "x86_64")]
-        Build::Avx512 => unsafe { x86::all_pairs_avx512(fps, design, group_bits, emit) },
-        #[cfg(target_arch = "x86_64")]
-        Build::Avx2 => unsafe { x86::all_pairs_avx2(fps, design, group_bits, emit) },
-        #[cfg(target_arch = "x86_64")]
-        Build::Popcnt => unsafe { x86::all_pairs_popcnt(fps, design, group_bits, emit) },
-        Build::Baseline => all_pairs_kernel(fps, design, group_bits, emit),
-    }
+    // SAFETY: the best build is one this CPU runs.
+    unsafe { Build::best().all_pairs(fps, design, group_bits, emit) }
 }
 
 /// Calls `emit(x, y, d)` for every pair of places `x < y` in `fps` whose fingerprints are `d ≤ k` bits apart:
@@ -59,16 +51,8 @@ fn all_pairs_in_groups(
 /// ```
 #[allow(unsafe_code)]
 pub fn pairs_within(fps: &[u64], k: u32, emit: impl FnMut(usize, usize, u32)) {
-    // SAFETY (each call): the CPU has the features the build is compiled with.
-    match Build::best() {
-        #[cfg(target_arch = "x86_64")]
-        Build::Avx512 => unsafe { x86::within_avx512(fps, k, emit) },
-        #[cfg(target_arch = "x86_64")]
-        Build::Avx2 => unsafe { x86::within_avx2(fps, k, emit) },
-        #[cfg(target_arch = "x86_64")]
-        Build::Popcnt => unsafe { x86::within_popcnt(fps, k, emit) },
-        Build::Baseline => pairs_in_crowded_run(fps, k, &[], emit),
-    }
+    // SAFETY: the best build is one this CPU runs.
+    unsafe { Build::best().pairs_within(fps, k, emit) }
 }
 
 /// The instruction sets the comparisons are compiled for, chosen at run time.
@@ -90,23 +74,80 @@ enum Build {
     Avx512,
 }
 
+#[allow(unsafe_code)]
 impl Build {
-    /// The best build this CPU runs (the standard library caches what the CPU has).
-    fn best() -> Build {
+    /// Every build, the best last.
+    const ALL: &[Build] = &[
+        Build::Baseline,
         #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::is_x86_feature_detected as has;
-            if has!("avx512f") && has!("avx512vpopcntdq") && has!("popcnt") {
-                return Build::Avx512;
-            }
-            if has!("avx2") && has!("popcnt") {
-                return Build::Avx2;
-            }
-            if has!("popcnt") {
-                return Build::Popcnt;
-            }
+        Build::Popcnt,
+        #[cfg(target_arch = "x86_64")]
+        Build::Avx2,
+        #[cfg(target_arch = "x86_64")]
+        Build::Avx512,
+    ];
+
+    /// Whether this CPU has the build's features (the standard library caches what the CPU has).
+    fn runs_here(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        use std::arch::is_x86_feature_detected as has;
+        match self {
+            Build::Baseline => true,
+            #[cfg(target_arch = "x86_64")]
+            Build::Popcnt => has!("popcnt"),
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx2 => has!("avx2") && has!("popcnt"),
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx512 => has!("avx512f") && has!("avx512vpopcntdq") && has!("popcnt"),
         }
-        Build::Baseline
+    }
+
+    /// The best build this CPU runs.
+    fn best() -> Build {
+        let runs = Build::ALL.iter().rev().find(|build| build.runs_here());
+        *runs.unwrap_or(&Build::Baseline)
+    }
+
+    /// [`all_pairs_kernel`] in this build.
+    ///
+    /// # Safety
+    ///
+    /// The build must [run here](Build::runs_here).
+    unsafe fn all_pairs(
+        self,
+        fps: &[u64],
+        design: &Design,
+        group_bits: u32,
+        emit: impl FnMut(u32, u32, u32),
+    ) {
+        // SAFETY (each arm): the caller checked the build's features.
+        match self {
+            Build::Baseline => all_pairs_kernel(fps, design, group_bits, emit),
+            #[cfg(target_arch = "x86_64")]
+            Build::Popcnt => unsafe { x86::all_pairs_popcnt(fps, design, group_bits, emit) },
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx2 => unsafe { x86::all_pairs_avx2(fps, design, group_bits, emit) },
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx512 => unsafe { x86::all_pairs_avx512(fps, design, group_bits, emit) },
+        }
+    }
+
+    /// [`pairs_within`] in this build.
+    ///
+    /// # Safety
+    ///
+    /// The build must [run here](Build::runs_here).
+    unsafe fn pairs_within(self, fps: &[u64], k: u32, emit: impl FnMut(usize, usize, u32)) {
+        // SAFETY (each arm): the caller checked the build's features.
+        match self {
+            Build::Baseline => pairs_in_crowded_run(fps, k, &[], emit),
+            #[cfg(target_arch = "x86_64")]
+            Build::Popcnt => unsafe { x86::within_popcnt(fps, k, emit) },
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx2 => unsafe { x86::within_avx2(fps, k, emit) },
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx512 => unsafe { x86::within_avx512(fps, k, emit) },
+        }
     }
 }
 
@@ -435,27 +476,16 @@ mod tests {
             let set: BTreeSet<_> = baseline.iter().copied().collect();
             prop_assert_eq!(set.len(), baseline.len(), "a pair was reported twice");
             prop_assert_eq!(set, brute(&fps, k as u32));
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::is_x86_feature_detected as has;
-                // SAFETY (each call): the CPU has the features the build is for.
-                if has!("popcnt") {
-                    let got = run(&|emit| unsafe { x86::all_pairs_popcnt(&fps, &design, 0, emit) });
-                    prop_assert_eq!(&got, &baseline);
-                }
-                if has!("avx2") && has!("popcnt") {
-                    let got = run(&|emit| unsafe { x86::all_pairs_avx2(&fps, &design, 0, emit) });
-                    prop_assert_eq!(&got, &baseline);
-                }
-                if has!("avx512f") && has!("avx512vpopcntdq") {
-                    let got = run(&|emit| unsafe { x86::all_pairs_avx512(&fps, &design, 0, emit) });
-                    prop_assert_eq!(&got, &baseline);
-                }
+            let expected: Vec<_> = brute(&fps, k as u32).into_iter().collect();
+            for &build in Build::ALL.iter().filter(|build| build.runs_here()) {
+                // SAFETY: the CPU has the build's features.
+                let got = run(&|emit| unsafe { build.all_pairs(&fps, &design, 0, emit) });
+                prop_assert_eq!(&got, &baseline, "{:?}", build);
+                // One list without tables: every pair within k, in loop order.
+                let mut within = Vec::new();
+                unsafe { build.pairs_within(&fps, k as u32, |x, y, d| within.push((x as u32, y as u32, d))) };
+                prop_assert_eq!(&within, &expected, "{:?}", build);
             }
-            // One list without tables: every pair within k, in loop order, in the best build.
-            let mut within = Vec::new();
-            pairs_within(&fps, k as u32, |x, y, d| within.push((x as u32, y as u32, d)));
-            prop_assert_eq!(within, brute(&fps, k as u32).into_iter().collect::<Vec<_>>());
         }
 
         #[test]

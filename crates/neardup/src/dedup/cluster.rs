@@ -42,7 +42,7 @@ pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
                     *slot = Some((node, score));
                 }
             };
-            for (h, score) in graph.neighbours(g) {
+            for (h, score) in graph.neighbours(run, g) {
                 offer(h, score);
             }
             for &r in graph.runs.of(g) {

@@ -204,23 +204,22 @@ fn pairs_of(
         // The bucket's distinct nodes, in order: each with every later one (SimHash: within k, the
         // fingerprints compared side by side in vector registers).
         match within {
-            Some(k) if spanning => {
-                fingerprints.clear();
-                fingerprints.extend(bucket.iter().map(|row| row.2));
-                let mut joined = UnionFind::new(bucket.len());
-                pairs_within(&fingerprints, k, |a, b, _| {
-                    let (a, b) = (a as u32, b as u32);
-                    if joined.find(a) != joined.find(b) {
-                        joined.union(a, b);
-                        pairs.push((bucket[a as usize].1, bucket[b as usize].1));
-                    }
-                });
-            }
             Some(k) => {
                 fingerprints.clear();
                 fingerprints.extend(bucket.iter().map(|row| row.2));
+                // Spanning: only a pair that joins two of the bucket's sets found so far.
+                let mut joined = spanning.then(|| UnionFind::new(bucket.len()));
                 pairs_within(&fingerprints, k, |a, b, _| {
-                    pairs.push((bucket[a].1, bucket[b].1))
+                    let joins = joined.as_mut().is_none_or(|sets| {
+                        let apart = sets.find(a as u32) != sets.find(b as u32);
+                        if apart {
+                            sets.union(a as u32, b as u32);
+                        }
+                        apart
+                    });
+                    if joins {
+                        pairs.push((bucket[a].1, bucket[b].1));
+                    }
                 });
             }
             None => {
@@ -339,12 +338,10 @@ impl Stages {
     /// a few buckets). Which buckets are kept whole, and which pairs a forest keeps, change the work, never
     /// the components.
     pub fn candidates(&self, rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>) -> Candidates {
-        let spanning = self.candidates_are_pairs();
-        pairs_of(rows, self.pairs_within(), Listed::CLUSTERING.run, spanning)
+        self.candidates_listing(rows, Listed::CLUSTERING.run)
     }
 
     /// [`Stages::candidates`] with the MinHash buckets of more than `listed_bucket` nodes kept whole.
-    #[cfg(test)]
     fn candidates_listing(
         &self,
         rows: impl IntoIterator<Item = (Bucket, NodeKey, u64)>,

@@ -68,8 +68,6 @@ pub(super) struct Graph {
     pub groups: Vec<Vec<u32>>,
     /// Edges between groups (a < b), sorted: the listed pairs, and those with stored entries.
     pub edges: Vec<Edge>,
-    /// The measure of the run, which says what kind of score an edge's value is.
-    measure: Measure,
     /// Each group's edges, both ways, as places in `edges` (see [`Graph::neighbours`]).
     adjacency: Adjacency,
     /// Runs of candidates too large to list, by group of documents.
@@ -173,7 +171,7 @@ fn judge_counted(
 }
 
 /// A verified edge between groups `a < b`. The score is kept as its value: every score of a run is of one
-/// kind, the run's measure's ([`Graph::edge_score`] gives it back), so an edge takes 16 bytes where
+/// kind, the run's measure's ([`Edge::score`] gives it back), so an edge takes 16 bytes where
 /// `(u32, u32, Score)` took 24.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Edge {
@@ -193,6 +191,11 @@ impl Edge {
             b,
             value: score.value(),
         }
+    }
+
+    /// The edge's verified score, `measure` being the run's.
+    pub fn score(&self, measure: Measure) -> Score {
+        Score::of_value(measure, self.value)
     }
 }
 
@@ -460,7 +463,6 @@ impl Graph {
             group_of,
             groups,
             edges,
-            measure,
             adjacency,
             runs,
             document_groups,
@@ -469,26 +471,27 @@ impl Graph {
     }
 
     /// Group `g`'s neighbours along the listed edges, with the verified scores, in increasing order.
-    pub fn neighbours(&self, g: u32) -> impl Iterator<Item = (u32, Score)> + '_ {
-        let g = g as usize;
+    pub fn neighbours<'g>(
+        &'g self,
+        run: &Dedup,
+        g: u32,
+    ) -> impl Iterator<Item = (u32, Score)> + 'g {
+        let (g, measure) = (g as usize, run.measure());
         let Adjacency {
             upper,
             lower_start,
             lower,
         } = &self.adjacency;
-        let below = lower[lower_start[g]..lower_start[g + 1]].iter().map(|&e| {
-            let edge = &self.edges[e as usize];
-            (edge.a, self.edge_score(edge))
-        });
+        let below = lower[lower_start[g]..lower_start[g + 1]]
+            .iter()
+            .map(move |&e| {
+                let edge = &self.edges[e as usize];
+                (edge.a, edge.score(measure))
+            });
         let above = self.edges[upper[g]..upper[g + 1]]
             .iter()
-            .map(|edge| (edge.b, self.edge_score(edge)));
+            .map(move |edge| (edge.b, edge.score(measure)));
         below.chain(above)
-    }
-
-    /// An edge's verified score.
-    pub fn edge_score(&self, edge: &Edge) -> Score {
-        Score::of_value(self.measure, edge.value)
     }
 
     /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run, as the
@@ -579,7 +582,7 @@ impl Graph {
             }
         }
         for edge in &self.edges {
-            let score = self.edge_score(edge);
+            let score = edge.score(run.measure());
             for &a in &self.groups[edge.a as usize] {
                 for &b in &self.groups[edge.b as usize] {
                     emit(a, b, score)?;
