@@ -376,7 +376,11 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     };
     let finding = records::phase("finding near-duplicates");
     let bar = finding.clone();
-    dedup.on_progress(move |p| bar.set_message(describe_progress(p)));
+    // Ctrl-C ends the process; nothing asks the run to stop.
+    dedup.on_progress(move |p| {
+        bar.set_message(describe_progress(p));
+        std::ops::ControlFlow::Continue(())
+    });
     if let Some(index) = &index {
         dedup.merge_index(index)?;
     }

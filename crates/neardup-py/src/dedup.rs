@@ -16,6 +16,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::slice::ParallelSliceMut;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dedup_column, m)?)?;
@@ -170,6 +172,45 @@ pub fn new_dedup(method: Method, args: &RunArgs<'_>) -> PyResult<Dedup> {
     Dedup::new(method, run_options(method, args)?).py_err()
 }
 
+/// Python's signals checked whenever the engine reports a run's progress, so that Ctrl-C (or a notebook's
+/// interrupt) stops a run finding and clustering its pairs without the GIL (minutes, on tens of millions of
+/// documents), as it stops the sketching before.
+pub struct Interrupts(Arc<Mutex<Option<PyErr>>>);
+
+impl Interrupts {
+    /// Watches `dedup`: its first exception from a signal handler stops the run.
+    pub fn watch(dedup: &mut Dedup) -> Interrupts {
+        let raised = Arc::new(Mutex::new(None));
+        let slot = Arc::clone(&raised);
+        dedup.on_progress(move |_| match Python::attach(|py| py.check_signals()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                ControlFlow::Break(())
+            }
+        });
+        Interrupts(raised)
+    }
+
+    /// The Python exception for an error of the run over `documents` documents: for a stopped run, the
+    /// signal handler's (a `KeyboardInterrupt` saying where it stopped).
+    pub fn error(&self, py: Python<'_>, error: neardup::Error, documents: usize) -> PyErr {
+        let raised = self.0.lock().unwrap_or_else(PoisonError::into_inner).take();
+        match (error, raised) {
+            (neardup::Error::Stopped, Some(raised)) => {
+                if raised.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                    return pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
+                        "interrupted while finding the near-duplicates of {documents} sketched \
+                         documents; nothing was returned"
+                    ));
+                }
+                raised
+            }
+            (error, _) => to_py(error),
+        }
+    }
+}
+
 /// The engine's options for a run of `method`, by the CLI's rules (`neardup dedup`), so that the same
 /// arguments mean the same run from the command line, Python and Spark: MinHash verifies exactly unless
 /// told otherwise and takes no `k`; SimHash pairs are within k bits, and with `verify="exact"` must also
@@ -318,6 +359,7 @@ fn dedup_column<'py>(
             representative,
         },
     )?;
+    let interrupts = Interrupts::watch(&mut dedup);
     let signed = sketch_input(
         py,
         &column,
@@ -351,6 +393,6 @@ fn dedup_column<'py>(
             })?;
             Ok((rows, failures))
         })
-        .map_err(to_py)?;
+        .map_err(|e| interrupts.error(py, e, n))?;
     Ok((rows.table_columns(py, |r| id_texts[r].as_bytes()), failures))
 }

@@ -82,6 +82,8 @@ pub fn to_py(e: neardup::Error) -> PyErr {
         E::Index { .. } | E::Busy { .. } | E::Output { .. } => IndexError::new_err(message),
         E::DuplicateId { .. } => PyValueError::new_err(message),
         E::BadRadius { .. } | E::Unsupported { .. } => UnsupportedError::new_err(message),
+        // What stopped the run raised its own exception, which the front door raises instead.
+        E::Stopped => Error::new_err(message),
     }
 }
 

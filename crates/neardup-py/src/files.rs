@@ -3,12 +3,12 @@
 //! text) at a time, each batch sketched on all cores, so that nothing but each document's id and sketch (and
 //! exact profile) is held; and, when asked, the deduplicated split written by the same second pass as the
 //! CLI's `--output` and `--removed`. The GIL is released throughout; Python's signals are checked between
-//! batches, so Ctrl-C stops a long run.
+//! batches, and whenever the engine reports its progress finding pairs, so Ctrl-C stops a long run.
 
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{Profiles, analyze_text_as, signer};
-use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, new_dedup};
+use crate::dedup::{Interrupts, RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
 use neardup::dedup::Document;
 use neardup::media::{Media, MediaHint};
@@ -229,12 +229,13 @@ fn dedup_files<'py>(
             .map(|(r, id)| (id.as_str(), r))
             .collect();
         let mut rows = Rows::new(ids.len());
+        let interrupts = Interrupts::watch(&mut dedup);
         dedup
             .clusters(&mut RowSink {
                 rows: &mut rows,
                 row_of: |id: &str| row_of[id],
             })
-            .py_err()?;
+            .map_err(|e| Python::attach(|py| interrupts.error(py, e, ids.len())))?;
         drop(row_of);
         let write = (output.is_some() || removed.is_some()) && !(strict && problems.count > 0);
         if write {

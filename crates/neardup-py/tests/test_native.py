@@ -236,6 +236,51 @@ def test_ctrl_c_stops_long_runs(tmp_path, request):
         assert time.perf_counter() - started < whole * 0.6, whole
 
 
+def test_ctrl_c_stops_dedup_while_it_finds_pairs(tmp_path, request):
+    import _thread
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in the test above
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    # 400 texts of 60 words, 100 variants of each (one word replaced): 2 million pairs within 7 bits,
+    # each judged by the Jaccard of its word 3-grams.
+    texts = []
+    for base in range(400):
+        words = [f"b{base}w{i}" for i in range(60)]
+        for variant in range(100):
+            texts.append(" ".join(words[:variant % 60] + [f"v{variant}"] + words[variant % 60 + 1 :]))
+    path = tmp_path / "variants.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+    settings = dict(k=7, verify="exact")
+    runs = (
+        ("dedup", lambda progress: neardup.dedup(texts, progress=progress, **settings)),
+        ("dedup_files", lambda progress: neardup.dedup_files(path, progress=progress, **settings)),
+    )
+    for name, run in runs:
+        marks = {}
+
+        def sketched(done, total):
+            if done == total:
+                marks["sketched"] = time.perf_counter()
+
+        whole = run(sketched)
+        finding = time.perf_counter() - marks.pop("sketched")
+        # Interrupted a fifth of the way through finding the pairs (after the last batch is sketched), the
+        # run stops at the engine's next report, long before its end, and says where it stopped; without
+        # the checks, the interrupt would land once the native call returned, saying nothing.
+        def interrupt_later(done, total):
+            if done == total and "sketched" not in marks:  # (the last batch of a file is reported twice)
+                threading.Timer(finding / 5, _thread.interrupt_main).start()
+                marks["sketched"] = time.perf_counter()
+
+        with pytest.raises(KeyboardInterrupt, match=r"interrupted while finding the near-duplicates of 40000 "):
+            run(interrupt_later)
+            time.sleep(finding)  # the run ended first: the interrupt lands here, without the message
+        assert time.perf_counter() - marks["sketched"] < finding * 0.6, (name, finding)
+        # The next run is whole.
+        assert run(None).equals(whole), name
+
+
 def test_dedup_does_not_depend_on_input_order_or_chunks(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records

@@ -99,6 +99,10 @@ pub enum Error {
         /// What, and why.
         what: String,
     },
+    /// The caller's progress observer asked a deduplication run to stop
+    /// ([`Dedup::on_progress`](crate::dedup::Dedup::on_progress)); nothing more was written.
+    #[error("the deduplication run was stopped before it finished")]
+    Stopped,
 }
 
 /// Why a string is not a fingerprint.

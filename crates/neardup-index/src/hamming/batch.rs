@@ -25,7 +25,26 @@ use crate::union_find::UnionFind;
 /// assert_eq!(pairs, [(0, 1, 3), (1, 2, 1)]);
 /// ```
 pub fn all_pairs(fps: &[u64], design: &Design, emit: impl FnMut(u32, u32, u32)) {
-    all_pairs_in_groups(fps, design, group_bits(fps.len()), emit);
+    all_pairs_while(fps, design, || true, emit);
+}
+
+/// [`all_pairs`] that stops early once `go_on()` is false: it is asked before each crowded run of equal key
+/// (where the time goes) and each group of rows, so a caller can stop a long batch (Ctrl-C in Python) within
+/// a run's comparisons. The pairs emitted until then are those [`all_pairs`] emits first.
+///
+/// ```
+/// use neardup_index::hamming::{all_pairs_while, plan::Design};
+/// let mut pairs = 0;
+/// all_pairs_while(&[0u64; 100], &Design::new(0, vec![64]).unwrap(), || false, |_, _, _| pairs += 1);
+/// assert_eq!(pairs, 0);
+/// ```
+pub fn all_pairs_while(
+    fps: &[u64],
+    design: &Design,
+    go_on: impl FnMut() -> bool,
+    emit: impl FnMut(u32, u32, u32),
+) {
+    all_pairs_in_groups(fps, design, group_bits(fps.len()), go_on, emit);
 }
 
 /// [`all_pairs`] with the number of group bits given (tests use it to exercise grouping on small inputs).
@@ -34,10 +53,11 @@ fn all_pairs_in_groups(
     fps: &[u64],
     design: &Design,
     group_bits: u32,
+    go_on: impl FnMut() -> bool,
     emit: impl FnMut(u32, u32, u32),
 ) {
     // SAFETY: the best build is one this CPU runs.
-    unsafe { Build::best().all_pairs(fps, design, group_bits, emit) }
+    unsafe { Build::best().all_pairs(fps, design, group_bits, go_on, emit) }
 }
 
 /// Calls `emit(x, y, d)` for every pair of places `x < y` in `fps` whose fingerprints are `d ≤ k` bits apart:
@@ -118,17 +138,19 @@ impl Build {
         fps: &[u64],
         design: &Design,
         group_bits: u32,
+        go_on: impl FnMut() -> bool,
         emit: impl FnMut(u32, u32, u32),
     ) {
+        let g = group_bits;
         // SAFETY (each arm): the caller checked the build's features.
         match self {
-            Build::Baseline => all_pairs_kernel(fps, design, group_bits, emit),
+            Build::Baseline => all_pairs_kernel(fps, design, g, go_on, emit),
             #[cfg(target_arch = "x86_64")]
-            Build::Popcnt => unsafe { x86::all_pairs_popcnt(fps, design, group_bits, emit) },
+            Build::Popcnt => unsafe { x86::all_pairs_popcnt(fps, design, g, go_on, emit) },
             #[cfg(target_arch = "x86_64")]
-            Build::Avx2 => unsafe { x86::all_pairs_avx2(fps, design, group_bits, emit) },
+            Build::Avx2 => unsafe { x86::all_pairs_avx2(fps, design, g, go_on, emit) },
             #[cfg(target_arch = "x86_64")]
-            Build::Avx512 => unsafe { x86::all_pairs_avx512(fps, design, group_bits, emit) },
+            Build::Avx512 => unsafe { x86::all_pairs_avx512(fps, design, g, go_on, emit) },
         }
     }
 
@@ -163,9 +185,10 @@ mod x86 {
                 fps: &[u64],
                 design: &Design,
                 g: u32,
+                go_on: impl FnMut() -> bool,
                 emit: impl FnMut(u32, u32, u32),
             ) {
-                all_pairs_kernel(fps, design, g, emit)
+                all_pairs_kernel(fps, design, g, go_on, emit)
             }
 
             #[target_feature(enable = $features)]
@@ -190,6 +213,7 @@ fn all_pairs_kernel(
     fps: &[u64],
     design: &Design,
     group_bits: u32,
+    mut go_on: impl FnMut() -> bool,
     mut emit: impl FnMut(u32, u32, u32),
 ) {
     assert!(
@@ -240,6 +264,9 @@ fn all_pairs_kernel(
         }
         let shift = 64 - layout.key_bits;
         for g in 0..1 << g_bits {
+            if !go_on() {
+                return;
+            }
             rows.clear();
             rows.extend(
                 members[starts[g]..starts[g + 1]]
@@ -268,6 +295,9 @@ fn all_pairs_kernel(
                         }
                     }
                 } else {
+                    if !go_on() {
+                        return;
+                    }
                     keys.clear();
                     keys.extend(run.iter().map(|r| r.0));
                     pairs_in_crowded_run(&keys, k, &earlier, |x, y, d| {
@@ -436,7 +466,7 @@ mod tests {
         fn exact_recall_with_groups(fps in clustered(), g in 1u32..5, two_levels: bool) {
             let design = if two_levels { Design::new(3, vec![4, 4]).unwrap() } else { Design::new(3, vec![5]).unwrap() };
             let mut got = Vec::new();
-            all_pairs_in_groups(&fps, &design, g, |i, j, d| got.push((i, j, d)));
+            all_pairs_in_groups(&fps, &design, g, || true, |i, j, d| got.push((i, j, d)));
             let set: BTreeSet<_> = got.iter().copied().collect();
             prop_assert_eq!(set.len(), got.len(), "a pair was reported twice");
             prop_assert_eq!(set, brute(&fps, 3));
@@ -451,6 +481,7 @@ mod tests {
             seed: u64,
             n in 100usize..400,
             k in 0usize..8,
+            stop_after in 0usize..12,
         ) {
             let mut r = seed | 1;
             let fps: Vec<u64> = (0..n)
@@ -472,19 +503,31 @@ mod tests {
                 build(&mut |i, j, d| got.push((i, j, d)));
                 got
             };
-            let baseline = run(&|emit| all_pairs_kernel(&fps, &design, 0, emit));
+            let baseline = run(&|emit| all_pairs_kernel(&fps, &design, 0, || true, emit));
             let set: BTreeSet<_> = baseline.iter().copied().collect();
             prop_assert_eq!(set.len(), baseline.len(), "a pair was reported twice");
             prop_assert_eq!(set, brute(&fps, k as u32));
             let expected: Vec<_> = brute(&fps, k as u32).into_iter().collect();
             for &build in Build::ALL.iter().filter(|build| build.runs_here()) {
                 // SAFETY: the CPU has the build's features.
-                let got = run(&|emit| unsafe { build.all_pairs(&fps, &design, 0, emit) });
+                let got = run(&|emit| unsafe { build.all_pairs(&fps, &design, 0, || true, emit) });
                 prop_assert_eq!(&got, &baseline, "{:?}", build);
                 // One list without tables: every pair within k, in loop order.
                 let mut within = Vec::new();
                 unsafe { build.pairs_within(&fps, k as u32, |x, y, d| within.push((x as u32, y as u32, d))) };
                 prop_assert_eq!(&within, &expected, "{:?}", build);
+            }
+            // Told to stop at its `stop_after + 1`-th question, the run asks no more and its pairs so far are
+            // the first of the whole list; never told, it gives them all.
+            let (mut asked, mut stopped) = (0, Vec::new());
+            let go_on = || { asked += 1; asked <= stop_after };
+            all_pairs_while(&fps, &design, go_on, |i, j, d| stopped.push((i, j, d)));
+            prop_assert!(baseline.starts_with(&stopped));
+            if asked > stop_after {
+                prop_assert_eq!(asked, stop_after + 1);
+                prop_assert!(stop_after > 0 || stopped.is_empty());
+            } else {
+                prop_assert_eq!(&stopped, &baseline);
             }
         }
 

@@ -14,5 +14,5 @@ pub mod mapped;
 pub mod plan;
 mod tables;
 
-pub use batch::{all_pairs, clusters, pairs_within};
+pub use batch::{all_pairs, all_pairs_while, clusters, pairs_within};
 pub use index::{HammingIndex, IndexError, Loader, Match};

@@ -417,7 +417,8 @@ def dedup(
 
     ``progress``, a callable, is called as ``progress(documents_sketched, documents)`` as the documents are
     sketched (most of the time a run takes, unless clusters are very large), on the calling thread, for a bar
-    such as tqdm's; an exception it raises stops the run. Ctrl-C stops it too, while it sketches.
+    such as tqdm's; an exception it raises stops the run. Ctrl-C stops it too, while it sketches and while it finds the
+    pairs and clusters.
     """
     _check_errors(errors, "keep", "raise")
     if isinstance(ids, str) and any(ids in (s["name"], *s["aliases"]) for s in _native.schemes()):
@@ -497,7 +498,8 @@ def dedup_files(
 
     ``progress``, a callable, is called as ``progress(bytes_read, total_bytes)`` after each batch and each
     file (compressed bytes for ``.gz``/``.zst``), on the calling thread, for a bar such as tqdm's; an
-    exception it raises stops the run. Ctrl-C stops it between batches.
+    exception it raises stops the run. Ctrl-C stops it between batches, and while it finds the pairs and
+    clusters (then nothing is written).
     """
     import os
 

@@ -27,7 +27,10 @@ pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
     let mut best: Vec<Option<(u32, Score)>> = vec![None; graph.groups.len()];
     // Members of each group not yet placed.
     let mut unplaced: Vec<u32> = graph.groups.iter().map(|m| m.len() as u32).collect();
-    for &node in &graph.by_rank {
+    for (step, &node) in graph.by_rank.iter().enumerate() {
+        if !graph.check_in(run, step) {
+            break; // the caller returns the observer's stop
+        }
         let g = graph.group_of[node as usize];
         unplaced[g as usize] -= 1;
         if let Some(rep) = group_rep[g as usize] {
@@ -69,12 +72,18 @@ pub(super) fn components(graph: &Graph, run: &Dedup) -> Assignment {
         uf.union(edge.a, edge.b);
     }
     for r in 0..graph.runs.len() {
+        if !graph.check_in(run, r) {
+            break;
+        }
         join_run(graph, run, r, &mut uf);
     }
     // The representative of a component: its best-ranked node.
     let mut rep_of_root: Vec<Option<u32>> = vec![None; graph.groups.len()];
     let mut assignment: Assignment = vec![None; graph.rank.len()];
-    for &node in &graph.by_rank {
+    for (step, &node) in graph.by_rank.iter().enumerate() {
+        if !graph.check_in(run, step) {
+            break;
+        }
         let root = uf.find(graph.group_of[node as usize]) as usize;
         match rep_of_root[root] {
             None => rep_of_root[root] = Some(node),

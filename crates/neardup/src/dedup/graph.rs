@@ -17,7 +17,7 @@ use super::{
 use crate::error::Error;
 use crate::profile::{Measure, Profile};
 use crate::sketch::Sketch;
-use neardup_index::hamming::all_pairs;
+use neardup_index::hamming::all_pairs_while;
 use neardup_index::hamming::plan::recommend;
 use neardup_index::lsh::{Banding, lsh_pairs_or_runs, shares_earlier_band, similarity};
 use std::cell::Cell;
@@ -146,6 +146,9 @@ impl Runs {
     }
 }
 
+/// How many crowded runs of the SimHash pass go by between two reports of its progress ([`Listing::go_on`]).
+const ASKS_PER_REPORT: u64 = 256;
+
 /// The estimated similarity of two signatures of a run of `band`, if the pair belongs to it (a pair belongs
 /// to the first band it shares), as the band pass measures a listed pair.
 fn measure_in_band(banding: &Banding, band: u32, x: &[u32], y: &[u32]) -> Option<Score> {
@@ -249,12 +252,28 @@ struct Listing<'a> {
     progress: Progress,
     /// A large run's candidates so far, measured.
     found: Vec<(u32, u32, Score)>,
+    /// How often the candidate pass asked whether to go on.
+    asked: u64,
     /// Which large runs are listed.
     listed: Listed,
 }
 
 impl Listing<'_> {
+    /// Whether the SimHash pass goes on to its next crowded run of equal key. Its comparisons may find few
+    /// pairs, so the observer, otherwise told every [`PROGRESS_EVERY`] candidates, is told here too every
+    /// [`ASKS_PER_REPORT`] runs (and may stop the run).
+    fn go_on(&mut self) -> bool {
+        self.asked += 1;
+        if self.asked.is_multiple_of(ASKS_PER_REPORT) {
+            self.run.report(self.progress);
+        }
+        !self.run.stopping()
+    }
+
     fn pair(&mut self, a: u32, b: u32, measured: Score) {
+        if self.run.stopping() {
+            return; // the run ends after the candidate pass, which stops at its next check
+        }
         let judged = judge_counted(self.run, self.groups, (a, b), measured, &mut self.progress);
         if let Some(score) = judged {
             self.edges.push(Edge::new(a, b, score, self.run.measure()));
@@ -265,6 +284,9 @@ impl Listing<'_> {
     /// are few, else kept whole, before any is judged.
     fn large(&mut self, origin: u32, members: &[u32], measure: impl Fn(u32, u32) -> Option<Score>) {
         self.found.clear();
+        if self.run.stopping() {
+            return;
+        }
         if members.len() > self.listed.scanned_run {
             self.runs.push(origin, members);
             return;
@@ -290,7 +312,10 @@ impl Listing<'_> {
 impl Graph {
     /// The graph of a run's documents, with the candidate runs that `listed` does not list kept whole.
     pub fn build(run: &Dedup, listed: Listed) -> Result<Graph, Error> {
+        // A stop asked of an earlier run does not stop this one.
+        run.stop.store(false, std::sync::atomic::Ordering::Relaxed);
         run.report(Progress::default());
+        run.check_stop()?;
         let docs = &run.docs;
         let stored = &run.stored.nodes;
         let documents = docs.len();
@@ -381,6 +406,7 @@ impl Graph {
             ..Progress::default()
         };
         run.report(progress);
+        run.check_stop()?;
         // Both passes hand their candidates to one listing, small runs pair by pair, large runs whole.
         let listing = std::cell::RefCell::new(Listing {
             run,
@@ -389,6 +415,7 @@ impl Graph {
             runs: Runs::new(),
             progress,
             found: Vec::new(),
+            asked: 0,
             listed,
         });
         match run.bands {
@@ -401,9 +428,12 @@ impl Graph {
                 // with documents that are near without being copies (short texts: a third of a million
                 // representatives in runs of thousands, 36 pairs a document), where judging a run piecemeal for
                 // each representative cost ten times listing it.
-                all_pairs(&fps, &design, |a, b, d| {
-                    listing.borrow_mut().pair(a, b, Score::Distance(d))
-                });
+                all_pairs_while(
+                    &fps,
+                    &design,
+                    || listing.borrow_mut().go_on(),
+                    |a, b, d| listing.borrow_mut().pair(a, b, Score::Distance(d)),
+                );
             }
             Some((banding, _)) => {
                 let k = banding.values as usize;
@@ -443,6 +473,7 @@ impl Graph {
             progress,
             ..
         } = listing.into_inner();
+        run.check_stop()?;
         runs.index(document_groups);
         let measure = run.measure();
         for &(doc, entry, score) in &run.stored.edges {
@@ -497,6 +528,9 @@ impl Graph {
     /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run, as the
     /// candidate stage judges a listed pair: the pair and its score, or `None`.
     pub fn judge_in_run(&self, run: &Dedup, r: usize, a: u32, b: u32) -> Option<Score> {
+        if run.stopping() {
+            return None;
+        }
         let (a, b) = (a.min(b), a.max(b));
         let signature = |g: u32| {
             run.docs[self.groups[g as usize][0] as usize]
@@ -511,6 +545,15 @@ impl Graph {
         let score = judge_counted(run, &self.groups, (a, b), measured, &mut progress);
         self.progress.set(progress);
         score
+    }
+
+    /// Tells the observer where the run is, every [`PROGRESS_EVERY`]th `step` of a clustering pass (whose
+    /// judgements are counted as candidates, but whose other work would not report): whether to go on.
+    pub fn check_in(&self, run: &Dedup, step: usize) -> bool {
+        if (step + 1).is_multiple_of(PROGRESS_EVERY as usize) {
+            run.report(self.progress.get());
+        }
+        !run.stopping()
     }
 
     /// Tells the observer that the run is writing, with the final counts.

@@ -75,14 +75,16 @@ pub enum Stage {
 /// How often (in candidates) the progress observer is called during the candidate stage.
 pub const PROGRESS_EVERY: u64 = 1 << 16;
 
-/// A progress observer ([`Dedup::on_progress`]).
-pub type Observer = Box<dyn Fn(Progress) + Send + Sync>;
+/// A progress observer ([`Dedup::on_progress`]): [`ControlFlow::Break`] stops the run.
+pub type Observer = Box<dyn Fn(Progress) -> ControlFlow<()> + Send + Sync>;
 
 use crate::error::Error;
 use crate::profile::{Measure, Profile};
 use crate::sketch::{Method, Sketch};
 use neardup_index::lsh::{Banding, Preset, optimize};
 use std::fmt;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How close two documents are: a Hamming distance (SimHash) or a similarity (MinHash family).
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
@@ -387,6 +389,8 @@ pub struct Dedup {
     stored: stored::Stored,
     /// Told where the run is.
     observer: Option<Observer>,
+    /// Whether the observer asked the run in progress to stop.
+    stop: AtomicBool,
 }
 
 impl Dedup {
@@ -423,19 +427,59 @@ impl Dedup {
             docs: Vec::new(),
             stored: Default::default(),
             observer: None,
+            stop: AtomicBool::new(false),
         })
     }
 
     /// Calls `observer` with the run's progress while [`pairs`](Dedup::pairs) or
-    /// [`clusters`](Dedup::clusters) work (on the calling thread).
-    pub fn on_progress(&mut self, observer: impl Fn(Progress) + Send + Sync + 'static) {
+    /// [`clusters`](Dedup::clusters) work (on the calling thread), at each stage's start, every
+    /// [`PROGRESS_EVERY`] candidates and as often during clustering. If it returns [`ControlFlow::Break`]
+    /// (a user pressed Ctrl-C, a deadline passed), the run stops at its next check (within one crowded
+    /// run's comparisons) and returns [`Error::Stopped`] having written nothing more to its sink.
+    ///
+    /// ```
+    /// use neardup::dedup::{Dedup, Document, Options, VecSink};
+    /// use neardup::{Error, Fingerprint, Method, Scheme, Sketch};
+    /// use std::ops::ControlFlow;
+    ///
+    /// let mut run = Dedup::new(Method::SimHash(Scheme::SimhashDocV1), Options::default())?;
+    /// for (id, bits) in [("a", 0), ("b", 0b111)] {
+    ///     let fingerprint = Fingerprint::new(Scheme::SimhashDocV1, bits);
+    ///     run.push(Document::new(id, Sketch::Fingerprint(fingerprint)))?;
+    /// }
+    /// run.on_progress(|_| ControlFlow::Break(()));
+    /// let mut sink = VecSink::default();
+    /// assert!(matches!(run.clusters(&mut sink), Err(Error::Stopped)));
+    /// assert!(sink.clusters.is_empty());
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn on_progress(
+        &mut self,
+        observer: impl Fn(Progress) -> ControlFlow<()> + Send + Sync + 'static,
+    ) {
         self.observer = Some(Box::new(observer));
     }
 
+    /// Tells the observer where the run is, and remembers if it asks the run to stop.
     fn report(&self, progress: Progress) {
-        if let Some(observer) = &self.observer {
-            observer(progress);
+        if let Some(observer) = &self.observer
+            && observer(progress).is_break()
+        {
+            self.stop.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Whether the observer asked the run in progress to stop.
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// [`Error::Stopped`] if the observer asked the run to stop.
+    fn check_stop(&self) -> Result<(), Error> {
+        if self.stopping() {
+            return Err(Error::Stopped);
+        }
+        Ok(())
     }
 
     /// The method.
@@ -527,6 +571,7 @@ impl Dedup {
     pub fn pairs(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
         let graph = graph::Graph::build(self, graph::Listed::ALL)?;
         graph.report_writing(self);
+        self.check_stop()?;
         let pairs = graph.write_pairs(self, sink)?;
         Ok(Summary {
             pairs,
@@ -560,7 +605,9 @@ impl Dedup {
             Clustering::Centres => cluster::centres(&graph, self),
             Clustering::Components => cluster::components(&graph, self),
         };
+        self.check_stop()?;
         graph.report_writing(self);
+        self.check_stop()?;
         cluster::write(self, &graph, clusters, sink)
     }
 }

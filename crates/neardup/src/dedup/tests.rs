@@ -317,7 +317,10 @@ fn progress_reports_every_stage_with_the_final_counts() {
     }
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
-    dedup.on_progress(move |p| log.lock().unwrap().push(p));
+    dedup.on_progress(move |p| {
+        log.lock().unwrap().push(p);
+        ControlFlow::Continue(())
+    });
     let summary = dedup.clusters(&mut VecSink::default()).unwrap();
     let seen = seen.lock().unwrap();
     let stages: Vec<Stage> = seen.iter().map(|p| p.stage).collect();
@@ -497,4 +500,72 @@ fn many_near_copies_are_clustered_without_listing_their_pairs() {
     let summary = dedup.clusters(&mut VecSink::default()).unwrap();
     assert_eq!(summary.duplicates + summary.clusters, 3000, "{summary:?}");
     assert!(summary.edges < 3 * 3000, "{} pairs judged", summary.edges);
+}
+
+/// Stops `dedup` at each of its observer's calls in turn: each run returns [`Error::Stopped`] having
+/// written nothing, and a run afterwards (the observer letting it go on) gives what a run never stopped
+/// gives. Returns how many calls a whole run makes.
+fn stops_at_every_report(dedup: &mut Dedup) -> usize {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let (calls, stop_at) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (counted, limit) = (Arc::clone(&calls), Arc::clone(&stop_at));
+    dedup.on_progress(move |_| {
+        if counted.fetch_add(1, Relaxed) + 1 == limit.load(Relaxed) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    let mut whole = VecSink::default();
+    dedup.clusters(&mut whole).unwrap();
+    let reports = calls.swap(0, Relaxed);
+    for at in 1..=reports {
+        stop_at.store(at, Relaxed);
+        let mut sink = VecSink::default();
+        assert!(
+            matches!(dedup.clusters(&mut sink), Err(Error::Stopped)),
+            "{at}"
+        );
+        assert!(sink.clusters.is_empty() && sink.pairs.is_empty(), "{at}");
+        assert_eq!(calls.swap(0, Relaxed), at, "asked again after it stopped");
+    }
+    stop_at.store(0, Relaxed);
+    let mut again = VecSink::default();
+    dedup.clusters(&mut again).unwrap();
+    assert_eq!(again.clusters, whole.clusters);
+    reports
+}
+
+#[test]
+fn an_observer_stops_a_run_at_any_report() {
+    // 4,096 fingerprints that differ in their low 12 bits: about 610,000 pairs within 3 bits, reported
+    // every PROGRESS_EVERY, in crowded runs.
+    for clustering in [Clustering::Centres, Clustering::Components] {
+        let mut dedup = Dedup::new(
+            simhash(),
+            Options {
+                clustering,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        for bits in 0..4096u64 {
+            dedup
+                .push(Document::new(format!("{bits:04}"), fp(bits << 7)))
+                .unwrap();
+        }
+        assert!(stops_at_every_report(&mut dedup) > 9);
+    }
+    // MinHash near-copies: a run kept whole and judged while clustering.
+    let method = Method::MinHash(MinHashScheme::oph(128, 0, 1).unwrap());
+    let mut dedup = Dedup::new(method, Options::default()).unwrap();
+    for i in 0..200 {
+        let mut words: Vec<String> = (0..20).map(|w| format!("w{w}")).collect();
+        words[i % 20] = format!("own{i}");
+        let sketch = method.sketch_text(&words.join(" ")).unwrap();
+        dedup
+            .push(Document::new(format!("{i:03}"), sketch))
+            .unwrap();
+    }
+    assert!(stops_at_every_report(&mut dedup) >= 3);
 }
