@@ -231,8 +231,71 @@ fn bench_text_to_signature(c: &mut Criterion) {
     g.finish();
 }
 
+/// Exact verification's inner loop: the values two sorted shingle sets of 300 hashes share (a pair's exact
+/// Jaccard), against a merge that branches on each comparison, at 30 % and 80 % shared; and the bounded
+/// count that rejects a pair below a 0.5 Jaccard threshold part of the way through. 256 different pairs a
+/// round, as a run judges them: one pair judged over and over teaches the branch predictor its merge.
+fn bench_intersection(c: &mut Criterion) {
+    use neardup_sketch::bottomk::{intersection_size, intersection_size_reaching};
+    fn branching_merge(a: &[u64], b: &[u64]) -> usize {
+        let (mut i, mut j, mut common) = (0, 0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    common += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        common
+    }
+    const PAIRS: usize = 256;
+    let mut g = c.benchmark_group("intersection");
+    g.throughput(Throughput::Elements(PAIRS as u64));
+    for shared_percent in [30u64, 80] {
+        let values = hashes(PAIRS * 600);
+        let pairs: Vec<(Vec<u64>, Vec<u64>)> = values
+            .chunks_exact(600)
+            .map(|base| {
+                let mut a = base[..300].to_vec();
+                let mut b: Vec<u64> = (0..300)
+                    .map(|i| match (base[i] >> 7) % 100 < shared_percent {
+                        true => base[i],
+                        false => base[300 + i],
+                    })
+                    .collect();
+                a.sort_unstable();
+                b.sort_unstable();
+                (a, b)
+            })
+            .collect();
+        let mut run = |name: &str, count: &dyn Fn(&[u64], &[u64]) -> usize| {
+            g.bench_function(
+                BenchmarkId::new(name, format!("{shared_percent}%")),
+                |bench| {
+                    bench.iter(|| {
+                        let pairs = black_box(&pairs);
+                        pairs.iter().map(|(a, b)| count(a, b)).sum::<usize>()
+                    })
+                },
+            );
+        };
+        run("blocks", &|a, b| intersection_size(a, b));
+        run("branching", &|a, b| branching_merge(a, b));
+        // Jaccard 0.5 of two sets of 300 is 200 shared values.
+        run("reaching-200", &|a, b| {
+            intersection_size_reaching(a, b, 200).unwrap_or_default()
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    bench_intersection,
     bench_simhash,
     bench_lookup3,
     bench_shingle,

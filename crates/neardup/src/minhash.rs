@@ -460,9 +460,34 @@ pub fn set_overlap(a: &[u64], b: &[u64]) -> (usize, usize) {
 
 /// The exact Jaccard similarity |A ∩ B| / |A ∪ B| of two sorted, distinct sets (1 for two empty sets).
 pub fn exact_jaccard(a: &[u64], b: &[u64]) -> f64 {
-    match set_overlap(a, b) {
-        (_, 0) => 1.0,
-        (common, union) => common as f64 / union as f64,
+    let common = neardup_sketch::bottomk::intersection_size(a, b);
+    jaccard_of(common, a.len() + b.len())
+}
+
+/// [`exact_jaccard`] if it is at least `threshold`, else `None`: the same value, found with less work for a
+/// pair far below the threshold (the merge stops once too few values are left to share).
+pub fn exact_jaccard_reaching(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
+    let sizes = a.len() + b.len();
+    // The fewest shared values whose Jaccard reaches the threshold, computed as the Jaccard is (it grows
+    // with them), from just below the real solution of c / (sizes − c) = threshold; none, if even the
+    // smaller set shared whole falls short.
+    let most = a.len().min(b.len());
+    let below = (threshold * sizes as f64 / (1.0 + threshold)).floor() - 1.0;
+    let from = if below > 0.0 {
+        (below as usize).min(most)
+    } else {
+        0
+    };
+    let least = (from..=most).find(|&c| jaccard_of(c, sizes) >= threshold);
+    let common = neardup_sketch::bottomk::intersection_size_reaching(a, b, least?)?;
+    Some(jaccard_of(common, sizes))
+}
+
+/// The Jaccard similarity of two sets of `sizes` values in all that share `common`.
+fn jaccard_of(common: usize, sizes: usize) -> f64 {
+    match sizes - common {
+        0 => 1.0,
+        union => common as f64 / union as f64,
     }
 }
 
@@ -579,6 +604,27 @@ mod tests {
                 let mut calls = 0;
                 let count = for_each_shingle(&text, features, |_| calls += 1);
                 assert_eq!(count, calls, "{words} words, {features:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The early stop changes nothing: the Jaccard when it reaches the threshold, at thresholds that fall
+        /// on, between and beyond the values two such sets can have.
+        #[test]
+        fn exact_jaccard_reaching_is_the_jaccard_at_or_above_the_threshold(
+            a in proptest::collection::btree_set(0u64..300, 0..80),
+            b in proptest::collection::btree_set(0u64..300, 0..80),
+            common in 0usize..80,
+            between: f64,
+        ) {
+            let (x, y): (Vec<u64>, Vec<u64>) = (a.iter().copied().collect(), b.iter().copied().collect());
+            let jaccard = exact_jaccard(&x, &y);
+            let sizes = x.len() + y.len();
+            let on = jaccard_of(common.min(x.len().min(y.len())), sizes);
+            for threshold in [jaccard, on, between.fract().abs(), 0.0, -1.0, 1.0, 1.5, f64::NAN] {
+                let reached = Some(jaccard).filter(|&j| j >= threshold);
+                proptest::prop_assert_eq!(exact_jaccard_reaching(&x, &y, threshold), reached, "{}", threshold);
             }
         }
     }

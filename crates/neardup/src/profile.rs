@@ -195,6 +195,23 @@ impl Profile {
             _ => crate::minhash::exact_jaccard(&self.hashes(), &other.hashes()),
         }
     }
+
+    /// [`Profile::similarity`] if it reaches `threshold`, else `None`: how candidate pairs are judged. Two
+    /// sets stop comparing once too few of their values are left to reach it, so that a pair far below the
+    /// threshold (most candidates, where near-copies crowd) costs part of a merge.
+    pub fn similarity_reaching(
+        &self,
+        other: &Profile,
+        measure: Measure,
+        threshold: f64,
+    ) -> Option<f64> {
+        match (self, other) {
+            (Profile::Set(a), Profile::Set(b)) => {
+                crate::minhash::exact_jaccard_reaching(a, b, threshold)
+            }
+            _ => Some(self.similarity(other, measure)).filter(|&s| s >= threshold),
+        }
+    }
 }
 
 /// The cosine `Σ x_i y_i / (‖x‖ ‖y‖)` of two count vectors sorted by feature (a merge: O(n + m)); two empty

@@ -530,18 +530,20 @@ impl Dedup {
     ) -> Option<Score> {
         match (measured, self.bands) {
             (Score::Distance(_), _) => match (self.simhash_verification(), a, b) {
-                (Some((check, threshold)), Some(pa), Some(pb)) => {
-                    (pa.similarity(pb, check.measure()) >= threshold).then_some(measured)
-                }
+                (Some((check, threshold)), Some(pa), Some(pb)) => pa
+                    .similarity_reaching(pb, check.measure(), threshold)
+                    .map(|_| measured),
                 _ => Some(measured),
             },
             (Score::Similarity(estimate), Some((_, threshold))) => {
                 let similarity = match (self.options.verification, a, b) {
                     (Verification::None, _, _) => return Some(measured),
-                    (Verification::Exact, Some(pa), Some(pb)) => pa.similarity(pb, self.measure()),
-                    _ => estimate,
+                    (Verification::Exact, Some(pa), Some(pb)) => {
+                        pa.similarity_reaching(pb, self.measure(), threshold)
+                    }
+                    _ => Some(estimate).filter(|&e| e >= threshold),
                 };
-                (similarity >= threshold).then_some(Score::Similarity(similarity))
+                similarity.map(Score::Similarity)
             }
             (Score::Similarity(_), None) => None,
         }
