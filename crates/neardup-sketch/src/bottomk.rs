@@ -37,10 +37,10 @@ const KEY_TAG: u64 = 0x626F_7400_0000_0001;
 ///
 /// This is exact verification's inner loop (a MinHash run judges millions of candidate pairs by the Jaccard
 /// of their shingle sets), and a merge that branches on each comparison mispredicts about half of them on
-/// hashes. So the merge goes a block of [`MERGE_BLOCK`] values of each side at a time: all their pairs are
+/// hashes. So the merge goes a block of four values of each side at a time: all their pairs are
 /// compared without a branch, then the block whose last value is smaller is passed (both, if equal; values
-/// are distinct, so no pair is counted twice); the tails are merged without a branch. About three times as
-/// fast on sets of a few hundred hashes.
+/// are distinct, so no pair is counted twice); the tails are merged without a branch. On sets of 300 hashes,
+/// 1.3 (80 % shared) to 1.9 (30 %) times as fast (`cargo bench -p neardup-sketch -- intersection`).
 ///
 /// ```
 /// assert_eq!(neardup_sketch::bottomk::intersection_size(&[1, 3, 5, 9], &[2, 3, 9, 10]), 2);
