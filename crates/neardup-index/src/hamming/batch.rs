@@ -34,9 +34,11 @@ pub fn all_pairs(fps: &[u64], design: &Design, emit: impl FnMut(u32, u32, u32)) 
 ///
 /// ```
 /// use neardup_index::hamming::{all_pairs_while, plan::Design};
-/// let mut pairs = 0;
-/// all_pairs_while(&[0u64; 100], &Design::new(0, vec![64]).unwrap(), || false, |_, _, _| pairs += 1);
-/// assert_eq!(pairs, 0);
+/// let (fps, design) = ([0u64; 100], Design::new(3, vec![6]).unwrap());
+/// let (mut pairs, mut stopped) = (0, 0);
+/// all_pairs_while(&fps, &design, || true, |_, _, _| pairs += 1);
+/// all_pairs_while(&fps, &design, || false, |_, _, _| stopped += 1);
+/// assert_eq!((pairs, stopped), (4950, 0));
 /// ```
 pub fn all_pairs_while(
     fps: &[u64],
