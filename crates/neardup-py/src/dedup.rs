@@ -5,7 +5,7 @@ use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{ColumnInput, Failures, Profiles, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
-use crate::errors::{IntoPy, to_py};
+use crate::errors::{IntoPy, interrupted_saying, to_py};
 use neardup::Method;
 use neardup::dedup::{
     Cluster, Clustering, Dedup, Document, Options, Representative, Score, SimHashCheck, Sink,
@@ -167,9 +167,12 @@ pub struct RunArgs<'a> {
     pub representative: &'a str,
 }
 
-/// The engine's `Dedup` for a run of `method` with these settings ([`run_options`]).
-pub fn new_dedup(method: Method, args: &RunArgs<'_>) -> PyResult<Dedup> {
-    Dedup::new(method, run_options(method, args)?).py_err()
+/// The engine's `Dedup` for a run of `method` with these settings ([`run_options`]), stopped by Ctrl-C
+/// ([`Interrupts`]).
+pub fn new_dedup(method: Method, args: &RunArgs<'_>) -> PyResult<(Dedup, Interrupts)> {
+    let mut dedup = Dedup::new(method, run_options(method, args)?).py_err()?;
+    let interrupts = Interrupts::watch(&mut dedup);
+    Ok((dedup, interrupts))
 }
 
 /// Python's signals checked whenever the engine reports a run's progress, so that Ctrl-C (or a notebook's
@@ -179,7 +182,7 @@ pub struct Interrupts(Arc<Mutex<Option<PyErr>>>);
 
 impl Interrupts {
     /// Watches `dedup`: its first exception from a signal handler stops the run.
-    pub fn watch(dedup: &mut Dedup) -> Interrupts {
+    fn watch(dedup: &mut Dedup) -> Interrupts {
         let raised = Arc::new(Mutex::new(None));
         let slot = Arc::clone(&raised);
         dedup.on_progress(move |_| match Python::attach(|py| py.check_signals()) {
@@ -197,15 +200,12 @@ impl Interrupts {
     pub fn error(&self, py: Python<'_>, error: neardup::Error, documents: usize) -> PyErr {
         let raised = self.0.lock().unwrap_or_else(PoisonError::into_inner).take();
         match (error, raised) {
-            (neardup::Error::Stopped, Some(raised)) => {
-                if raised.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-                    return pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
-                        "interrupted while finding the near-duplicates of {documents} sketched \
-                         documents; nothing was returned"
-                    ));
-                }
-                raised
-            }
+            (neardup::Error::Stopped, Some(raised)) => interrupted_saying(py, raised, || {
+                format!(
+                    "interrupted while finding the near-duplicates of {documents} sketched \
+                     documents; nothing was returned"
+                )
+            }),
             (error, _) => to_py(error),
         }
     }
@@ -347,7 +347,7 @@ fn dedup_column<'py>(
         }
     };
     let order = py.detach(|| id_ranks(&id_texts))?;
-    let mut dedup = new_dedup(
+    let (mut dedup, interrupts) = new_dedup(
         method,
         &RunArgs {
             k,
@@ -359,7 +359,6 @@ fn dedup_column<'py>(
             representative,
         },
     )?;
-    let interrupts = Interrupts::watch(&mut dedup);
     let signed = sketch_input(
         py,
         &column,

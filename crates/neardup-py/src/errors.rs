@@ -67,6 +67,15 @@ pub fn python_message(e: &neardup::Error) -> String {
     e.to_string().replace("--media text", "media=\"text\"")
 }
 
+/// `error` from Python's signals during a long call: a `KeyboardInterrupt` (Ctrl-C) with `saying()` as its
+/// message, so that it tells how far the call went; another exception as it is.
+pub fn interrupted_saying(py: Python<'_>, error: PyErr, saying: impl FnOnce() -> String) -> PyErr {
+    if error.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+        return pyo3::exceptions::PyKeyboardInterrupt::new_err(saying());
+    }
+    error
+}
+
 /// The Python exception for an engine error.
 pub fn to_py(e: neardup::Error) -> PyErr {
     use neardup::Error as E;

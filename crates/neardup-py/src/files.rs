@@ -8,7 +8,7 @@
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{Profiles, analyze_text_as, signer};
-use crate::dedup::{Interrupts, RowSink, Rows, RunArgs, TableColumns, new_dedup};
+use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
 use neardup::dedup::Document;
 use neardup::media::{Media, MediaHint};
@@ -87,7 +87,7 @@ fn dedup_files<'py>(
 ) -> PyResult<Outcome<'py>> {
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
-    let mut dedup = new_dedup(
+    let (mut dedup, interrupts) = new_dedup(
         method,
         &RunArgs {
             k,
@@ -229,7 +229,6 @@ fn dedup_files<'py>(
             .map(|(r, id)| (id.as_str(), r))
             .collect();
         let mut rows = Rows::new(ids.len());
-        let interrupts = Interrupts::watch(&mut dedup);
         dedup
             .clusters(&mut RowSink {
                 rows: &mut rows,

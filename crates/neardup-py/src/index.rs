@@ -7,7 +7,7 @@ use crate::batch::{
     ColumnInput, Failures, Profiles, checked_utf8, failures_of, integer_id, row_ids, sketch_input,
 };
 use crate::columns::{StringColumn, le_bytes, string_column};
-use crate::errors::IntoPy;
+use crate::errors::{IntoPy, interrupted_saying};
 use neardup::dedup::Score;
 use neardup::index::{
     Index, IndexSettings, IndexStore, Kind, Match, MemoryStore, Radius, StoreKind,
@@ -28,13 +28,9 @@ const QUERY_STRETCH: usize = 1_024;
 /// The error of a column call stopped by Python's signals (Ctrl-C) after `done` of `total` rows: a
 /// `KeyboardInterrupt` says how far it went (what was stored stays stored); another error as it is.
 fn stopped_after(py: Python<'_>, error: PyErr, done: usize, total: usize, what: &str) -> PyErr {
-    if error.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-        pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
-            "interrupted: {done} of {total} rows {what}"
-        ))
-    } else {
-        error
-    }
+    interrupted_saying(py, error, || {
+        format!("interrupted: {done} of {total} rows {what}")
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -417,8 +417,8 @@ def dedup(
 
     ``progress``, a callable, is called as ``progress(documents_sketched, documents)`` as the documents are
     sketched (most of the time a run takes, unless clusters are very large), on the calling thread, for a bar
-    such as tqdm's; an exception it raises stops the run. Ctrl-C stops it too, while it sketches and while it finds the
-    pairs and clusters.
+    such as tqdm's; an exception it raises stops the run. Ctrl-C stops it too, while it sketches and while it
+    finds the pairs and clusters.
     """
     _check_errors(errors, "keep", "raise")
     if isinstance(ids, str) and any(ids in (s["name"], *s["aliases"]) for s in _native.schemes()):

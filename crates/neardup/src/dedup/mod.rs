@@ -460,9 +460,11 @@ impl Dedup {
         self.observer = Some(Box::new(observer));
     }
 
-    /// Tells the observer where the run is, and remembers if it asks the run to stop.
+    /// Tells the observer where the run is, and remembers if it asks the run to stop (once it has, it is not
+    /// asked again).
     fn report(&self, progress: Progress) {
         if let Some(observer) = &self.observer
+            && !self.stopping()
             && observer(progress).is_break()
         {
             self.stop.store(true, Ordering::Relaxed);
@@ -607,7 +609,7 @@ impl Dedup {
             Clustering::Centres => cluster::centres(&graph, self),
             Clustering::Components => cluster::components(&graph, self),
         };
-        self.check_stop()?;
+        // Clustering stops part of the way when asked: its partial clusters are not written.
         graph.report_writing(self);
         self.check_stop()?;
         cluster::write(self, &graph, clusters, sink)

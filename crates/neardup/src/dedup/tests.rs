@@ -11,11 +11,17 @@ fn fp(bits: u64) -> Sketch {
     Sketch::Fingerprint(Fingerprint::new(Scheme::SimhashDocV1, bits))
 }
 
-fn run_fps(fps: &[(&str, u64)], options: Options) -> VecSink {
+/// A SimHash run of fingerprints given by id.
+fn simhash_run(fps: impl IntoIterator<Item = (String, u64)>, options: Options) -> Dedup {
     let mut dedup = Dedup::new(simhash(), options).unwrap();
-    for &(id, bits) in fps {
+    for (id, bits) in fps {
         dedup.push(Document::new(id, fp(bits))).unwrap();
     }
+    dedup
+}
+
+fn run_fps(fps: &[(&str, u64)], options: Options) -> VecSink {
+    let dedup = simhash_run(fps.iter().map(|&(id, bits)| (id.to_owned(), bits)), options);
     let mut sink = VecSink::default();
     dedup.clusters(&mut sink).unwrap();
     sink
@@ -541,19 +547,12 @@ fn an_observer_stops_a_run_at_any_report() {
     // 4,096 fingerprints that differ in their low 12 bits: about 610,000 pairs within 3 bits, reported
     // every PROGRESS_EVERY, in crowded runs.
     for clustering in [Clustering::Centres, Clustering::Components] {
-        let mut dedup = Dedup::new(
-            simhash(),
-            Options {
-                clustering,
-                ..Options::default()
-            },
-        )
-        .unwrap();
-        for bits in 0..4096u64 {
-            dedup
-                .push(Document::new(format!("{bits:04}"), fp(bits << 7)))
-                .unwrap();
-        }
+        let fps = (0..4096u64).map(|bits| (format!("{bits:04}"), bits << 7));
+        let options = Options {
+            clustering,
+            ..Options::default()
+        };
+        let mut dedup = simhash_run(fps, options);
         assert!(stops_at_every_report(&mut dedup) > 9);
     }
     // MinHash near-copies: a run kept whole and judged while clustering.
