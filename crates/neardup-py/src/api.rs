@@ -111,15 +111,21 @@ impl Whole {
         }
     }
 
-    /// The value as `T`, or a `ValueError` naming the argument and the range.
+    /// The value as `T`, or a `ValueError` naming the argument. A negative value is told only that it must
+    /// not be: the type's maximum would read as the setting's (k's is the scheme's, 7 for SimHash, which
+    /// the engine names once the value converts).
     pub fn checked<T: Unsigned>(name: &str, value: Option<Whole>) -> PyResult<Option<T>> {
         value
             .map(|Whole(v)| {
                 T::try_from(v).map_err(|_| {
-                    PyValueError::new_err(format!(
-                        "{name} must be a whole number from 0 to {}, not {v}",
-                        T::MAX
-                    ))
+                    PyValueError::new_err(if v < 0 {
+                        format!("{name} must be a whole number, 0 or more, not {v}")
+                    } else {
+                        format!(
+                            "{name} must be a whole number from 0 to {}, not {v}",
+                            T::MAX
+                        )
+                    })
                 })
             })
             .transpose()

@@ -151,7 +151,8 @@ impl PyIndex {
         self.method
     }
 
-    /// The sketch of a document, or the sketch given.
+    /// The sketch of a document, or the sketch given (as `sketch=`, or in the document's place: a
+    /// `neardup.Sketch` is never a document, so `add(id, index.get(other))` means what it says).
     fn sketch_of(
         &self,
         py: Python<'_>,
@@ -160,6 +161,7 @@ impl PyIndex {
         media: Option<&str>,
     ) -> PyResult<Sketch> {
         match (document, sketch) {
+            (Some(given), None) if given.is_instance_of::<PySketch>() => as_sketch(given),
             (Some(doc), None) => {
                 let method = self.method();
                 sketch_document(py, method, doc, media)
@@ -365,7 +367,8 @@ impl PyIndex {
             .map(|sketch| PySketch { sketch }))
     }
 
-    /// Stores a document (bytes or text, any medium) or a sketch under `id`, replacing what the id held.
+    /// Stores a document (bytes or text, any medium) or a sketch (a `neardup.Sketch` in the document's place,
+    /// or its string as `sketch=`) under `id`, replacing what the id held.
     /// Durable when it returns, for an index on disk.
     #[pyo3(signature = (id, document=None, *, sketch=None, media=None))]
     fn add(
@@ -408,8 +411,9 @@ impl PyIndex {
         .py_err()
     }
 
-    /// The stored ids near a document or a sketch, closest first: `[(id, score)]`, the score a distance
-    /// (SimHash) or an estimated similarity (MinHash). `k` or `threshold` narrows the index's own radius.
+    /// The stored ids near a document or a sketch (a `neardup.Sketch`, or `sketch=` with it or its string),
+    /// closest first: `[(id, score)]`, the score a distance (SimHash) or an estimated similarity (MinHash).
+    /// `k` or `threshold` narrows the index's own radius.
     #[pyo3(signature = (document=None, *, sketch=None, k=None, threshold=None, media=None))]
     fn query(
         &self,

@@ -819,6 +819,16 @@ def test_index_in_memory_and_shared_with_the_cli(tmp_path):
     index.add("b", "a completely different document about databases")
     assert len(index) == 2 and "a" in index
     assert [m[0] for m in index.query("the quick brown fox jumps over the lazy dog")] == ["a"]
+    # A Sketch in the document's place is stored and queried as the sketch it is, never as text.
+    copied = index.get("a")
+    assert index.add("c", copied) == copied and index.get("c") == copied
+    assert [m[0] for m in index.query(copied)] == ["a", "c"]
+    assert index.query(copied) == index.query(sketch=str(copied))
+    with pytest.raises(ValueError, match="not both"):
+        index.query(copied, sketch=copied)
+    with pytest.raises(neardup.SchemeMismatch):
+        index.add("d", neardup.sketch("the quick brown fox jumps over the lazy dog", "minhash"))
+    assert index.remove("c")
     assert index.remove("a") and not index.remove("a")
     with pytest.raises(neardup.UnsupportedError):
         index.query("text", threshold=0.5)
@@ -1304,8 +1314,10 @@ def test_a_distance_is_an_integer_and_a_similarity_a_float():
 
 
 def test_a_negative_or_huge_setting_is_named():
-    with pytest.raises(ValueError, match="k must be a whole number from 0 to 4294967295, not -1"):
+    with pytest.raises(ValueError, match="k must be a whole number, 0 or more, not -1$"):
         neardup.dedup(["a b c"], k=-1)
+    with pytest.raises(ValueError, match="k must be a whole number from 0 to 4294967295, not 4294967296$"):
+        neardup.dedup(["a b c"], k=2**32)
     for num_perm in (-1, 0, 8193):
         with pytest.raises(ValueError, match=f"num_perm must be a whole number from 1 to 8192, not {num_perm}$"):
             neardup.sketches(["a b c"], "minhash", num_perm=num_perm)
@@ -1318,7 +1330,7 @@ def test_a_negative_or_huge_setting_is_named():
     for expected in (-1, 0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="expected must be a count of at least 1"):
             neardup.Index(None, expected=expected)
-    with pytest.raises(ValueError, match="seed must be a whole number from 0 to 18446744073709551615, not -1"):
+    with pytest.raises(ValueError, match="seed must be a whole number, 0 or more, not -1$"):
         neardup.sketch("a b c", "minhash", seed=-1)
     assert len(neardup.sketch("a b c", "minhash", num_perm=np.int64(64)).values) == 64
 

@@ -82,4 +82,8 @@ def integer_ids_and_buffers(text: str) -> bool:
     index.add(np.int64(3), memoryview(text.encode()))
     assert neardup.fingerprint(memoryview(text.encode())) == neardup.fingerprint(text)
     found: bool = np.int64(3) in index and index.get(3) is not None
+    stored = index.get(3)
+    if stored is not None:
+        index.add("copy", stored)
+        found = found and index.query(stored)[0][1] == 0
     return found

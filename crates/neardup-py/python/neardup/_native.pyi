@@ -105,12 +105,17 @@ class NativeIndex:
     def __contains__(self, id: _Id, /) -> bool: ...
     def get(self, id: _Id) -> Optional[Sketch]: ...
     def add(
-        self, id: _Id, document: Optional[_Document] = None, *, sketch: Optional[_SketchLike] = None, media: Optional[str] = None
+        self,
+        id: _Id,
+        document: Union[_Document, Sketch, None] = None,
+        *,
+        sketch: Optional[_SketchLike] = None,
+        media: Optional[str] = None,
     ) -> Sketch: ...
     def add_sketches(self, entries: Iterable[tuple[_Id, _SketchLike]]) -> int: ...
     def query(
         self,
-        document: Optional[_Document] = None,
+        document: Union[_Document, Sketch, None] = None,
         *,
         sketch: Optional[_SketchLike] = None,
         k: Optional[int] = None,
