@@ -18,7 +18,9 @@ pub(super) type Assignment = Vec<Option<(u32, Score)>>;
 /// itself to its neighbours once: along its listed edges, and to the members of its runs still to be placed
 /// (others never read their `best` again), judging each such pair as it goes. So the pass costs the nodes,
 /// the listed edges, and the sizes of each representative's runs: a run of n near-copies that join one
-/// representative costs about n.
+/// representative costs about n. A member that already has a `best` is judged against the higher of the
+/// threshold and that score (ties go to the earlier representative anyway), so an exact merge that cannot
+/// beat it stops early.
 pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
     let identical = Score::identical(run.measure());
     let nodes = graph.rank.len();
@@ -39,23 +41,25 @@ pub(super) fn centres(graph: &Graph, run: &Dedup) -> Assignment {
             assignment[node as usize] = Some(joined);
         } else {
             group_rep[g as usize] = Some(node);
-            let mut offer = |h: u32, score: Score| {
+            let offer = |best: &mut Vec<Option<(u32, Score)>>, h: u32, score: Score| {
                 let slot = &mut best[h as usize];
                 if slot.is_none_or(|(_, current)| score.closer_than(current)) {
                     *slot = Some((node, score));
                 }
             };
             for (h, score) in graph.neighbours(run, g) {
-                offer(h, score);
+                offer(&mut best, h, score);
             }
             for &r in graph.runs.of(g) {
                 for &h in graph.runs.members(r as usize) {
                     let waiting = group_rep[h as usize].is_none() && unplaced[h as usize] > 0;
+                    // A member already near a representative is judged only for being closer.
+                    let bar = best[h as usize].map(|(_, score)| score);
                     if h != g
                         && waiting
-                        && let Some(score) = graph.judge_in_run(run, r as usize, g, h)
+                        && let Some(score) = graph.judge_in_run_above(run, r as usize, g, h, bar)
                     {
-                        offer(h, score);
+                        offer(&mut best, h, score);
                     }
                 }
             }

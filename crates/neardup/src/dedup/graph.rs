@@ -155,16 +155,18 @@ fn measure_in_band(banding: &Banding, band: u32, x: &[u32], y: &[u32]) -> Option
     (!shares_earlier_band(banding, band, x, y)).then(|| Score::Similarity(similarity(x, y)))
 }
 
-/// Judges a candidate pair of groups as the run does (by their leaders' profiles), and counts it.
+/// Judges a candidate pair of groups as the run does (by their leaders' profiles), and counts it; `bar` as
+/// for [`Dedup::judge_above`].
 fn judge_counted(
     run: &Dedup,
     groups: &[Vec<u32>],
     (a, b): (u32, u32),
     measured: Score,
+    bar: Option<f64>,
     progress: &mut Progress,
 ) -> Option<Score> {
     let profile = |g: u32| run.docs[groups[g as usize][0] as usize].profile.as_ref();
-    let score = run.judge(measured, profile(a), profile(b));
+    let score = run.judge_above(measured, profile(a), profile(b), bar);
     progress.candidates += 1;
     progress.pairs += u64::from(score.is_some());
     if progress.candidates.is_multiple_of(PROGRESS_EVERY) {
@@ -274,7 +276,14 @@ impl Listing<'_> {
         if self.run.stopping() {
             return; // the run ends after the candidate pass, which stops at its next check
         }
-        let judged = judge_counted(self.run, self.groups, (a, b), measured, &mut self.progress);
+        let judged = judge_counted(
+            self.run,
+            self.groups,
+            (a, b),
+            measured,
+            None,
+            &mut self.progress,
+        );
         if let Some(score) = judged {
             self.edges.push(Edge::new(a, b, score, self.run.measure()));
         }
@@ -528,6 +537,19 @@ impl Graph {
     /// Judges groups `a` and `b` of run `r` if they are a candidate pair that belongs to the run, as the
     /// candidate stage judges a listed pair: the pair and its score, or `None`.
     pub fn judge_in_run(&self, run: &Dedup, r: usize, a: u32, b: u32) -> Option<Score> {
+        self.judge_in_run_above(run, r, a, b, None)
+    }
+
+    /// [`judge_in_run`](Self::judge_in_run), returning only a pair at least as close as `bar` (see
+    /// [`Dedup::judge_above`]); a pair below it counts as no pair in the progress and the summary.
+    pub fn judge_in_run_above(
+        &self,
+        run: &Dedup,
+        r: usize,
+        a: u32,
+        b: u32,
+        bar: Option<Score>,
+    ) -> Option<Score> {
         if run.stopping() {
             return None;
         }
@@ -542,7 +564,8 @@ impl Graph {
         };
         let measured = measure_in_band(&banding, self.runs.band[r], x.values(), y.values())?;
         let mut progress = self.progress.get();
-        let score = judge_counted(run, &self.groups, (a, b), measured, &mut progress);
+        let bar = bar.map(Score::value);
+        let score = judge_counted(run, &self.groups, (a, b), measured, bar, &mut progress);
         self.progress.set(progress);
         score
     }

@@ -360,8 +360,9 @@ pub struct Summary {
     /// Distinct sketches (documents with identical sketches and profiles are one).
     pub distinct: usize,
     /// Verified pairs of distinct sketches that the run judged (edges of the pair graph). Clustering judges
-    /// only the pairs it needs among many near-copies (see [`Dedup::clusters`]), so this can be fewer than
-    /// the pairs [`Dedup::pairs`] lists (and a pair whose LSH band keys collide in two bands counts twice).
+    /// only the pairs it needs among many near-copies (see [`Dedup::clusters`]; centre clustering counts a
+    /// pair there only if it was closer than the member's best so far), so this can be fewer than the pairs
+    /// [`Dedup::pairs`] lists (and a pair whose LSH band keys collide in two bands counts twice).
     pub edges: usize,
     /// Pairs written (pairs mode).
     pub pairs: usize,
@@ -530,6 +531,20 @@ impl Dedup {
         a: Option<&Profile>,
         b: Option<&Profile>,
     ) -> Option<Score> {
+        self.judge_above(measured, a, b, None)
+    }
+
+    /// [`judge`](Self::judge), where a MinHash pair that is not at least as close as `bar` is of no use to
+    /// the caller (centre clustering, for a member already near a representative): it is judged against
+    /// the higher of the threshold and `bar`, so that the exact merge can stop as soon as it cannot reach
+    /// it. A pair it returns is one `judge` returns, with the same score.
+    pub(crate) fn judge_above(
+        &self,
+        measured: Score,
+        a: Option<&Profile>,
+        b: Option<&Profile>,
+        bar: Option<f64>,
+    ) -> Option<Score> {
         match (measured, self.bands) {
             (Score::Distance(_), _) => match (self.simhash_verification(), a, b) {
                 (Some((check, threshold)), Some(pa), Some(pb)) => pa
@@ -538,6 +553,7 @@ impl Dedup {
                 _ => Some(measured),
             },
             (Score::Similarity(estimate), Some((_, threshold))) => {
+                let threshold = bar.map_or(threshold, |bar| bar.max(threshold));
                 let similarity = match (self.options.verification, a, b) {
                     (Verification::None, _, _) => return Some(measured),
                     (Verification::Exact, Some(pa), Some(pb)) => {
@@ -590,7 +606,8 @@ impl Dedup {
     /// n(n−1)/2 candidate pairs, so a MinHash run (sketches sharing an LSH band's key) of more than 64, or of
     /// more than 8 with more candidates than members, is kept whole (4 bytes per member, twice),
     /// and centre clustering judges its pairs only between a new representative and the members still to
-    /// be placed (about n pairs when the copies join one representative). The clusters are exactly those of
+    /// be placed (about n pairs when the copies join one representative), a member already near an earlier
+    /// representative only for being closer to this one. The clusters are exactly those of
     /// every pair. Connected components judge a run's pairs until its members are joined. SimHash lists every
     /// pair within k, as its runs gather documents that are near without being copies.
     pub fn clusters(&self, sink: &mut dyn Sink) -> Result<Summary, Error> {
