@@ -138,11 +138,15 @@ pub fn sketch_all(
         eprintln!("neardup: {e}");
     }
     for notice in summary.field_notices(dataset.options()) {
-        let flag = match notice.field {
-            FieldRole::Id => "--id-field",
-            FieldRole::Text => "--text-field",
+        let advice = match notice.field {
+            FieldRole::Id => "check --id-field",
+            FieldRole::Text => "check --text-field",
+            FieldRole::Format => {
+                "without --jsonl, a file named other than .jsonl, .json, .ndjson (optionally .gz or \
+                 .zst) or .parquet is read as one document (HTML, PDF, text, …)"
+            }
         };
-        eprintln!("neardup: warning: {}; check {flag}", notice.message);
+        eprintln!("neardup: warning: {}; {advice}", notice.message);
     }
     Ok(())
 }

@@ -359,6 +359,27 @@ fn a_table_that_is_a_document_is_refused_and_outputs_a_later_run_would_read_are_
 }
 
 #[test]
+fn a_file_of_documents_read_as_json_lines_is_told_apart() {
+    let dir = temp_dir("documents-as-records");
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "release notes\nfixed a crash on open\n").unwrap();
+    let out = neardup(&["dedup", "--jsonl", notes.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "neardup: warning: not one of the 2 lines read is a JSON object: the input is not JSON Lines; \
+             without --jsonl, a file named other than .jsonl"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--text-field"), "{stderr}");
+    // Without --jsonl the same file is one document.
+    let out = neardup(&["dedup", notes.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
 fn a_misspelt_id_or_text_field_is_named() {
     let dir = temp_dir("misspelt-fields");
     let parquet = dir.join("corpus.parquet");

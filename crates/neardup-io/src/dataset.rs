@@ -209,6 +209,7 @@ struct Pass<'d> {
     next_ordinal: u64,
     duplicate_ids: u64,
     ids_from_field: u64,
+    not_objects: u64,
 }
 
 impl<'d> Pass<'d> {
@@ -219,6 +220,7 @@ impl<'d> Pass<'d> {
             next_ordinal: 0,
             duplicate_ids: 0,
             ids_from_field: 0,
+            not_objects: 0,
         }
     }
 
@@ -331,6 +333,7 @@ impl<'d> Pass<'d> {
             let position = Position::Line(line_no);
             let record = match jsonl::parse(raw, options) {
                 JsonFields::Bad(message) => {
+                    self.not_objects += 1;
                     self.record(input, position, Err(message), Ok(String::new()), None)
                 }
                 JsonFields::Object { id, text, media } => {
@@ -697,6 +700,7 @@ impl Dataset {
         }
         summary.duplicate_ids = pass.duplicate_ids;
         summary.ids_from_field = pass.ids_from_field;
+        summary.not_objects = pass.not_objects;
         summary.bytes = done;
         summary
     }

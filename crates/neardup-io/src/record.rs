@@ -162,6 +162,8 @@ pub struct ReadSummary {
     pub not_documents: u64,
     /// Of which duplicate ids.
     pub duplicate_ids: u64,
+    /// Of which JSON Lines lines that are not JSON objects (not JSON at all, or an array, a string, …).
+    pub not_objects: u64,
     /// Documents whose id came from the id field; the others are known by their place (`FILE:LINE`,
     /// `FILE:ROW`). None at all, with an id field other than the default, is most likely a misspelt name:
     /// see [`ReadSummary::field_notices`].
@@ -177,13 +179,23 @@ impl ReadSummary {
     /// Warnings about a read that went through but most likely read the wrong fields, each a sentence
     /// for the front door to end with its own way of naming the option (`--id-field`, `id_field`):
     ///
-    /// - records were read and not one was a document (every text missing or not a string, or every
-    ///   line not JSON): likely a misspelt text field;
+    /// - records were read and not one was a line of JSON objects: not JSON Lines at all (most likely files
+    ///   of documents, such as HTML or plain text, read as JSON Lines);
+    /// - records were read and not one was a document (every text missing or not a string): likely a
+    ///   misspelt text field;
     /// - documents were read, `options` names an id field other than the default `id`, and not one
     ///   document had it: likely a misspelt id field (every document is then known by its place).
     pub fn field_notices(&self, options: &DatasetOptions) -> Vec<FieldNotice> {
         let mut notices = Vec::new();
-        if self.records > 0 && self.documents == 0 {
+        if self.records > 0 && self.not_objects == self.records {
+            notices.push(FieldNotice {
+                field: FieldRole::Format,
+                message: format!(
+                    "not one of the {} lines read is a JSON object: the input is not JSON Lines",
+                    self.records
+                ),
+            });
+        } else if self.records > 0 && self.documents == 0 {
             notices.push(FieldNotice {
                 field: FieldRole::Text,
                 message: format!(
@@ -209,13 +221,16 @@ impl ReadSummary {
     }
 }
 
-/// Which option of [`DatasetOptions`] a [`FieldNotice`] is about.
+/// Which option of [`DatasetOptions`] a [`FieldNotice`] is about, or (`Format`) the reading of the files
+/// as records at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldRole {
     /// [`DatasetOptions::id_field`].
     Id,
     /// [`DatasetOptions::text_field`].
     Text,
+    /// The format the files were read as: JSON Lines that held no JSON object.
+    Format,
 }
 
 /// A warning from [`ReadSummary::field_notices`].

@@ -227,6 +227,35 @@ fn bad_lines_are_yielded_as_errors_with_fallback_ids() {
         Err("the \"id\" field is not a string or a number".to_owned())
     );
     assert_eq!((summary.documents, summary.not_documents), (2, 5));
+    assert_eq!(summary.not_objects, 2);
+    assert!(summary.field_notices(&DatasetOptions::default()).is_empty());
+}
+
+/// A file that holds no JSON object at all is not JSON Lines, whatever its fields were meant to be; one
+/// object without text among such lines is a matter of the text field.
+#[test]
+fn files_without_a_json_object_are_not_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("page.html");
+    std::fs::write(&html, "<html><body>\n<p>words</p>\n[1]\n").unwrap();
+    let (dataset, _) = open(&[&html], DatasetOptions::default());
+    let (_, summary, _) = read_all(&dataset, 8);
+    assert_eq!((summary.records, summary.not_objects), (3, 3));
+    let notices = summary.field_notices(&DatasetOptions::default());
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].field, FieldRole::Format);
+    assert_eq!(
+        notices[0].message,
+        "not one of the 3 lines read is a JSON object: the input is not JSON Lines"
+    );
+
+    let mixed = dir.path().join("mixed.jsonl");
+    std::fs::write(&mixed, "not json\n{\"body\":\"words\"}\n").unwrap();
+    let (dataset, _) = open(&[&mixed], DatasetOptions::default());
+    let (_, summary, _) = read_all(&dataset, 8);
+    let notices = summary.field_notices(&DatasetOptions::default());
+    assert_eq!(notices.len(), 1);
+    assert_eq!(notices[0].field, FieldRole::Text);
 }
 
 /// A good file after a damaged one: the damage is reported once, reading ends, the next file is read.

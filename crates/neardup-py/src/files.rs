@@ -211,7 +211,17 @@ fn dedup_files<'py>(
         // Not one document is a run that read the wrong field (or the wrong files): an error, before
         // anything is written, as the CLI's is a non-zero exit.
         let notices = read.field_notices(dataset.options());
-        if let Some(notice) = notices.iter().find(|n| n.field == FieldRole::Text) {
+        let read_nothing = notices.iter().find_map(|n| match n.field {
+            FieldRole::Text => Some((n, "check text_field")),
+            FieldRole::Format => Some((
+                n,
+                "dedup_files reads datasets of records (JSON Lines, Parquet): for files that are each \
+                 one document (HTML, PDF, text, …), read them and pass their contents to neardup.dedup, \
+                 with their paths as ids",
+            )),
+            FieldRole::Id => None,
+        });
+        if let Some((notice, advice)) = read_nothing {
             let first = problems
                 .kept
                 .first()
@@ -219,7 +229,7 @@ fn dedup_files<'py>(
                     format!(" (the first: {place}: {why})")
                 });
             return Err(PyValueError::new_err(format!(
-                "{}; check text_field{first}",
+                "{}; {advice}{first}",
                 notice.message
             )));
         }

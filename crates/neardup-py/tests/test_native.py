@@ -1303,6 +1303,17 @@ def test_a_misspelt_text_field_is_an_error_and_nothing_is_written(tmp_path, suff
             assert neardup.dedup_files(path, text_field="body").num_rows == 1
 
 
+def test_files_of_documents_given_to_dedup_files_are_told_what_to_do(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text("<html><body>\n<p>the quick brown fox</p>\n</body></html>\n")
+    with pytest.raises(
+        ValueError,
+        match=r"not one of the 3 lines read is a JSON object: the input is not JSON Lines; dedup_files reads "
+        r"datasets .* pass their contents to neardup.dedup, with their paths as ids \(the first: .*page.html:1: ",
+    ):
+        neardup.dedup_files(page)
+
+
 def test_a_distance_is_an_integer_and_a_similarity_a_float():
     simhash, minhash = neardup.Index(None), neardup.Index(None, "minhash")
     for index in (simhash, minhash):

@@ -494,7 +494,9 @@ def dedup_files(
     that cannot be read to their end are reported in one warning and the run goes on (they are kept in the
     split, as the CLI keeps them); documents that cannot be sketched are kept alone. ``errors="raise"``
     raises instead, naming the first, and then writes nothing. When not one record is a document (most
-    often a misspelt ``text_field``), ``ValueError`` is raised, naming the field, and nothing is written.
+    often a misspelt ``text_field``), ``ValueError`` is raised, naming the field, and nothing is written; when
+    not one line is a JSON object (files of documents, such as ``.html``, given here), it says the input is
+    not JSON Lines (:func:`dedup` takes such documents' contents).
 
     ``progress``, a callable, is called as ``progress(bytes_read, total_bytes)`` after each batch and each
     file (compressed bytes for ``.gz``/``.zst``), on the calling thread, for a bar such as tqdm's; an
