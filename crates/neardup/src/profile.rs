@@ -205,9 +205,15 @@ impl Profile {
         measure: Measure,
         threshold: f64,
     ) -> Option<f64> {
-        match (self, other) {
-            (Profile::Set(a), Profile::Set(b)) => {
+        match (self, other, measure) {
+            (Profile::Set(a), Profile::Set(b), _) => {
                 crate::minhash::exact_jaccard_reaching(a, b, threshold)
+            }
+            (Profile::Counts(a), Profile::Counts(b), Measure::WeightedJaccard) => {
+                weighted_jaccard_reaching(a, b, threshold)
+            }
+            (Profile::Counts(a), Profile::Counts(b), Measure::ProbabilityJaccard) => {
+                probability_jaccard_reaching(a, b, threshold)
             }
             _ => Some(self.similarity(other, measure)).filter(|&s| s >= threshold),
         }
@@ -238,31 +244,74 @@ pub fn cosine(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
     (dot / (nx * ny)).min(1.0)
 }
 
+/// How far below a threshold an upper bound must fall before a pair is given up on without its exact value:
+/// the bounds are sums of their own, rounded in another order than the measure's (counts are whole numbers,
+/// whose sums are exact, so this only matters for other weights).
+const BOUND_SLACK: f64 = 1e-9;
+
 /// Σ min / Σ max over two count vectors sorted by feature (a merge: O(n + m)).
 pub fn weighted_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
-    let (mut min_sum, mut max_sum) = (0.0, 0.0);
+    weighted_jaccard_within(x, y, None).expect("no bound, no early stop")
+}
+
+/// [`weighted_jaccard`] if it is at least `threshold`, else `None`: the same value, found with less work for
+/// a pair far below the threshold. With Σmin + Σmax = Σx + Σy, the measure is m / (Σx + Σy − m) for m = Σmin,
+/// so reaching the threshold t needs m ≥ t (Σx + Σy) / (1 + t); the merge stops once the Σmin so far plus
+/// the smaller of the two vectors' masses still to merge falls short of that.
+pub fn weighted_jaccard_reaching(
+    x: &[(u64, f64)],
+    y: &[(u64, f64)],
+    threshold: f64,
+) -> Option<f64> {
+    let total = |v: &[(u64, f64)]| v.iter().map(|p| p.1).sum::<f64>();
+    let (sum_x, sum_y) = (total(x), total(y));
+    let least_min_sum =
+        threshold * (sum_x + sum_y) / (1.0 + threshold) - BOUND_SLACK * (sum_x + sum_y);
+    // A threshold at or below 0 (or NaN) bounds nothing: every pair is measured, then filtered.
+    let bound = (threshold > 0.0).then_some((sum_x, sum_y, least_min_sum));
+    weighted_jaccard_within(x, y, bound).filter(|&s| s >= threshold)
+}
+
+/// The merge of [`weighted_jaccard`], without a branch on the order of two features (about half of which
+/// the processor would guess wrong); with `bound = (Σx, Σy, least Σmin)`, `None` once the Σmin cannot reach
+/// its least. Σmin and Σmax are added in feature order either way, so the value does not depend on the bound.
+fn weighted_jaccard_within(
+    x: &[(u64, f64)],
+    y: &[(u64, f64)],
+    bound: Option<(f64, f64, f64)>,
+) -> Option<f64> {
+    let (mut min_sum, mut max_sum) = (0.0f64, 0.0f64);
+    let (mut left_x, mut left_y, least) = bound.unwrap_or((0.0, 0.0, f64::NEG_INFINITY));
     let (mut i, mut j) = (0, 0);
-    while i < x.len() || j < y.len() {
-        let take_x = j == y.len() || (i < x.len() && x[i].0 < y[j].0);
-        let take_y = i == x.len() || (j < y.len() && y[j].0 < x[i].0);
-        if take_x {
-            max_sum += x[i].1;
-            i += 1;
-        } else if take_y {
-            max_sum += y[j].1;
-            j += 1;
+    while i < x.len() && j < y.len() {
+        let ((fx, cx), (fy, cy)) = (x[i], y[j]);
+        let (x_first, y_first) = (fx < fy, fy < fx);
+        let shared = !x_first && !y_first;
+        // Adding 0.0 to a sum of counts (never −0.0) leaves it as it was: the sums are those of the branches.
+        min_sum += if shared { cx.min(cy) } else { 0.0 };
+        max_sum += if x_first {
+            cx
+        } else if y_first {
+            cy
         } else {
-            min_sum += x[i].1.min(y[j].1);
-            max_sum += x[i].1.max(y[j].1);
-            i += 1;
-            j += 1;
+            cx.max(cy)
+        };
+        left_x -= if y_first { 0.0 } else { cx };
+        left_y -= if x_first { 0.0 } else { cy };
+        i += usize::from(!y_first);
+        j += usize::from(!x_first);
+        if min_sum + left_x.min(left_y) < least {
+            return None;
         }
     }
-    if max_sum == 0.0 {
+    // One vector is merged: the other's rest is in Σmax alone.
+    max_sum += x[i..].iter().map(|p| p.1).sum::<f64>();
+    max_sum += y[j..].iter().map(|p| p.1).sum::<f64>();
+    Some(if max_sum == 0.0 {
         1.0
     } else {
         min_sum / max_sum
-    }
+    })
 }
 
 /// The probability Jaccard similarity `Σ_{i: x_i y_i > 0} 1 / Σ_j max(x_j / x_i, y_j / y_i)` of two count
@@ -272,8 +321,32 @@ pub fn weighted_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
 /// the union's features sorted by the ratio `x_j / y_j`, each inner sum is a suffix sum of `x` plus a prefix
 /// sum of `y`, found by binary search.
 pub fn probability_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
-    // The union as (x_j, y_j), by feature.
+    probability_jaccard_within(x, y, None).expect("no threshold, no early stop")
+}
+
+/// [`probability_jaccard`] if it is at least `threshold`, else `None`: the same value, without its sort for a
+/// pair whose upper bound falls short. For a shared feature i, the sum `Σ_j max(x_j / x_i, y_j / y_i)` is at
+/// least `Σx / x_i + Y₀ / y_i` (each max is at least `x_j / x_i`, and `y_j / y_i` on the features only y has,
+/// whose counts sum to Y₀), and likewise at least `Σy / y_i + X₀ / x_i`; so the measure is at most
+/// `Σ_i x_i y_i / max(Σx y_i + Y₀ x_i, Σy x_i + X₀ y_i)`. For two sets (every count 1) the bound is the
+/// measure itself, |x ∩ y| / |x ∪ y|.
+pub fn probability_jaccard_reaching(
+    x: &[(u64, f64)],
+    y: &[(u64, f64)],
+    threshold: f64,
+) -> Option<f64> {
+    probability_jaccard_within(x, y, Some(threshold)).filter(|&s| s >= threshold)
+}
+
+/// [`probability_jaccard`], or `None` once its upper bound falls below `threshold`.
+fn probability_jaccard_within(
+    x: &[(u64, f64)],
+    y: &[(u64, f64)],
+    threshold: Option<f64>,
+) -> Option<f64> {
+    // The union as (x_j, y_j), and the shared features' (x_i, y_i), both by feature.
     let mut union: Vec<(f64, f64)> = Vec::with_capacity(x.len() + y.len());
+    let mut shared: Vec<(f64, f64)> = Vec::with_capacity(x.len().min(y.len()));
     let (mut i, mut j) = (0, 0);
     while i < x.len() || j < y.len() {
         if j == y.len() || (i < x.len() && x[i].0 < y[j].0) {
@@ -284,17 +357,34 @@ pub fn probability_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
             j += 1;
         } else {
             union.push((x[i].1, y[j].1));
+            shared.push((x[i].1, y[j].1));
             i += 1;
             j += 1;
         }
     }
     if union.is_empty() {
-        return 1.0;
+        return Some(1.0);
     }
-    // Compare x_j / y_j as fractions (x_j·y_k vs x_k·y_j): no division by zero, exact for counts.
+    if let Some(threshold) = threshold {
+        let total = |v: &[(u64, f64)]| v.iter().map(|p| p.1).sum::<f64>();
+        let (sum_x, sum_y) = (total(x), total(y));
+        let only_x = sum_x - shared.iter().map(|p| p.0).sum::<f64>();
+        let only_y = sum_y - shared.iter().map(|p| p.1).sum::<f64>();
+        let bound: f64 = shared
+            .iter()
+            .map(|&(xi, yi)| xi * yi / (sum_x * yi + only_y * xi).max(sum_y * xi + only_x * yi))
+            .sum();
+        if bound < threshold - BOUND_SLACK {
+            return None;
+        }
+    }
+    // Compare x_j / y_j as fractions (x_j·y_k vs x_k·y_j): no division by zero, exact for counts. Features
+    // of equal ratio may lie in any order: the sums over them below are of whole counts, exact in any
+    // order, and an unstable sort gathers the many equal ratios of near-copies (1:1, 1:0, 0:1) in one
+    // pass.
     let by_ratio = |a: &(f64, f64), b: &(f64, f64)| (a.0 * b.1).total_cmp(&(b.0 * a.1));
-    let mut sorted = union.clone();
-    sorted.sort_by(by_ratio);
+    let mut sorted = union;
+    sorted.sort_unstable_by(by_ratio);
     // prefix_y[m] = Σ y over the first m; suffix_x[m] = Σ x over positions m.. (sorted by ratio).
     let mut prefix_y = vec![0.0; sorted.len() + 1];
     for (m, p) in sorted.iter().enumerate() {
@@ -304,15 +394,26 @@ pub fn probability_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
     for m in (0..sorted.len()).rev() {
         suffix_x[m] = suffix_x[m + 1] + sorted[m].0;
     }
-    union
+    // The terms are added in feature order. Consecutive shared features often have the same counts (1 and
+    // 1, in near-copies), and so the same place among the ratios: it is searched for once.
+    let mut last: Option<((f64, f64), usize)> = None;
+    let measure = shared
         .iter()
-        .filter(|(xi, yi)| *xi > 0.0 && *yi > 0.0)
         .map(|&(xi, yi)| {
-            // The first position whose ratio is ≥ x_i / y_i: from there on x_j / x_i is the larger term.
-            let split = sorted.partition_point(|p| by_ratio(p, &(xi, yi)).is_lt());
+            let split = match last {
+                Some((counts, split)) if counts == (xi, yi) => split,
+                _ => {
+                    // The first position whose ratio is ≥ x_i / y_i: from there on x_j / x_i is the larger
+                    // term.
+                    let split = sorted.partition_point(|p| by_ratio(p, &(xi, yi)).is_lt());
+                    last = Some(((xi, yi), split));
+                    split
+                }
+            };
             1.0 / (suffix_x[split] / xi + prefix_y[split] / yi)
         })
-        .sum()
+        .sum();
+    Some(measure)
 }
 
 #[cfg(test)]
@@ -347,6 +448,101 @@ mod tests {
             let pj = neardup_sketch::weighted::probability_jaccard(&x, &y);
             prop_assert!((probability_jaccard(&x, &y) - pj).abs() < 1e-9, "{} vs {}", probability_jaccard(&x, &y), pj);
         }
+
+        /// The branch-free merge and the unstable sort give the very bits of the forms they replaced (on
+        /// whole counts, whose sums are exact in any order), so no score written before changes.
+        #[test]
+        fn faster_measures_give_the_bits_of_the_forms_they_replaced(x in vector(), y in vector()) {
+            prop_assert_eq!(weighted_jaccard(&x, &y).to_bits(), branching_weighted_jaccard(&x, &y).to_bits());
+            prop_assert_eq!(probability_jaccard(&x, &y).to_bits(), stable_probability_jaccard(&x, &y).to_bits());
+        }
+
+        /// The early stops change nothing: the measure when it reaches the threshold, at thresholds on, near
+        /// and beyond its value, on whole counts and on fractional weights.
+        #[test]
+        fn measures_reaching_a_threshold_are_the_measure_at_or_above_it(
+            x in vector(),
+            y in vector(),
+            scale in proptest::collection::vec(0.1f64..3.0, 40),
+            between: f64,
+        ) {
+            let weighted = |v: &[(u64, f64)]| v.iter().map(|&(f, c)| (f, c * scale[f as usize])).collect::<Vec<_>>();
+            for (x, y) in [(x.clone(), y.clone()), (weighted(&x), weighted(&y))] {
+                let (wj, pj) = (weighted_jaccard(&x, &y), probability_jaccard(&x, &y));
+                for threshold in [wj, pj, wj - 1e-12, pj + 1e-12, between.fract().abs(), 0.0, -1.0, 1.0, 1.5, f64::NAN] {
+                    prop_assert_eq!(weighted_jaccard_reaching(&x, &y, threshold), Some(wj).filter(|&s| s >= threshold));
+                    prop_assert_eq!(probability_jaccard_reaching(&x, &y, threshold), Some(pj).filter(|&s| s >= threshold));
+                }
+            }
+        }
+    }
+
+    /// The weighted Jaccard as it was before its merge lost its branches.
+    fn branching_weighted_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
+        let (mut min_sum, mut max_sum) = (0.0, 0.0);
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() || j < y.len() {
+            let take_x = j == y.len() || (i < x.len() && x[i].0 < y[j].0);
+            let take_y = i == x.len() || (j < y.len() && y[j].0 < x[i].0);
+            if take_x {
+                max_sum += x[i].1;
+                i += 1;
+            } else if take_y {
+                max_sum += y[j].1;
+                j += 1;
+            } else {
+                min_sum += x[i].1.min(y[j].1);
+                max_sum += x[i].1.max(y[j].1);
+                i += 1;
+                j += 1;
+            }
+        }
+        if max_sum == 0.0 {
+            1.0
+        } else {
+            min_sum / max_sum
+        }
+    }
+
+    /// The probability Jaccard as it was before: the union sorted stably, every shared feature searched for.
+    fn stable_probability_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
+        let mut union: Vec<(f64, f64)> = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < x.len() || j < y.len() {
+            if j == y.len() || (i < x.len() && x[i].0 < y[j].0) {
+                union.push((x[i].1, 0.0));
+                i += 1;
+            } else if i == x.len() || y[j].0 < x[i].0 {
+                union.push((0.0, y[j].1));
+                j += 1;
+            } else {
+                union.push((x[i].1, y[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+        if union.is_empty() {
+            return 1.0;
+        }
+        let by_ratio = |a: &(f64, f64), b: &(f64, f64)| (a.0 * b.1).total_cmp(&(b.0 * a.1));
+        let mut sorted = union.clone();
+        sorted.sort_by(by_ratio);
+        let mut prefix_y = vec![0.0; sorted.len() + 1];
+        for (m, p) in sorted.iter().enumerate() {
+            prefix_y[m + 1] = prefix_y[m] + p.1;
+        }
+        let mut suffix_x = vec![0.0; sorted.len() + 1];
+        for m in (0..sorted.len()).rev() {
+            suffix_x[m] = suffix_x[m + 1] + sorted[m].0;
+        }
+        union
+            .iter()
+            .filter(|(xi, yi)| *xi > 0.0 && *yi > 0.0)
+            .map(|&(xi, yi)| {
+                let split = sorted.partition_point(|p| by_ratio(p, &(xi, yi)).is_lt());
+                1.0 / (suffix_x[split] / xi + prefix_y[split] / yi)
+            })
+            .sum()
     }
 
     #[test]
