@@ -236,24 +236,23 @@ fn bad_lines_are_yielded_as_errors_with_fallback_ids() {
 #[test]
 fn files_without_a_json_object_are_not_json_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let html = dir.path().join("page.html");
-    std::fs::write(&html, "<html><body>\n<p>words</p>\n[1]\n").unwrap();
-    let (dataset, _) = open(&[&html], DatasetOptions::default());
-    let (_, summary, _) = read_all(&dataset, 8);
+    let read = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let (dataset, _) = open(&[&path], DatasetOptions::default());
+        let (_, summary, _) = read_all(&dataset, 8);
+        let notices = summary.field_notices(&DatasetOptions::default());
+        (summary, notices)
+    };
+    let (summary, notices) = read("page.html", "<html><body>\n<p>words</p>\n[1]\n");
     assert_eq!((summary.records, summary.not_objects), (3, 3));
-    let notices = summary.field_notices(&DatasetOptions::default());
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].field, FieldRole::Format);
     assert_eq!(
         notices[0].message,
         "not one of the 3 lines read is a JSON object: the input is not JSON Lines"
     );
-
-    let mixed = dir.path().join("mixed.jsonl");
-    std::fs::write(&mixed, "not json\n{\"body\":\"words\"}\n").unwrap();
-    let (dataset, _) = open(&[&mixed], DatasetOptions::default());
-    let (_, summary, _) = read_all(&dataset, 8);
-    let notices = summary.field_notices(&DatasetOptions::default());
+    let (_, notices) = read("mixed.jsonl", "not json\n{\"body\":\"words\"}\n");
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].field, FieldRole::Text);
 }

@@ -249,6 +249,11 @@ pub fn cosine(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
 /// whose sums are exact, so this only matters for other weights).
 const BOUND_SLACK: f64 = 1e-9;
 
+/// The sum of a count vector's counts.
+fn mass(v: &[(u64, f64)]) -> f64 {
+    v.iter().map(|p| p.1).sum()
+}
+
 /// Σ min / Σ max over two count vectors sorted by feature (a merge: O(n + m)).
 pub fn weighted_jaccard(x: &[(u64, f64)], y: &[(u64, f64)]) -> f64 {
     weighted_jaccard_within(x, y, None).expect("no bound, no early stop")
@@ -263,8 +268,7 @@ pub fn weighted_jaccard_reaching(
     y: &[(u64, f64)],
     threshold: f64,
 ) -> Option<f64> {
-    let total = |v: &[(u64, f64)]| v.iter().map(|p| p.1).sum::<f64>();
-    let (sum_x, sum_y) = (total(x), total(y));
+    let (sum_x, sum_y) = (mass(x), mass(y));
     let least_min_sum =
         threshold * (sum_x + sum_y) / (1.0 + threshold) - BOUND_SLACK * (sum_x + sum_y);
     // A threshold at or below 0 (or NaN) bounds nothing: every pair is measured, then filtered.
@@ -368,8 +372,7 @@ fn probability_jaccard_within(
         return Some(1.0);
     }
     if let Some(threshold) = threshold {
-        let total = |v: &[(u64, f64)]| v.iter().map(|p| p.1).sum::<f64>();
-        let (sum_x, sum_y) = (total(x), total(y));
+        let (sum_x, sum_y) = (mass(x), mass(y));
         let only_x = sum_x - shared.iter().map(|p| p.0).sum::<f64>();
         let only_y = sum_y - shared.iter().map(|p| p.1).sum::<f64>();
         let bound: f64 = shared
