@@ -343,10 +343,12 @@ impl Graph {
                 &stored[n - documents].0
             }
         };
-        // Rank: stored entries first (already kept), then the policy; ids break ties.
+        // Rank: stored entries first (already kept), then the policy; ids break ties. The sorts of a run are
+        // of total orders (ids are unique, and ranks are), so an unstable sort on all cores gives the one
+        // order there is.
         let mut by_rank: Vec<u32> = (0..nodes as u32).collect();
         let policy = run.options.representative;
-        by_rank.sort_by(|&a, &b| {
+        sort_on_all_cores(&mut by_rank, |&a, &b| {
             let stored_first = (a as usize >= documents)
                 .cmp(&(b as usize >= documents))
                 .reverse();
@@ -370,7 +372,7 @@ impl Graph {
         // Groups of documents with identical sketches (and identical profiles, when those judge pairs).
         let by_profile = run.options.verification == Verification::Exact;
         let mut order: Vec<u32> = (0..documents as u32).collect();
-        order.sort_by(|&a, &b| {
+        sort_on_all_cores(&mut order, |&a, &b| {
             let (da, db) = (&docs[a as usize], &docs[b as usize]);
             compare_sketches(&da.sketch, &db.sketch)
                 .then_with(|| {
@@ -397,7 +399,9 @@ impl Graph {
             }
         }
         // Groups in the order of their leaders (their best-ranked member).
-        groups.sort_by_key(|g| rank[g[0] as usize]);
+        sort_on_all_cores(&mut groups, |g, h| {
+            rank[g[0] as usize].cmp(&rank[h[0] as usize])
+        });
         let document_groups = groups.len();
         groups.extend((documents..nodes).map(|n| vec![n as u32]));
         let mut group_of = vec![0u32; nodes];
@@ -492,7 +496,9 @@ impl Graph {
         // Sorted in place (a stable sort would take half the edges' memory again): a pair repeated by stored
         // entries keeps one score whatever the input order, the lowest (scores are not negative, so their
         // bits order them).
-        edges.sort_unstable_by_key(|e| (e.a, e.b, e.value.to_bits()));
+        sort_on_all_cores(&mut edges, |e, f| {
+            (e.a, e.b, e.value.to_bits()).cmp(&(f.a, f.b, f.value.to_bits()))
+        });
         edges.dedup_by(|x, y| (x.a, x.b) == (y.a, y.b));
         edges.shrink_to_fit();
         let adjacency = Adjacency::of(&edges, groups.len());
@@ -680,10 +686,17 @@ pub(super) fn output(e: std::io::Error) -> Error {
     }
 }
 
+/// Sorts in place, on all cores, by an order in which no two items are equal (so the result is that order's,
+/// whatever the thread count). In place: a run's edges can be tens of millions.
+fn sort_on_all_cores<T: Send>(items: &mut [T], order: impl Fn(&T, &T) -> Ordering + Sync + Send) {
+    use rayon::slice::ParallelSliceMut;
+    crate::parallel::install(|| items.par_sort_unstable_by(order));
+}
+
 /// Refuses a run in which two documents share an id: their pairs and clusters could not be told apart.
 fn check_unique_ids<'a>(ids: impl Iterator<Item = &'a str>) -> Result<(), Error> {
     let mut sorted: Vec<&str> = ids.collect();
-    sorted.sort_unstable();
+    sort_on_all_cores(&mut sorted, |a, b| a.cmp(b));
     match sorted.windows(2).find(|w| w[0] == w[1]) {
         Some(w) => Err(Error::DuplicateId {
             id: w[0].to_owned(),

@@ -568,3 +568,39 @@ fn an_observer_stops_a_run_at_any_report() {
     }
     assert!(stops_at_every_report(&mut dedup) >= 3);
 }
+
+#[test]
+fn clusters_do_not_depend_on_the_thread_count() {
+    // 30,000 fingerprints (long enough for the sorts to split across threads): copies and near-copies of
+    // 3,000 bases, ids scrambled against the order pushed, under each representative policy.
+    let fps: Vec<(String, u64)> = (0..30_000u64)
+        .map(|n| {
+            let base = (n % 3_000).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let id = format!("{:08x}", n.wrapping_mul(0x2545_F491) % 1_000_003);
+            (id, base ^ (1 << (n % 5)) ^ u64::from(n % 7 == 0))
+        })
+        .collect();
+    for representative in [
+        Representative::SmallestId,
+        Representative::FirstSeen,
+        Representative::Longest,
+    ] {
+        let options = Options {
+            representative,
+            ..Options::default()
+        };
+        let dedup = simhash_run(fps.iter().cloned(), options);
+        let clusters_with = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut sink = VecSink::default();
+            pool.install(|| dedup.clusters(&mut sink).unwrap());
+            sink.clusters
+        };
+        let one = clusters_with(1);
+        assert!(one.len() > 1_000, "{}", one.len());
+        assert_eq!(one, clusters_with(4), "{representative:?}");
+    }
+}
