@@ -15,6 +15,8 @@ use crate::union_find::UnionFind;
 ///
 /// The order is deterministic (by table, then by key, then by index); it depends on the indices,
 /// so callers that want output independent of input order assign indices in a canonical order first.
+/// From 16,384 fingerprints the comparisons run on the rayon pool's threads while `emit` runs on the calling
+/// thread, in the same order (unless the caller is one of the pool's threads, or the process was forked).
 ///
 /// ```
 /// use neardup_index::hamming::{all_pairs, plan::Design};
@@ -46,7 +48,23 @@ pub fn all_pairs_while(
     go_on: impl FnMut() -> bool,
     emit: impl FnMut(u32, u32, u32),
 ) {
-    all_pairs_in_groups(fps, design, group_bits(fps.len()), go_on, emit);
+    if fps.len() >= PARALLEL_FROM && may_work_in_parallel() {
+        all_pairs_in_parallel(fps, design, group_bits(fps.len()), go_on, emit);
+    } else {
+        all_pairs_in_groups(fps, design, group_bits(fps.len()), go_on, emit);
+    }
+}
+
+/// Fewer fingerprints than this are compared on the calling thread: handing work to the pool costs more.
+const PARALLEL_FROM: usize = 16_384;
+
+/// Whether the pool's other threads can take the comparisons while this one waits for them: not from one of
+/// the pool's own threads (which would wait on work queued behind it, with one thread for ever), not in a
+/// forked process (whose pool is its own, reached through [`crate::parallel::install`]), not with one thread.
+fn may_work_in_parallel() -> bool {
+    rayon::current_thread_index().is_none()
+        && crate::parallel::generation() == 0
+        && rayon::current_num_threads() > 1
 }
 
 /// [`all_pairs`] with the number of group bits given (tests use it to exercise grouping on small inputs).
@@ -156,6 +174,24 @@ impl Build {
         }
     }
 
+    /// [`pairs_of_rows`] in this build.
+    ///
+    /// # Safety
+    ///
+    /// The build must [run here](Build::runs_here).
+    unsafe fn rows_pairs(self, rows: &Rows<'_>, found: impl FnMut(Found) -> bool) -> bool {
+        // SAFETY (each arm): the caller checked the build's features.
+        match self {
+            Build::Baseline => pairs_of_rows(rows, found),
+            #[cfg(target_arch = "x86_64")]
+            Build::Popcnt => unsafe { x86::rows_popcnt(rows, found) },
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx2 => unsafe { x86::rows_avx2(rows, found) },
+            #[cfg(target_arch = "x86_64")]
+            Build::Avx512 => unsafe { x86::rows_avx512(rows, found) },
+        }
+    }
+
     /// [`pairs_within`] in this build.
     ///
     /// # Safety
@@ -178,10 +214,10 @@ impl Build {
 /// [`all_pairs_kernel`] and [`pairs_in_crowded_run`] compiled for the instruction sets of later x86-64 CPUs.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Design, all_pairs_kernel, pairs_in_crowded_run};
+    use super::{Design, Found, Rows, all_pairs_kernel, pairs_in_crowded_run, pairs_of_rows};
 
     macro_rules! build {
-        ($features:literal, $all_pairs:ident, $within:ident) => {
+        ($features:literal, $all_pairs:ident, $rows:ident, $within:ident) => {
             #[target_feature(enable = $features)]
             pub fn $all_pairs(
                 fps: &[u64],
@@ -194,17 +230,23 @@ mod x86 {
             }
 
             #[target_feature(enable = $features)]
+            pub fn $rows(rows: &Rows<'_>, found: impl FnMut(Found) -> bool) -> bool {
+                pairs_of_rows(rows, found)
+            }
+
+            #[target_feature(enable = $features)]
             pub fn $within(fps: &[u64], k: u32, emit: impl FnMut(usize, usize, u32)) {
                 pairs_in_crowded_run(fps, k, &[], emit)
             }
         };
     }
 
-    build!("popcnt", all_pairs_popcnt, within_popcnt);
-    build!("avx2,popcnt", all_pairs_avx2, within_avx2);
+    build!("popcnt", all_pairs_popcnt, rows_popcnt, within_popcnt);
+    build!("avx2,popcnt", all_pairs_avx2, rows_avx2, within_avx2);
     build!(
         "avx512f,avx512vpopcntdq,popcnt",
         all_pairs_avx512,
+        rows_avx512,
         within_avx512
     );
 }
@@ -218,11 +260,155 @@ fn all_pairs_kernel(
     mut go_on: impl FnMut() -> bool,
     mut emit: impl FnMut(u32, u32, u32),
 ) {
+    for_each_group(fps, design, group_bits, &mut go_on, |rows, go_on| {
+        pairs_of_rows(rows, |found| match found {
+            Found::Pair(i, j, d) => {
+                emit(i, j, d);
+                true
+            }
+            Found::Crowded => go_on(),
+        })
+    });
+}
+
+/// [`all_pairs_kernel`] with each group's comparisons on the pool's threads, a slice of its runs each, and
+/// their pairs emitted on this thread in the very order the kernel emits them: `go_on` is asked where the
+/// kernel asks it (before each group and each crowded run), as the slices' results are replayed, and a stop
+/// tells the slices still running to give up. So the pairs, the questions and a stopped run's prefix are
+/// those of one thread; only the comparisons move.
+#[allow(unsafe_code)]
+fn all_pairs_in_parallel(
+    fps: &[u64],
+    design: &Design,
+    group_bits: u32,
+    mut go_on: impl FnMut() -> bool,
+    mut emit: impl FnMut(u32, u32, u32),
+) {
+    let build = Build::best();
+    for_each_group(fps, design, group_bits, &mut go_on, |rows, go_on| {
+        let threads = rayon::current_num_threads();
+        let slices = slices_at_runs(rows, SLICES_PER_THREAD * threads);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        // Each slice sends its pairs, or its panic: this thread waits for every slice it replays, so a slice
+        // that ended without sending would leave it waiting for ever.
+        type Sent = (usize, std::thread::Result<Vec<Found>>);
+        let (done, results) = std::sync::mpsc::channel::<Sent>();
+        rayon::in_place_scope(|scope| {
+            let spawn = |n: usize| {
+                let (done, slice, stop) = (done.clone(), &slices[n], &stop);
+                scope.spawn(move |_| {
+                    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let mut out = Vec::new();
+                        // SAFETY: the best build is one this CPU runs.
+                        unsafe {
+                            build.rows_pairs(slice, |found| {
+                                out.push(found);
+                                !stop.load(std::sync::atomic::Ordering::Relaxed)
+                            })
+                        };
+                        out
+                    }));
+                    let _ = done.send((n, found)); // this thread gave up waiting: nothing to do
+                });
+            };
+            // A few slices ahead of the one being replayed: the pairs waiting stay few.
+            let ahead = (SLICES_AHEAD_PER_THREAD * threads).min(slices.len());
+            (0..ahead).for_each(spawn);
+            let mut waiting = std::collections::BTreeMap::new();
+            for n in 0..slices.len() {
+                let found = loop {
+                    if let Some(found) = waiting.remove(&n) {
+                        break found;
+                    }
+                    let (m, found) = results.recv().expect("a slice sends its pairs");
+                    waiting.insert(
+                        m,
+                        found.unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    );
+                };
+                if n + ahead < slices.len() {
+                    spawn(n + ahead);
+                }
+                for item in found {
+                    match item {
+                        Found::Pair(i, j, d) => emit(i, j, d),
+                        Found::Crowded => {
+                            if !go_on() {
+                                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                                return false;
+                            }
+                        }
+                    }
+                }
+            }
+            true
+        })
+    });
+}
+
+/// A group is cut into about this many slices per thread (more than one: runs differ widely in work).
+const SLICES_PER_THREAD: usize = 16;
+/// Slices handed to the pool ahead of the one whose pairs are being emitted, per thread.
+const SLICES_AHEAD_PER_THREAD: usize = 4;
+
+/// `rows` cut into at most `pieces` slices of about equal length, each ending where a run of equal key ends.
+fn slices_at_runs<'a>(rows: &Rows<'a>, pieces: usize) -> Vec<Rows<'a>> {
+    let step = rows.rows.len().div_ceil(pieces.max(1)).max(1);
+    let mut slices = Vec::new();
+    let mut start = 0;
+    while start < rows.rows.len() {
+        let mut end = (start + step).min(rows.rows.len());
+        while end < rows.rows.len() && rows.key(end) == rows.key(end - 1) {
+            end += 1;
+        }
+        slices.push(Rows {
+            rows: &rows.rows[start..end],
+            ..*rows
+        });
+        start = end;
+    }
+    slices
+}
+
+/// What the comparisons of some rows find, in order: a pair, or the start of a crowded run (where the
+/// caller may stop: [`pairs_of_rows`] goes on only if told `true`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Found {
+    Pair(u32, u32, u32),
+    Crowded,
+}
+
+/// Rows of one table's group, sorted by key: each a permuted fingerprint and its index.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    rows: &'a [(u64, u32)],
+    /// 64 − the table's key bits: a row's key is its permuted fingerprint shifted right by this.
+    shift: u32,
+    k: u32,
+    /// The earlier tables' key masks, permuted as this table's fingerprints are.
+    earlier: &'a [u64],
+}
+
+impl Rows<'_> {
+    fn key(&self, row: usize) -> u64 {
+        self.rows[row].0 >> self.shift
+    }
+}
+
+/// Every table's groups of rows in turn, sorted by key, each handed to `pairs` (with `go_on`), which says
+/// whether to go on; `go_on` is asked before each group too.
+#[inline(always)]
+fn for_each_group<G: FnMut() -> bool>(
+    fps: &[u64],
+    design: &Design,
+    group_bits: u32,
+    go_on: &mut G,
+    mut pairs: impl FnMut(&Rows<'_>, &mut G) -> bool,
+) {
     assert!(
         fps.len() < u32::MAX as usize,
         "at most 2^32 - 1 fingerprints per batch"
     );
-    let k = design.k;
     let layouts = design.layouts();
     // Each table is processed in groups of equal top key bits, in key order: a counting pass places the
     // indices of every group together (4 bytes per fingerprint), and only one group's rows (16 bytes each)
@@ -230,8 +416,6 @@ fn all_pairs_kernel(
     let mut members: Vec<u32> = vec![0; fps.len()];
     let mut rows: Vec<(u64, u32)> = Vec::new();
     let mut scratch: Vec<(u64, u32)> = Vec::new();
-    // The permuted fingerprints of one run of equal key, side by side for the vector units.
-    let mut keys: Vec<u64> = Vec::new();
     for (t, layout) in layouts.iter().enumerate() {
         // The earlier tables' key bits, moved as this table moves a fingerprint's: a bit permutation, so
         // `permute(x ^ y) & permute(m)` is nonzero exactly when `(x ^ y) & m` is.
@@ -277,40 +461,61 @@ fn all_pairs_kernel(
             );
             // Rows arrive in index order; a stable sort on the key keeps equal keys in index order.
             radix_sort_by_key(&mut rows, &mut scratch, shift, layout.key_bits - g_bits);
-            let mut start = 0;
-            while start < rows.len() {
-                let key = rows[start].0 >> shift;
-                let end = start
-                    + rows[start..]
-                        .iter()
-                        .take_while(|r| r.0 >> shift == key)
-                        .count();
-                let run = &rows[start..end];
-                if run.len() <= SHORT_RUN {
-                    // Most runs of spread-out fingerprints hold one or two: compared directly.
-                    for (x, &(xk, xi)) in run.iter().enumerate() {
-                        for &(yk, yi) in &run[x + 1..] {
-                            let d = hamming(xk, yk); // a permutation keeps distances
-                            if d <= k && earlier.iter().all(|&m| (xk ^ yk) & m != 0) {
-                                emit(xi.min(yi), xi.max(yi), d);
-                            }
-                        }
-                    }
-                } else {
-                    if !go_on() {
-                        return;
-                    }
-                    keys.clear();
-                    keys.extend(run.iter().map(|r| r.0));
-                    pairs_in_crowded_run(&keys, k, &earlier, |x, y, d| {
-                        let (i, j) = (run[x].1, run[y].1);
-                        emit(i.min(j), i.max(j), d)
-                    });
-                }
-                start = end;
+            let group = Rows {
+                rows: &rows,
+                shift,
+                k: design.k,
+                earlier: &earlier,
+            };
+            if !pairs(&group, go_on) {
+                return;
             }
         }
     }
+}
+
+/// The pairs of sorted rows, run by run of equal key, as [`Found`]s in order; `false` once `found` says to
+/// stop (it is asked at each crowded run).
+#[inline(always)]
+fn pairs_of_rows(group: &Rows<'_>, mut found: impl FnMut(Found) -> bool) -> bool {
+    let &Rows {
+        rows, k, earlier, ..
+    } = group;
+    // The permuted fingerprints of one run of equal key, side by side for the vector units.
+    let mut keys: Vec<u64> = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let key = group.key(start);
+        let end = start
+            + rows[start..]
+                .iter()
+                .take_while(|r| r.0 >> group.shift == key)
+                .count();
+        let run = &rows[start..end];
+        if run.len() <= SHORT_RUN {
+            // Most runs of spread-out fingerprints hold one or two: compared directly.
+            for (x, &(xk, xi)) in run.iter().enumerate() {
+                for &(yk, yi) in &run[x + 1..] {
+                    let d = hamming(xk, yk); // a permutation keeps distances
+                    if d <= k && earlier.iter().all(|&m| (xk ^ yk) & m != 0) {
+                        found(Found::Pair(xi.min(yi), xi.max(yi), d));
+                    }
+                }
+            }
+        } else {
+            if !found(Found::Crowded) {
+                return false;
+            }
+            keys.clear();
+            keys.extend(run.iter().map(|r| r.0));
+            pairs_in_crowded_run(&keys, k, earlier, |x, y, d| {
+                let (i, j) = (run[x].1, run[y].1);
+                found(Found::Pair(i.min(j), i.max(j), d));
+            });
+        }
+        start = end;
+    }
+    true
 }
 
 /// Runs of at most this many fingerprints are compared pair by pair.
@@ -552,6 +757,56 @@ mod tests {
                 !got.iter().any(|&(i, j, _)| (i, j) == (0, 2)),
                 "distance 4 not reported"
             );
+        }
+    }
+
+    /// On the pool's threads, the pairs and the questions are the calling thread's, in the same order, and a
+    /// stop at any question leaves the same prefix: on crowded runs (short texts' fingerprints share keys by
+    /// the thousand) and spread-out ones, in one group and in several.
+    #[test]
+    fn pairs_found_in_parallel_are_those_of_one_thread_in_order() {
+        let mut r = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        let crowded: Vec<u64> = (0..20_000)
+            .map(|_| (next() & 0xFFF) << 40 | (next() & 0x3F))
+            .collect();
+        // Near-copies of spread-out bases: pairs in short runs.
+        let bases: Vec<u64> = (0..7_000).map(|_| next()).collect();
+        let spread: Vec<u64> = (0..20_000)
+            .map(|n| bases[n % 7_000] ^ (1 << (next() % 64)))
+            .collect();
+        let design = Design::new(3, vec![10]).unwrap();
+        for (fps, group_bits) in [(&crowded, 0), (&spread, 0), (&crowded, 2)] {
+            let run = |parallel: bool, stop_after: usize| {
+                let (mut asked, mut pairs) = (0usize, Vec::new());
+                let go_on = || {
+                    asked += 1;
+                    asked <= stop_after
+                };
+                let emit = |i, j, d| pairs.push((i, j, d));
+                if parallel {
+                    all_pairs_in_parallel(fps, &design, group_bits, go_on, emit);
+                } else {
+                    all_pairs_in_groups(fps, &design, group_bits, go_on, emit);
+                }
+                (asked, pairs)
+            };
+            let (questions, whole) = run(false, usize::MAX);
+            assert!(whole.len() > 1_000, "{}", whole.len());
+            assert_eq!(run(true, usize::MAX), (questions, whole.clone()));
+            for stop_after in [0, questions / 3, questions - 1] {
+                let (asked, prefix) = run(true, stop_after);
+                assert_eq!(
+                    (asked, &prefix),
+                    (stop_after + 1, &run(false, stop_after).1)
+                );
+                assert!(whole.starts_with(&prefix));
+            }
         }
     }
 
