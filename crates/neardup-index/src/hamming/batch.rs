@@ -148,7 +148,8 @@ impl Build {
         *runs.unwrap_or(&Build::Baseline)
     }
 
-    /// [`all_pairs_kernel`] in this build.
+    /// Every pair within k, one group of rows after another on this thread, each group's comparisons in
+    /// this build.
     ///
     /// # Safety
     ///
@@ -158,20 +159,13 @@ impl Build {
         fps: &[u64],
         design: &Design,
         group_bits: u32,
-        go_on: impl FnMut() -> bool,
-        emit: impl FnMut(u32, u32, u32),
+        mut go_on: impl FnMut() -> bool,
+        mut emit: impl FnMut(u32, u32, u32),
     ) {
-        let g = group_bits;
-        // SAFETY (each arm): the caller checked the build's features.
-        match self {
-            Build::Baseline => all_pairs_kernel(fps, design, g, go_on, emit),
-            #[cfg(target_arch = "x86_64")]
-            Build::Popcnt => unsafe { x86::all_pairs_popcnt(fps, design, g, go_on, emit) },
-            #[cfg(target_arch = "x86_64")]
-            Build::Avx2 => unsafe { x86::all_pairs_avx2(fps, design, g, go_on, emit) },
-            #[cfg(target_arch = "x86_64")]
-            Build::Avx512 => unsafe { x86::all_pairs_avx512(fps, design, g, go_on, emit) },
-        }
+        for_each_group(fps, design, group_bits, &mut go_on, |rows, go_on| {
+            // SAFETY: the caller checked the build's features.
+            unsafe { self.rows_pairs(rows, |found| deliver(found, go_on, &mut emit)) }
+        });
     }
 
     /// [`pairs_of_rows`] in this build.
@@ -211,24 +205,13 @@ impl Build {
     }
 }
 
-/// [`all_pairs_kernel`] and [`pairs_in_crowded_run`] compiled for the instruction sets of later x86-64 CPUs.
+/// [`pairs_of_rows`] and [`pairs_in_crowded_run`] compiled for the instruction sets of later x86-64 CPUs.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Design, Found, Rows, all_pairs_kernel, pairs_in_crowded_run, pairs_of_rows};
+    use super::{Found, Rows, pairs_in_crowded_run, pairs_of_rows};
 
     macro_rules! build {
-        ($features:literal, $all_pairs:ident, $rows:ident, $within:ident) => {
-            #[target_feature(enable = $features)]
-            pub fn $all_pairs(
-                fps: &[u64],
-                design: &Design,
-                g: u32,
-                go_on: impl FnMut() -> bool,
-                emit: impl FnMut(u32, u32, u32),
-            ) {
-                all_pairs_kernel(fps, design, g, go_on, emit)
-            }
-
+        ($features:literal, $rows:ident, $within:ident) => {
             #[target_feature(enable = $features)]
             pub fn $rows(rows: &Rows<'_>, found: impl FnMut(Found) -> bool) -> bool {
                 pairs_of_rows(rows, found)
@@ -241,39 +224,31 @@ mod x86 {
         };
     }
 
-    build!("popcnt", all_pairs_popcnt, rows_popcnt, within_popcnt);
-    build!("avx2,popcnt", all_pairs_avx2, rows_avx2, within_avx2);
-    build!(
-        "avx512f,avx512vpopcntdq,popcnt",
-        all_pairs_avx512,
-        rows_avx512,
-        within_avx512
-    );
+    build!("popcnt", rows_popcnt, within_popcnt);
+    build!("avx2,popcnt", rows_avx2, within_avx2);
+    build!("avx512f,avx512vpopcntdq,popcnt", rows_avx512, within_avx512);
 }
 
-/// The body of [`all_pairs_in_groups`], inlined into each of its builds.
+/// Hands on what the comparisons found, as one thread does: a pair to `emit`; at a crowded run, whether to
+/// go on.
 #[inline(always)]
-fn all_pairs_kernel(
-    fps: &[u64],
-    design: &Design,
-    group_bits: u32,
-    mut go_on: impl FnMut() -> bool,
-    mut emit: impl FnMut(u32, u32, u32),
-) {
-    for_each_group(fps, design, group_bits, &mut go_on, |rows, go_on| {
-        pairs_of_rows(rows, |found| match found {
-            Found::Pair(i, j, d) => {
-                emit(i, j, d);
-                true
-            }
-            Found::Crowded => go_on(),
-        })
-    });
+fn deliver(
+    found: Found,
+    go_on: &mut impl FnMut() -> bool,
+    emit: &mut impl FnMut(u32, u32, u32),
+) -> bool {
+    match found {
+        Found::Pair(i, j, d) => {
+            emit(i, j, d);
+            true
+        }
+        Found::Crowded => go_on(),
+    }
 }
 
-/// [`all_pairs_kernel`] with each group's comparisons on the pool's threads, a slice of its runs each, and
-/// their pairs emitted on this thread in the very order the kernel emits them: `go_on` is asked where the
-/// kernel asks it (before each group and each crowded run), as the slices' results are replayed, and a stop
+/// [`all_pairs_in_groups`] with each group's comparisons on the pool's threads, a slice of its runs each, and
+/// their pairs emitted on this thread in the very order one thread emits them: `go_on` is asked where one
+/// thread asks it (before each group and each crowded run), as the slices' results are replayed, and a stop
 /// tells the slices still running to give up. So the pairs, the questions and a stopped run's prefix are
 /// those of one thread; only the comparisons move.
 #[allow(unsafe_code)]
@@ -329,16 +304,12 @@ fn all_pairs_in_parallel(
                 if n + ahead < slices.len() {
                     spawn(n + ahead);
                 }
-                for item in found {
-                    match item {
-                        Found::Pair(i, j, d) => emit(i, j, d),
-                        Found::Crowded => {
-                            if !go_on() {
-                                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                                return false;
-                            }
-                        }
-                    }
+                if !found
+                    .into_iter()
+                    .all(|item| deliver(item, go_on, &mut emit))
+                {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return false;
                 }
             }
             true
@@ -397,7 +368,6 @@ impl Rows<'_> {
 
 /// Every table's groups of rows in turn, sorted by key, each handed to `pairs` (with `go_on`), which says
 /// whether to go on; `go_on` is asked before each group too.
-#[inline(always)]
 fn for_each_group<G: FnMut() -> bool>(
     fps: &[u64],
     design: &Design,
@@ -710,7 +680,8 @@ mod tests {
                 build(&mut |i, j, d| got.push((i, j, d)));
                 got
             };
-            let baseline = run(&|emit| all_pairs_kernel(&fps, &design, 0, || true, emit));
+            // SAFETY: the baseline build runs everywhere.
+            let baseline = run(&|emit| unsafe { Build::Baseline.all_pairs(&fps, &design, 0, || true, emit) });
             let set: BTreeSet<_> = baseline.iter().copied().collect();
             prop_assert_eq!(set.len(), baseline.len(), "a pair was reported twice");
             prop_assert_eq!(set, brute(&fps, k as u32));
