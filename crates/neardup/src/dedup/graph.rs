@@ -687,10 +687,17 @@ pub(super) fn output(e: std::io::Error) -> Error {
 }
 
 /// Sorts in place, on all cores, by an order in which no two items are equal (so the result is that order's,
-/// whatever the thread count). In place: a run's edges can be tens of millions.
+/// whatever the thread count). In place: a run's edges can be tens of millions. On one thread, the standard
+/// library's sort, which is faster there than rayon's.
 fn sort_on_all_cores<T: Send>(items: &mut [T], order: impl Fn(&T, &T) -> Ordering + Sync + Send) {
     use rayon::slice::ParallelSliceMut;
-    crate::parallel::install(|| items.par_sort_unstable_by(order));
+    crate::parallel::install(|| {
+        if rayon::current_num_threads() > 1 {
+            items.par_sort_unstable_by(order);
+        } else {
+            items.sort_unstable_by(order);
+        }
+    });
 }
 
 /// Refuses a run in which two documents share an id: their pairs and clusters could not be told apart.
