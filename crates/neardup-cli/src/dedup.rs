@@ -66,15 +66,16 @@ N for other n-grams) or the cosine of their term frequencies (--measure cosine).
 stays the distance. On real documentation this raises precision at a given k with little loss of
 recall (docs/accuracy-simhash.md).
 
-Records (JSON Lines, .jsonl.gz, .jsonl.zst, Parquet, directories of shards; --jsonl for stdin and
-directories, --id-field and --text-field for other field names): --output FILE writes the
-deduplicated dataset (the kept records, every field preserved, in input order; JSON Lines or Parquet
-like the input, compression by extension), --removed FILE the removed records with two more fields,
-duplicate_of and score. Records that are not documents (bad lines) are kept. --table FILE writes the
-cluster table (id, cluster, representative, duplicate_of, score) as .parquet, .jsonl or .tsv, for
-documents too. With any of these files, clusters are not printed on stdout. A file that is one of
-the inputs, or two of them that are one file, are refused before anything is read; one inside an
-input directory is written with a warning (a later run over the directory would read it).
+Records (JSON Lines, .jsonl.gz, .jsonl.zst, Parquet, directories of nothing else; --jsonl for stdin
+and directories that hold other files too, --id-field and --text-field for other field names):
+--output FILE writes the deduplicated dataset (the kept records, every field preserved, in input order;
+JSON Lines or Parquet like the input, compression by extension), --removed FILE the removed records
+with two more fields, duplicate_of and score. Records that are not documents (bad lines) are kept.
+--table FILE writes the cluster table (id, cluster, representative, duplicate_of, score) as .parquet,
+.jsonl or .tsv, for documents too. With any of these files, clusters are not printed on stdout. A
+file that is one of the inputs, or two of them that are one file, are refused before anything is
+read; one inside an input directory is written with a warning (a later run over the directory would
+read it).
 
 Documents that cannot be sketched are reported on stderr and left out; the exit status is then 1.
 Documents without words are a warning (exit status 0 unless --strict).
@@ -97,7 +98,7 @@ Examples:
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct DedupArgs {
-    /// Files, directories (recursively), '-' for stdin, or JSON Lines corpora with --jsonl.
+    /// Files, directories (recursively), '-' for stdin, or JSON Lines and Parquet datasets (see --jsonl).
     #[arg(required_unless_present = "files_from", value_name = "PATH")]
     paths: Vec<std::ffi::OsString>,
     /// SimHash: the largest Hamming distance (inclusive) at which two documents are near-duplicates, 0 to
@@ -343,11 +344,11 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     args.doc.keep_profiles = dedup.options().verification == Verification::Exact;
     args.doc.simhash_check = dedup.simhash_verification().map(|(check, _)| check);
     args.threads.apply()?;
-    let records = args.records.wanted(&args.paths);
+    let records = args.records.wanted(&args.paths, &args.doc);
     if !records && (args.output.is_some() || args.removed.is_some()) {
         bail!(
             "--output and --removed write the records of a dataset: give JSON Lines or Parquet inputs (or \
-             --jsonl for stdin and directories of shards)"
+             --jsonl for stdin, and for directories that hold other files too)"
         );
     }
     if args.pairs && (args.output.is_some() || args.removed.is_some() || args.table.is_some()) {
@@ -357,7 +358,8 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     let mut tally = Tally::default();
     // Records: each pushed document's record ordinal, for writing the split. Files: each WARC member's record.
     let (dataset, ordinals, warc_records) = if records {
-        let dataset = args.records.open(&args.paths, &mut tally);
+        args.records.check_selection(&args.paths, &args.doc)?;
+        let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
         // Outputs that cannot be written, or would replace an input, are refused before the run.
         let checked = dataset.check_outputs(Outputs {
             kept: args.output.as_deref(),

@@ -71,7 +71,7 @@ pub struct HashArgs {
 
 pub fn run(args: HashArgs) -> Result<ExitCode> {
     args.threads.apply()?;
-    if args.records.wanted(&args.paths) {
+    if args.records.wanted(&args.paths, &args.doc) {
         return run_records(&args);
     }
     let started = Instant::now();
@@ -159,7 +159,8 @@ fn run_records(args: &HashArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (mut docs, mut total_bytes) = (0usize, 0u64);
     let mut tally = Tally::default();
-    let dataset = args.records.open(&args.paths, &mut tally);
+    args.records.check_selection(&args.paths, &args.doc)?;
+    let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
     let mut problems = Tally::default();
     records::sketch_all(
         &dataset,

@@ -198,6 +198,50 @@ pub fn expand(
     (sources, errors, notices)
 }
 
+/// Whether walking `dir` as documents are found (hidden entries skipped, links not followed) finds files, and
+/// every one is named as a JSON Lines or Parquet shard: such a directory is a dataset, read as records. The
+/// walk stops at the first other file, so a directory of documents costs about one entry.
+pub fn holds_only_shards(dir: &Path) -> bool {
+    let mut shards = 0usize;
+    let walker = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !neardup_io::is_hidden(e.file_name()));
+    for entry in walker {
+        match entry {
+            Ok(e) if e.file_type().is_dir() => {}
+            Ok(e) if neardup_io::Format::from_path(e.path()).is_some() => shards += 1,
+            _ => return false,
+        }
+    }
+    shards > 0
+}
+
+/// A warning for the files among documents whose names say JSON Lines or Parquet (a directory holding other
+/// files too, or such files named beside documents): each is read as one document (a compressed one fails),
+/// which is seldom what was meant.
+fn shards_among_documents(sources: &[Source]) -> Option<OperandError> {
+    let mut shards = sources.iter().filter_map(|s| match s {
+        Source::File(path) if neardup_io::Format::from_path(path).is_some() => Some(path),
+        _ => None,
+    });
+    let first = shards.next()?;
+    let message = match shards.count() {
+        0 => "named as JSON Lines or Parquet, among other documents: read as one document (a compressed \
+              one fails); --jsonl reads its records instead, and leaves the other files out"
+            .to_owned(),
+        more => format!(
+            "this and {more} more file{} named as JSON Lines or Parquet, among other documents: each read \
+             as one document (a compressed one fails); --jsonl reads their records instead, and leaves the \
+             other files out",
+            if more == 1 { "" } else { "s" }
+        ),
+    };
+    Some(OperandError {
+        label: path_label(first),
+        message,
+    })
+}
+
 /// "a FIFO", "a socket", "a device": what a file that is not a regular file is.
 fn special_kind(file_type: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
@@ -381,6 +425,12 @@ pub struct DocArgs {
 }
 
 impl DocArgs {
+    /// Whether files found in directories are chosen (`--glob`, `--exclude`, `--type`): those choose among
+    /// documents, so a directory is then never taken for a dataset of shards.
+    pub fn selects_files(&self) -> bool {
+        !self.glob.is_empty() || !self.exclude.is_empty() || !self.file_type.is_empty()
+    }
+
     /// Reads and sketches one document.
     pub fn analyze(&self, source: &Source) -> (u64, Result<Analysis, Problem>) {
         let (method, bytes) = match self.method_and_bytes(source) {
@@ -526,6 +576,9 @@ impl DocArgs {
         }
         if let Some(output) = &self.writes {
             check_output_place(output, &operands, &selection, &mut notices)?;
+        }
+        if let Some(notice) = shards_among_documents(&sources) {
+            notices.push(notice);
         }
         let progress = progress_bar(sources.len() as u64);
         for e in &operand_errors {
@@ -961,7 +1014,7 @@ pub fn operands_holding<'a>(
 }
 
 /// The paths listed in a file (`--files-from`): one per line, or NUL-separated when the list holds a NUL.
-fn read_file_list(list: &str) -> Result<Vec<String>> {
+pub fn read_file_list(list: &str) -> Result<Vec<String>> {
     let mut bytes = Vec::new();
     if list == "-" {
         std::io::stdin()

@@ -14,7 +14,8 @@ use rayon::prelude::*;
 #[derive(Args, Clone)]
 pub struct RecordArgs {
     /// Read the inputs as records, not documents: JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst, or '-') or
-    /// Parquet, or directories of such shards. Files with those extensions are read as records without it.
+    /// Parquet, or directories of such shards. Without it, files with those extensions, and directories
+    /// holding nothing else, are read as records too; among other documents, they are documents.
     #[arg(long, alias = "records")]
     pub jsonl: bool,
     /// Records: the field holding the id (a dotted path into nested objects or struct columns).
@@ -29,19 +30,52 @@ pub struct RecordArgs {
 }
 
 impl RecordArgs {
-    /// Whether the operands are records: asked for, or every operand a file whose name says JSON Lines or
-    /// Parquet.
-    pub fn wanted(&self, operands: &[std::ffi::OsString]) -> bool {
+    /// Whether the operands are records: asked for; or, with no `--files-from`, every operand a file whose
+    /// name says JSON Lines or Parquet, or a directory holding only such files (when `--glob`, `--exclude`
+    /// or `--type` choose none of its files: they choose documents).
+    pub fn wanted(&self, operands: &[std::ffi::OsString], doc: &DocArgs) -> bool {
         self.jsonl
-            || (!operands.is_empty()
+            || (doc.files_from.is_none()
+                && !operands.is_empty()
                 && operands.iter().all(|op| {
                     let path = std::path::Path::new(op);
-                    path.is_file() && Format::from_path(path).is_some()
+                    if path.is_dir() {
+                        !doc.selects_files() && crate::inputs::holds_only_shards(path)
+                    } else {
+                        path.is_file() && Format::from_path(path).is_some()
+                    }
                 }))
     }
 
-    /// Opens the dataset; problems with operands are reported on stderr and counted.
-    pub fn open(&self, operands: &[std::ffi::OsString], tally: &mut Tally) -> Dataset {
+    /// Refuses `--glob`, `--exclude` and `--type` with a directory of shards: they choose among the files of
+    /// directories of documents, and [`open`](Self::open) reads every shard of a directory.
+    pub fn check_selection(&self, operands: &[std::ffi::OsString], doc: &DocArgs) -> Result<()> {
+        if doc.selects_files() && operands.iter().any(|op| std::path::Path::new(op).is_dir()) {
+            anyhow::bail!(
+                "--glob, --exclude and --type choose among the files of directories of documents; records \
+                 are read from every shard of a directory: name the shards to read (or list them in a file \
+                 for --files-from)"
+            );
+        }
+        Ok(())
+    }
+
+    /// Opens the dataset: the operands and the shards `--files-from` lists; problems with operands are
+    /// reported on stderr and counted.
+    pub fn open(
+        &self,
+        operands: &[std::ffi::OsString],
+        doc: &DocArgs,
+        tally: &mut Tally,
+    ) -> Result<Dataset> {
+        let mut operands = operands.to_vec();
+        if let Some(list) = &doc.files_from {
+            operands.extend(
+                crate::inputs::read_file_list(list)?
+                    .into_iter()
+                    .map(Into::into),
+            );
+        }
         let options = DatasetOptions {
             id_field: self.id_field.clone(),
             text_field: self.text_field.clone(),
@@ -49,7 +83,7 @@ impl RecordArgs {
             format: None,
         };
         let mut paths = Vec::with_capacity(operands.len());
-        for op in operands {
+        for op in &operands {
             match op.to_str() {
                 Some(path) => paths.push(path.to_owned()),
                 None => {
@@ -68,7 +102,7 @@ impl RecordArgs {
             tally.failed += 1;
             eprintln!("neardup: {p}");
         }
-        dataset
+        Ok(dataset)
     }
 }
 

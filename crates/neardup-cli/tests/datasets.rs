@@ -420,3 +420,65 @@ fn a_misspelt_id_or_text_field_is_named() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
+    let dir = temp_dir("directory-of-shards");
+    let shards = dir.join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    let words = "the same few words in two records, near duplicates of each other";
+    let record = |id: &str| format!("{}\n", serde_json::json!({"id": id, "text": words}));
+    std::fs::write(shards.join("part-0.jsonl"), record("a")).unwrap();
+    std::fs::write(shards.join("part-1.ndjson"), record("b")).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let records = neardup(&["dedup", "--jsonl", &path(&shards)]);
+    assert!(records.status.success(), "{}", text(&records.stderr));
+    assert!(text(&records.stdout).contains("1\ta\t0\n1\tb\t0\n"));
+    // A directory holding only shards is read as records without --jsonl, by dedup and hash alike.
+    let found = neardup(&["dedup", &path(&shards)]);
+    assert!(found.status.success(), "{}", text(&found.stderr));
+    assert_eq!(found.stdout, records.stdout);
+    let hashed = text(&neardup(&["hash", &path(&shards)]).stdout);
+    assert!(
+        hashed.ends_with("\ta\nsimhash-doc-v1:bpbkaqsuxdbks\tb\n"),
+        "{hashed}"
+    );
+
+    // With another file beside them they are documents, and the run says so once, naming the first.
+    std::fs::write(shards.join("notes.txt"), words).unwrap();
+    let mixed = neardup(&["dedup", &path(&shards)]);
+    let stderr = text(&mixed.stderr);
+    assert!(mixed.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "neardup: warning: {}: this and 1 more file named as JSON Lines or Parquet, among other \
+             documents: each read as one document (a compressed one fails); --jsonl reads their records \
+             instead, and leaves the other files out",
+            path(&shards.join("part-0.jsonl"))
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("3 documents"), "{stderr}");
+    let asked = neardup(&["dedup", "--jsonl", &path(&shards)]);
+    assert_eq!(asked.stdout, records.stdout, "{}", text(&asked.stderr));
+
+    // Choosing files among a directory's is for documents: refused with records, not ignored.
+    let chosen = neardup(&["dedup", "--jsonl", &path(&shards), "-g", "part-0*"]);
+    assert_eq!(chosen.status.code(), Some(2));
+    assert!(
+        text(&chosen.stderr).contains("name the shards to read"),
+        "{}",
+        text(&chosen.stderr)
+    );
+    // --files-from adds shards to the operands (it was once left unread with records).
+    let list = dir.join("list");
+    std::fs::write(&list, format!("{}\n", path(&shards.join("part-1.ndjson")))).unwrap();
+    let listed = neardup(&[
+        "dedup",
+        "--jsonl",
+        "--files-from",
+        &path(&list),
+        &path(&shards.join("part-0.jsonl")),
+    ]);
+    assert_eq!(listed.stdout, records.stdout, "{}", text(&listed.stderr));
+}
