@@ -52,9 +52,9 @@ impl RecordArgs {
     pub fn check_selection(&self, operands: &[std::ffi::OsString], doc: &DocArgs) -> Result<()> {
         if doc.selects_files() && operands.iter().any(|op| std::path::Path::new(op).is_dir()) {
             anyhow::bail!(
-                "--glob, --exclude and --type choose among the files of directories of documents; records \
-                 are read from every shard of a directory: name the shards to read (or list them in a file \
-                 for --files-from)"
+                "--glob, --exclude and --type choose among the files of directories of documents; with \
+                 records, every shard of a directory is read, and only the shards: name the shards to read \
+                 (or list them in a file for --files-from)"
             );
         }
         Ok(())
