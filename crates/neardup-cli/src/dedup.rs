@@ -704,6 +704,7 @@ fn read_files(args: &DedupArgs, dedup: &mut Dedup) -> Result<(Tally, WarcRecords
     let doc = DocArgs {
         skip_dir: args.index.clone(),
         writes: args.table.clone(),
+        takes_records: true,
         ..args.doc.clone()
     };
     tally.failed += doc.fingerprint_batches(&args.paths, |outcomes, progress| {

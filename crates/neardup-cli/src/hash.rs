@@ -79,18 +79,20 @@ pub fn run(args: HashArgs) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut docs, mut total_bytes) = (0usize, 0u64);
     let mut tally = Tally::default();
-    tally.failed += args
-        .doc
-        .fingerprint_batches(&args.paths, |outcomes, progress| {
-            for o in outcomes {
-                docs += 1;
-                total_bytes += o.bytes;
-                print_outcome(&mut out, &o, &args, progress, &mut tally)?;
-            }
-            // Output appears batch by batch, as it is ready.
-            out.flush()?;
-            Ok(())
-        })?;
+    let doc = DocArgs {
+        takes_records: true,
+        ..args.doc.clone()
+    };
+    tally.failed += doc.fingerprint_batches(&args.paths, |outcomes, progress| {
+        for o in outcomes {
+            docs += 1;
+            total_bytes += o.bytes;
+            print_outcome(&mut out, &o, &args, progress, &mut tally)?;
+        }
+        // Output appears batch by batch, as it is ready.
+        out.flush()?;
+        Ok(())
+    })?;
     Ok(finish(&args, docs, total_bytes, &tally, started))
 }
 

@@ -218,27 +218,42 @@ pub fn holds_only_shards(dir: &Path) -> bool {
 
 /// A warning for the files among documents whose names say JSON Lines or Parquet (a directory holding other
 /// files too, or such files named beside documents): each is read as one document (a compressed one fails),
-/// which is seldom what was meant.
-fn shards_among_documents(sources: &[Source]) -> Option<OperandError> {
+/// which is seldom what was meant. `takes_records`: the command reads records with --jsonl.
+fn shards_among_documents(sources: &[Source], takes_records: bool) -> Option<OperandError> {
     let mut shards = sources.iter().filter_map(|s| match s {
         Source::File(path) if neardup_io::Format::from_path(path).is_some() => Some(path),
         _ => None,
     });
     let first = shards.next()?;
-    let message = match shards.count() {
-        0 => "named as JSON Lines or Parquet, among other documents: read as one document (a compressed \
-              one fails); --jsonl reads its records instead, and leaves the other files out"
-            .to_owned(),
-        more => format!(
-            "this and {more} more file{} named as JSON Lines or Parquet, among other documents: each read \
-             as one document (a compressed one fails); --jsonl reads their records instead, and leaves the \
-             other files out",
-            if more == 1 { "" } else { "s" }
+    let more = shards.count();
+    let (files, their) = match more {
+        0 => ("named as JSON Lines or Parquet".to_owned(), "its"),
+        1 => (
+            "this and 1 more file named as JSON Lines or Parquet".to_owned(),
+            "their",
         ),
+        n => (
+            format!("this and {n} more files named as JSON Lines or Parquet"),
+            "their",
+        ),
+    };
+    let advice = if takes_records {
+        format!("--jsonl reads {their} records instead, and leaves the other files out")
+    } else {
+        "`neardup hash --jsonl` and `neardup dedup --jsonl` read records (`neardup hash --jsonl DATASET | \
+         neardup index add-fingerprints INDEX -` indexes them)"
+            .to_owned()
     };
     Some(OperandError {
         label: path_label(first),
-        message,
+        message: format!(
+            "{files}, among other documents: {} (a compressed one fails); {advice}",
+            if more == 0 {
+                "read as one document"
+            } else {
+                "each read as one document"
+            }
+        ),
     })
 }
 
@@ -387,6 +402,10 @@ pub struct DocArgs {
     /// inputs, noted if a later run over an input directory would read it.
     #[arg(skip)]
     pub writes: Option<PathBuf>,
+    /// Whether the command reads records with --jsonl (`hash`, `dedup`), for the advice given when JSON Lines
+    /// or Parquet files are found among documents.
+    #[arg(skip)]
+    pub takes_records: bool,
     /// Treat every input as this medium instead of detecting it: auto, text, html, xml, pdf, epub or warc.
     #[arg(long, default_value = "auto", value_name = "MEDIA", value_parser = parse_media)]
     pub media: MediaChoice,
@@ -577,7 +596,7 @@ impl DocArgs {
         if let Some(output) = &self.writes {
             check_output_place(output, &operands, &selection, &mut notices)?;
         }
-        if let Some(notice) = shards_among_documents(&sources) {
+        if let Some(notice) = shards_among_documents(&sources, self.takes_records) {
             notices.push(notice);
         }
         let progress = progress_bar(sources.len() as u64);

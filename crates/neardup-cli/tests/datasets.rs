@@ -459,6 +459,23 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
         "{stderr}"
     );
     assert!(stderr.contains("3 documents"), "{stderr}");
+    // A command that reads only documents says which ones read records.
+    let index = dir.join("index");
+    assert!(
+        neardup(&["index", "create", &path(&index)])
+            .status
+            .success()
+    );
+    let added = neardup(&["index", "add", &path(&index), &path(&shards)]);
+    assert!(
+        text(&added.stderr).contains(
+            "each read as one document (a compressed one fails); `neardup hash --jsonl` and `neardup \
+             dedup --jsonl` read records (`neardup hash --jsonl DATASET | neardup index add-fingerprints \
+             INDEX -` indexes them)"
+        ),
+        "{}",
+        text(&added.stderr)
+    );
     let asked = neardup(&["dedup", "--jsonl", &path(&shards)]);
     assert_eq!(asked.stdout, records.stdout, "{}", text(&asked.stderr));
 
