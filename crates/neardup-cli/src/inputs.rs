@@ -199,8 +199,9 @@ pub fn expand(
 }
 
 /// Whether walking `dir` as documents are found (hidden entries skipped, links not followed) finds files, and
-/// every one is named as a JSON Lines or Parquet shard: such a directory is a dataset, read as records. The
-/// walk stops at the first other file, so a directory of documents costs about one entry.
+/// every one is named as a JSON Lines or Parquet shard, but for markers whose names start with `_` (Spark's
+/// and Hadoop's `_SUCCESS`, which dataset readers leave out): such a directory is a dataset, read as records.
+/// The walk stops at the first other file, so a directory of documents costs about one entry.
 pub fn holds_only_shards(dir: &Path) -> bool {
     let mut shards = 0usize;
     let walker = walkdir::WalkDir::new(dir)
@@ -210,6 +211,7 @@ pub fn holds_only_shards(dir: &Path) -> bool {
         match entry {
             Ok(e) if e.file_type().is_dir() => {}
             Ok(e) if neardup_io::Format::from_path(e.path()).is_some() => shards += 1,
+            Ok(e) if e.file_name().as_encoded_bytes().starts_with(b"_") => {}
             _ => return false,
         }
     }
@@ -217,8 +219,8 @@ pub fn holds_only_shards(dir: &Path) -> bool {
 }
 
 /// A warning for the files among documents whose names say JSON Lines or Parquet (a directory holding other
-/// files too, or such files named beside documents): each is read as one document (a compressed one fails),
-/// which is seldom what was meant. `takes_records`: the command reads records with --jsonl.
+/// files too, or such files named beside documents): each is read as one document (a compressed or Parquet
+/// one fails), which is seldom what was meant. `takes_records`: the command reads records with --jsonl.
 fn shards_among_documents(sources: &[Source], takes_records: bool) -> Option<OperandError> {
     let mut shards = sources.iter().filter_map(|s| match s {
         Source::File(path) if neardup_io::Format::from_path(path).is_some() => Some(path),
@@ -247,7 +249,7 @@ fn shards_among_documents(sources: &[Source], takes_records: bool) -> Option<Ope
     Some(OperandError {
         label: path_label(first),
         message: format!(
-            "{files}, among other documents: {} (a compressed one fails); {advice}",
+            "{files}, among other documents: {} (compressed and Parquet ones fail); {advice}",
             if more == 0 {
                 "read as one document"
             } else {

@@ -444,6 +444,23 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
         "{hashed}"
     );
 
+    // Spark's `_SUCCESS` marker leaves it a dataset; a table written into it is a file that a later run
+    // would read as a document, and the run says so.
+    std::fs::write(shards.join("_SUCCESS"), "").unwrap();
+    let table = shards.join("clusters.tsv");
+    let tabled = neardup(&["dedup", &path(&shards), "--table", &path(&table)]);
+    let stderr = text(&tabled.stderr);
+    assert!(tabled.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("clusters.tsv: this table is inside")
+            && stderr.contains("a later run over it needs --jsonl"),
+        "{stderr}"
+    );
+    let rows = std::fs::read_to_string(&table).unwrap();
+    assert!(rows.lines().any(|row| row.starts_with("b\t")), "{rows}");
+    std::fs::remove_file(&table).unwrap();
+    std::fs::remove_file(shards.join("_SUCCESS")).unwrap();
+
     // With another file beside them they are documents, and the run says so once, naming the first.
     std::fs::write(shards.join("notes.txt"), words).unwrap();
     let mixed = neardup(&["dedup", &path(&shards)]);
@@ -452,7 +469,7 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
     assert!(
         stderr.contains(&format!(
             "neardup: warning: {}: this and 1 more file named as JSON Lines or Parquet, among other \
-             documents: each read as one document (a compressed one fails); --jsonl reads their records \
+             documents: each read as one document (compressed and Parquet ones fail); --jsonl reads their records \
              instead, and leaves the other files out",
             path(&shards.join("part-0.jsonl"))
         )),
@@ -469,7 +486,7 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
     let added = neardup(&["index", "add", &path(&index), &path(&shards)]);
     assert!(
         text(&added.stderr).contains(
-            "each read as one document (a compressed one fails); `neardup hash --jsonl` and `neardup \
+            "each read as one document (compressed and Parquet ones fail); `neardup hash --jsonl` and `neardup \
              dedup --jsonl` read records (`neardup hash --jsonl DATASET | neardup index add-fingerprints \
              INDEX -` indexes them)"
         ),
