@@ -15,7 +15,8 @@ use rayon::prelude::*;
 pub struct RecordArgs {
     /// Read the inputs as records, not documents: JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst, or '-') or
     /// Parquet, or directories of such shards. Without it, files with those extensions, and directories
-    /// holding nothing else, are read as records too; among other documents, they are documents.
+    /// holding nothing else (but markers such as _SUCCESS), are read as records too; among other documents,
+    /// they are documents.
     #[arg(long, alias = "records")]
     pub jsonl: bool,
     /// Records: the field holding the id (a dotted path into nested objects or struct columns).
@@ -31,8 +32,8 @@ pub struct RecordArgs {
 
 impl RecordArgs {
     /// Whether the operands are records: asked for; or, with no `--files-from`, every operand a file whose
-    /// name says JSON Lines or Parquet, or a directory holding only such files (when `--glob`, `--exclude`
-    /// or `--type` choose none of its files: they choose documents).
+    /// name says JSON Lines or Parquet, or a directory holding only such files and `_` markers (when
+    /// `--glob`, `--exclude` or `--type` choose none of its files: they choose documents).
     pub fn wanted(&self, operands: &[std::ffi::OsString], doc: &DocArgs) -> bool {
         self.jsonl
             || (doc.files_from.is_none()
