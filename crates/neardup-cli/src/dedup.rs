@@ -358,7 +358,6 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     let mut tally = Tally::default();
     // Records: each pushed document's record ordinal, for writing the split. Files: each WARC member's record.
     let (dataset, ordinals, warc_records) = if records {
-        args.records.check_selection(&args.paths, &args.doc)?;
         let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
         // Outputs that cannot be written, or would replace an input, are refused before the run.
         let checked = dataset.check_outputs(Outputs {
@@ -369,8 +368,16 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
         for notice in &checked.notices {
             eprintln!("neardup: warning: {notice}");
         }
-        if let Some(notice) = table_among_shards(&args)? {
-            eprintln!("neardup: warning: {notice}");
+        // A table inside a directory that was read as a dataset because it held only shards makes it a
+        // directory of documents for the next run without --jsonl.
+        if !args.records.jsonl {
+            for (table, dir) in &checked.beside_shards {
+                eprintln!(
+                    "neardup: warning: {}: this table is inside {dir}, read as a dataset because it held only \
+                     shards; a later run over it needs --jsonl (without it, its files are documents)",
+                    table.display()
+                );
+            }
         }
         let ordinals = read_records(&args, &dataset, &mut dedup, &mut tally)?;
         (Some(dataset), ordinals, WarcRecords::new())
@@ -694,33 +701,6 @@ impl<W: Write> Sink for CliSink<W> {
         });
         Ok(())
     }
-}
-
-/// A table (not a shard) written into a directory that was taken for a dataset because it held nothing but
-/// shards: a later run over the directory without --jsonl will find another file there and read it all as
-/// documents.
-fn table_among_shards(args: &DedupArgs) -> Result<Option<String>> {
-    let Some(table) = args.table.as_deref() else {
-        return Ok(None);
-    };
-    if args.records.jsonl || neardup_io::Format::from_path(table).is_some() {
-        return Ok(None);
-    }
-    let resolved = neardup_io::resolved_output(table)?;
-    Ok(crate::inputs::operands_holding(&resolved, &args.paths)
-        .find(|(op, below)| {
-            std::path::Path::new(op).is_dir()
-                && !below.as_os_str().is_empty()
-                && !neardup_io::is_hidden_below(below)
-        })
-        .map(|(op, _)| {
-            format!(
-                "{}: this table is inside {}, read as a dataset because it held only shards; a later run over \
-                 it needs --jsonl (without it, its files are documents)",
-                crate::inputs::path_label(table),
-                crate::inputs::path_label(std::path::Path::new(op))
-            )
-        }))
 }
 
 /// Reads and sketches files and directories in parallel, pushing each document; returns the tally.

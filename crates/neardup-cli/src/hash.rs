@@ -69,8 +69,10 @@ pub struct HashArgs {
     threads: Threads,
 }
 
-pub fn run(args: HashArgs) -> Result<ExitCode> {
+pub fn run(mut args: HashArgs) -> Result<ExitCode> {
     args.threads.apply()?;
+    // Documents' warnings point to --jsonl, which this command has.
+    args.doc.takes_records = true;
     if args.records.wanted(&args.paths, &args.doc) {
         return run_records(&args);
     }
@@ -79,20 +81,18 @@ pub fn run(args: HashArgs) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut docs, mut total_bytes) = (0usize, 0u64);
     let mut tally = Tally::default();
-    let doc = DocArgs {
-        takes_records: true,
-        ..args.doc.clone()
-    };
-    tally.failed += doc.fingerprint_batches(&args.paths, |outcomes, progress| {
-        for o in outcomes {
-            docs += 1;
-            total_bytes += o.bytes;
-            print_outcome(&mut out, &o, &args, progress, &mut tally)?;
-        }
-        // Output appears batch by batch, as it is ready.
-        out.flush()?;
-        Ok(())
-    })?;
+    tally.failed += args
+        .doc
+        .fingerprint_batches(&args.paths, |outcomes, progress| {
+            for o in outcomes {
+                docs += 1;
+                total_bytes += o.bytes;
+                print_outcome(&mut out, &o, &args, progress, &mut tally)?;
+            }
+            // Output appears batch by batch, as it is ready.
+            out.flush()?;
+            Ok(())
+        })?;
     Ok(finish(&args, docs, total_bytes, &tally, started))
 }
 
@@ -161,7 +161,6 @@ fn run_records(args: &HashArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (mut docs, mut total_bytes) = (0usize, 0u64);
     let mut tally = Tally::default();
-    args.records.check_selection(&args.paths, &args.doc)?;
     let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
     let mut problems = Tally::default();
     records::sketch_all(

@@ -198,44 +198,27 @@ pub fn expand(
     (sources, errors, notices)
 }
 
-/// Whether walking `dir` as documents are found (hidden entries skipped, links not followed) finds files, and
-/// every one is named as a JSON Lines or Parquet shard, but for markers whose names start with `_` (Spark's
-/// and Hadoop's `_SUCCESS`, which dataset readers leave out): such a directory is a dataset, read as records.
-/// The walk stops at the first other file, so a directory of documents costs about one entry.
-pub fn holds_only_shards(dir: &Path) -> bool {
-    let mut shards = 0usize;
-    let walker = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !neardup_io::is_hidden(e.file_name()));
-    for entry in walker {
-        match entry {
-            Ok(e) if e.file_type().is_dir() => {}
-            Ok(e) if neardup_io::Format::from_path(e.path()).is_some() => shards += 1,
-            Ok(e) if e.file_name().as_encoded_bytes().starts_with(b"_") => {}
-            _ => return false,
-        }
-    }
-    shards > 0
-}
-
 /// A warning for the files among documents whose names say JSON Lines or Parquet (a directory holding other
 /// files too, or such files named beside documents): each is read as one document (a compressed or Parquet
 /// one fails), which is seldom what was meant. `takes_records`: the command reads records with --jsonl.
 fn shards_among_documents(sources: &[Source], takes_records: bool) -> Option<OperandError> {
     let mut shards = sources.iter().filter_map(|s| match s {
-        Source::File(path) if neardup_io::Format::from_path(path).is_some() => Some(path),
+        Source::File(path) if neardup_io::is_shard(path) => Some(path),
         _ => None,
     });
     let first = shards.next()?;
-    let more = shards.count();
-    let (files, their) = match more {
-        0 => ("named as JSON Lines or Parquet".to_owned(), "its"),
-        1 => (
-            "this and 1 more file named as JSON Lines or Parquet".to_owned(),
-            "their",
+    let (files, read, their) = match shards.count() {
+        0 => (
+            "named as JSON Lines or Parquet".to_owned(),
+            "read as one document",
+            "its",
         ),
-        n => (
-            format!("this and {n} more files named as JSON Lines or Parquet"),
+        more => (
+            format!(
+                "this and {more} more file{} named as JSON Lines or Parquet",
+                if more == 1 { "" } else { "s" }
+            ),
+            "each read as one document",
             "their",
         ),
     };
@@ -249,12 +232,7 @@ fn shards_among_documents(sources: &[Source], takes_records: bool) -> Option<Ope
     Some(OperandError {
         label: path_label(first),
         message: format!(
-            "{files}, among other documents: {} (compressed and Parquet ones fail); {advice}",
-            if more == 0 {
-                "read as one document"
-            } else {
-                "each read as one document"
-            }
+            "{files}, among other documents: {read} (compressed and Parquet ones fail); {advice}"
         ),
     })
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup::media::Media;
 use neardup::{Method, Profile, Sketch};
-use neardup_io::{Dataset, DatasetOptions, FieldPath, FieldRole, Format};
+use neardup_io::{Dataset, DatasetOptions, FieldPath, FieldRole};
 use rayon::prelude::*;
 
 /// How records are found in their files.
@@ -41,16 +41,23 @@ impl RecordArgs {
                 && operands.iter().all(|op| {
                     let path = std::path::Path::new(op);
                     if path.is_dir() {
-                        !doc.selects_files() && crate::inputs::holds_only_shards(path)
+                        !doc.selects_files() && neardup_io::holds_only_shards(path)
                     } else {
-                        path.is_file() && Format::from_path(path).is_some()
+                        path.is_file() && neardup_io::is_shard(path)
                     }
                 }))
     }
 
-    /// Refuses `--glob`, `--exclude` and `--type` with a directory of shards: they choose among the files of
-    /// directories of documents, and [`open`](Self::open) reads every shard of a directory.
-    pub fn check_selection(&self, operands: &[std::ffi::OsString], doc: &DocArgs) -> Result<()> {
+    /// Opens the dataset: the operands and the shards `--files-from` lists; problems with operands are
+    /// reported on stderr and counted. `--glob`, `--exclude` and `--type` with a directory are refused:
+    /// they choose among the files of directories of documents, and a dataset is every shard of its
+    /// directories.
+    pub fn open(
+        &self,
+        operands: &[std::ffi::OsString],
+        doc: &DocArgs,
+        tally: &mut Tally,
+    ) -> Result<Dataset> {
         if doc.selects_files() && operands.iter().any(|op| std::path::Path::new(op).is_dir()) {
             anyhow::bail!(
                 "--glob, --exclude and --type choose among the files of directories of documents; with \
@@ -58,17 +65,6 @@ impl RecordArgs {
                  (or list them in a file for --files-from)"
             );
         }
-        Ok(())
-    }
-
-    /// Opens the dataset: the operands and the shards `--files-from` lists; problems with operands are
-    /// reported on stderr and counted.
-    pub fn open(
-        &self,
-        operands: &[std::ffi::OsString],
-        doc: &DocArgs,
-        tally: &mut Tally,
-    ) -> Result<Dataset> {
         let mut operands = operands.to_vec();
         if let Some(list) = &doc.files_from {
             operands.extend(

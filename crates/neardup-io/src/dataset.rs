@@ -117,9 +117,30 @@ pub fn spool(reader: &mut dyn Read) -> std::io::Result<tempfile::TempPath> {
     Ok(file.into_temp_path())
 }
 
-/// Whether a directory entry is a shard: its name ends in a dataset extension.
-fn is_shard(path: &Path) -> bool {
+/// Whether a file is a shard: its name ends in a dataset extension (`.jsonl`, `.json`, `.ndjson`, each
+/// optionally `.gz` or `.zst`, or `.parquet`).
+pub fn is_shard(path: &Path) -> bool {
     Format::from_path(path).is_some()
+}
+
+/// Whether walking `dir` (hidden entries skipped, links not followed) finds files, and every one is a shard,
+/// but for markers whose names start with `_` (Spark's and Hadoop's `_SUCCESS`, which [`Dataset::open`]
+/// leaves out like every other file that is not a shard): such a directory is a dataset, nothing else. The
+/// walk stops at the first other file, so a directory of documents costs about one entry.
+pub fn holds_only_shards(dir: &Path) -> bool {
+    let mut shards = 0usize;
+    let walker = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()));
+    for entry in walker {
+        match entry {
+            Ok(e) if e.file_type().is_dir() => {}
+            Ok(e) if is_shard(e.path()) => shards += 1,
+            Ok(e) if e.file_name().as_encoded_bytes().starts_with(b"_") => {}
+            _ => return false,
+        }
+    }
+    shards > 0
 }
 
 /// The files a deduplication run writes, for [`Dataset::check_outputs`]: the split (kept and removed
@@ -141,6 +162,10 @@ pub struct CheckedOutputs {
     pub split_format: Option<Format>,
     /// Outputs that a later run over an input directory would read as shards, each in a sentence.
     pub notices: Vec<String>,
+    /// Outputs that are not shards but lie inside an input directory (each as given, with the directory as
+    /// given): a later run reading the directory as a dataset leaves them out, but the directory no longer
+    /// [holds only shards](holds_only_shards).
+    pub beside_shards: Vec<(PathBuf, String)>,
 }
 
 /// Whether an entry met while walking a directory is hidden (its name starts with '.'): walks skip it and
@@ -781,14 +806,16 @@ impl Dataset {
                     .strip_prefix(dir)
                     .is_ok_and(|below| !is_hidden_below(below))
             });
-            if let Some((dir, _)) = read_later
-                && is_shard(output)
-            {
-                checked.notices.push(format!(
+            match read_later {
+                Some((dir, _)) if is_shard(output) => checked.notices.push(format!(
                     "{}: this output is inside the input directory {dir}, so a later run over {dir} \
                      will read it as input",
                     path.display()
-                ));
+                )),
+                Some((dir, _)) => checked
+                    .beside_shards
+                    .push((path.to_path_buf(), dir.to_string())),
+                None => {}
             }
         }
         Ok(checked)

@@ -111,8 +111,8 @@ mod record;
 mod table;
 
 pub use dataset::{
-    BATCH_TEXT_BYTES, CheckedOutputs, Dataset, InputFile, Outputs, is_hidden, is_hidden_below,
-    resolved_output, spool,
+    BATCH_TEXT_BYTES, CheckedOutputs, Dataset, InputFile, Outputs, holds_only_shards, is_hidden,
+    is_hidden_below, is_shard, resolved_output, spool,
 };
 pub use error::{InputError, IoError};
 pub use format::{Compression, Format};
