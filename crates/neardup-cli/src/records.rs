@@ -14,7 +14,8 @@ use rayon::prelude::*;
 #[derive(Args, Clone)]
 pub struct RecordArgs {
     /// Read the inputs as records, not documents: JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst, or '-') or
-    /// Parquet, or directories of such shards. Without it, files with those extensions, and directories
+    /// Parquet, or directories of such shards (a warning counts a directory's other files, left out).
+    /// Without it, files with those extensions, and directories
     /// holding nothing else (but markers such as _SUCCESS), are read as records too; among other documents,
     /// they are documents.
     #[arg(long, alias = "records")]
@@ -97,7 +98,10 @@ impl RecordArgs {
         let (dataset, problems) = Dataset::open(&paths, options);
         for p in problems {
             tally.failed += 1;
-            eprintln!("neardup: {p}");
+            eprintln!("neardup: {}", crate::inputs::terminal_safe(&p.to_string()));
+        }
+        for notice in dataset.notices() {
+            eprintln!("neardup: warning: {}", crate::inputs::terminal_safe(notice));
         }
         Ok(dataset)
     }

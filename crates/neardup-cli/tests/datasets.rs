@@ -456,6 +456,10 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
             && stderr.contains("a later run over it needs --jsonl"),
         "{stderr}"
     );
+    assert!(
+        !stderr.contains("not read"),
+        "a marker is not data: {stderr}"
+    );
     let rows = std::fs::read_to_string(&table).unwrap();
     assert!(rows.lines().any(|row| row.starts_with("b\t")), "{rows}");
     std::fs::remove_file(&table).unwrap();
@@ -493,8 +497,20 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
         "{}",
         text(&added.stderr)
     );
+    // --jsonl leaves the other file out, and says so (it was once silent).
     let asked = neardup(&["dedup", "--jsonl", &path(&shards)]);
     assert_eq!(asked.stdout, records.stdout, "{}", text(&asked.stderr));
+    assert!(asked.status.success());
+    assert!(
+        text(&asked.stderr).contains(&format!(
+            "neardup: warning: {}: 1 file in this directory is not read (the first: {}): records are read \
+             only from .jsonl, .json, .ndjson (optionally .gz or .zst) or .parquet files",
+            path(&shards),
+            path(&shards.join("notes.txt"))
+        )),
+        "{}",
+        text(&asked.stderr)
+    );
 
     // Choosing files among a directory's is for documents: refused with records, not ignored.
     let chosen = neardup(&["dedup", "--jsonl", &path(&shards), "-g", "part-0*"]);

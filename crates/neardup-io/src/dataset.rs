@@ -76,6 +76,9 @@ pub struct Dataset {
     /// The directories named as operands, resolved, each with its operand: an output inside one is read
     /// as a shard by the next run over it.
     directories: Vec<(Arc<str>, PathBuf)>,
+    /// What the user should know about the operands, each in a sentence: the files of a directory
+    /// operand left out because they are not shards.
+    notices: Vec<String>,
     options: DatasetOptions,
     /// Records per input on the last complete read of it: the second pass must see the same.
     counts: Mutex<Vec<Option<u64>>>,
@@ -136,7 +139,7 @@ pub fn holds_only_shards(dir: &Path) -> bool {
         match entry {
             Ok(e) if e.file_type().is_dir() => {}
             Ok(e) if is_shard(e.path()) => shards += 1,
-            Ok(e) if e.file_name().as_encoded_bytes().starts_with(b"_") => {}
+            Ok(e) if is_marker(e.file_name()) => {}
             _ => return false,
         }
     }
@@ -180,18 +183,35 @@ pub fn is_hidden_below(relative: &Path) -> bool {
 }
 
 /// The shards under `dir`, sorted by path bytes; hidden entries (names starting with '.') are skipped.
-fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
+/// What walking a directory operand found: its shards, in byte order of their paths, and the other files
+/// it leaves out (hidden entries and `_` markers aside), which the user is told about.
+struct Walked {
+    shards: Vec<PathBuf>,
+    others: Vec<PathBuf>,
+}
+
+/// The files a directory operand's walk reads, in a phrase.
+const SHARD_NAMES: &str = ".jsonl, .json, .ndjson (optionally .gz or .zst) or .parquet files";
+
+fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Walked {
+    let mut walked = Walked {
+        shards: Vec::new(),
+        others: Vec::new(),
+    };
     let walker = walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()));
     for entry in walker {
         match entry {
-            Ok(e) if e.depth() > 0 && is_shard(e.path()) => {
-                let file =
-                    e.file_type().is_file() || (e.file_type().is_symlink() && e.path().is_file());
-                if file {
-                    found.push(e.into_path());
+            Ok(e)
+                if e.depth() > 0
+                    && (e.file_type().is_file()
+                        || (e.file_type().is_symlink() && e.path().is_file())) =>
+            {
+                if is_shard(e.path()) {
+                    walked.shards.push(e.into_path());
+                } else if !is_marker(e.file_name()) {
+                    walked.others.push(e.into_path());
                 }
             }
             Ok(_) => {}
@@ -204,12 +224,20 @@ fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Vec<PathBuf> {
             }),
         }
     }
-    found.sort_by(|a, b| {
-        a.as_os_str()
-            .as_encoded_bytes()
-            .cmp(b.as_os_str().as_encoded_bytes())
-    });
-    found
+    for files in [&mut walked.shards, &mut walked.others] {
+        files.sort_by(|a, b| {
+            a.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.as_os_str().as_encoded_bytes())
+        });
+    }
+    walked
+}
+
+/// Whether a file's name marks a directory's state rather than holding data (Spark's and Hadoop's
+/// `_SUCCESS`, Databricks' `_committed_…`): it starts with `_`.
+fn is_marker(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().starts_with(b"_")
 }
 
 /// Receives a JSON Lines record, its raw line and the bytes consumed so far.
@@ -478,6 +506,7 @@ impl Dataset {
         let mut inputs = Vec::new();
         let mut directories = Vec::new();
         let mut errors = Vec::new();
+        let mut notices = Vec::new();
         let mut stdin_seen = false;
         let error = |file: &str, message: String| InputError {
             file: file.to_owned(),
@@ -519,15 +548,20 @@ impl Dataset {
                     if let Ok(resolved) = std::fs::canonicalize(path) {
                         directories.push((Arc::from(op.as_str()), resolved));
                     }
-                    let found = walk(path, &mut errors, op);
-                    if found.is_empty() {
-                        errors.push(error(
-                            op,
-                            "a directory with no .jsonl, .json, .ndjson (optionally .gz or .zst) or .parquet files"
-                                .to_owned(),
+                    let walked = walk(path, &mut errors, op);
+                    if walked.shards.is_empty() {
+                        errors.push(error(op, format!("a directory with no {SHARD_NAMES}")));
+                    } else if let Some(first) = walked.others.first() {
+                        let count = walked.others.len();
+                        notices.push(format!(
+                            "{op}: {} in this directory {} not read (the first: {}): records are read \
+                             only from {SHARD_NAMES} (name a file to read it whatever its name)",
+                            if count == 1 { "1 file".to_owned() } else { format!("{count} files") },
+                            if count == 1 { "is" } else { "are" },
+                            first.display()
                         ));
                     }
-                    found
+                    walked.shards
                 }
                 Ok(_) => vec![path.to_path_buf()],
                 Err(e) => {
@@ -559,11 +593,19 @@ impl Dataset {
             Dataset {
                 inputs,
                 directories,
+                notices,
                 options,
                 counts,
             },
             errors,
         )
+    }
+
+    /// What opening found that the user should know, each in a sentence naming the operand: files in a
+    /// directory that are not read because they are not shards (`notes.txt` beside `part-0.jsonl`), which
+    /// would otherwise be left out silently. Neither errors nor counted as failures.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The input files, in reading order.

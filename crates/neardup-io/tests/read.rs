@@ -87,9 +87,21 @@ fn directory_of_mixed_shards_in_path_byte_order() {
     )
     .unwrap();
     std::fs::write(root.join("notes.txt"), "not a shard\n").unwrap();
+    std::fs::write(root.join("a/notes.md"), "not a shard either\n").unwrap();
+    std::fs::write(root.join("_SUCCESS"), "").unwrap();
     write_parquet(&root.join("c.parquet"), &small_batch());
     let (dataset, errors) = open(&[&root], DatasetOptions::default());
     assert!(errors.is_empty(), "{errors:?}");
+    // The files left out are named (hidden ones and the marker aside), the first in path order.
+    assert_eq!(
+        dataset.notices(),
+        [format!(
+            "{}: 2 files in this directory are not read (the first: {}): records are read only from .jsonl, \
+             .json, .ndjson (optionally .gz or .zst) or .parquet files (name a file to read it whatever its name)",
+            root.display(),
+            root.join("a/notes.md").display()
+        )]
+    );
     let labels: Vec<String> = dataset
         .inputs()
         .iter()

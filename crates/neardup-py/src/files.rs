@@ -130,7 +130,7 @@ fn dedup_files<'py>(
             table: None,
         })
         .map_err(split_error)?;
-    for notice in &checked.notices {
+    for notice in dataset.notices().iter().chain(&checked.notices) {
         warn::<pyo3::exceptions::PyUserWarning>(py, notice)?;
     }
     let mut problems = Problems::default();

@@ -201,6 +201,19 @@ def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_pat
     assert (tmp_path / "again.jsonl").exists()
 
 
+def test_dedup_files_names_the_files_a_directory_leaves_out(tmp_path):
+    record = {"id": "a", "text": "the cat sat on the mat and looked at the dog"}
+    (tmp_path / "part-0.jsonl").write_text(json.dumps(record) + "\n")
+    (tmp_path / "_SUCCESS").write_text("")  # a marker, not data: left out silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert neardup.dedup_files(tmp_path).column("id").to_pylist() == ["a"]
+    (tmp_path / "README.md").write_text("about these records\n")
+    left_out = r"1 file in this directory is not read \(the first: .*README.md\): records are read only from .jsonl"
+    with pytest.warns(UserWarning, match=left_out):
+        assert neardup.dedup_files(tmp_path).column("id").to_pylist() == ["a"]
+
+
 def test_ctrl_c_stops_long_runs(tmp_path, request):
     import _thread
     import signal

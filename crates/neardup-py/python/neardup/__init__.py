@@ -474,7 +474,8 @@ def dedup_files(
 ) -> pyarrow.Table:
     """Deduplicates datasets on disk, read as ``neardup dedup`` reads them: JSON Lines (``.jsonl``, ``.json``,
     ``.ndjson``, plain, ``.gz`` or ``.zst``), Parquet, or directories of such shards (``paths``: one path or a
-    list). Records stream through the sketching on all cores, a batch at a time, so a dataset larger than
+    list); a directory's other files (hidden ones and markers such as ``_SUCCESS`` aside) are left out, and a
+    ``UserWarning`` names them. Records stream through the sketching on all cores, a batch at a time, so a dataset larger than
     memory is fine: what is held is each document's id and sketch (and, with exact verification, its
     shingle set).
 
