@@ -335,6 +335,13 @@ impl Graph {
             });
         }
         check_unique_ids(docs.iter().map(|d| d.id.as_str()))?;
+        // Each of this stage's sorts takes seconds at 10^7 documents and cannot stop part of the way: the
+        // observer is asked between them, so that Ctrl-C waits for one sort, not for the stage.
+        let checkpoint = || {
+            run.report(Progress::default());
+            run.check_stop()
+        };
+        checkpoint()?;
         let id = |n: u32| -> &str {
             let n = n as usize;
             if n < documents {
@@ -368,6 +375,7 @@ impl Graph {
         for (r, &n) in by_rank.iter().enumerate() {
             rank[n as usize] = r as u32;
         }
+        checkpoint()?;
 
         // Groups of documents with identical sketches (and identical profiles, when those judge pairs).
         let by_profile = run.options.verification == Verification::Exact;
@@ -384,6 +392,7 @@ impl Graph {
                 })
                 .then(rank[a as usize].cmp(&rank[b as usize]))
         });
+        checkpoint()?;
         let mut groups: Vec<Vec<u32>> = Vec::new();
         for (w, &n) in order.iter().enumerate() {
             let same = w > 0 && {
