@@ -158,26 +158,47 @@ impl Profile {
         }
     }
 
-    /// A profile from [`Profile::to_bytes`]; refuses bytes of another shape.
+    /// A profile from [`Profile::to_bytes`]; refuses bytes of another shape, and profiles that no document
+    /// gives (hashes out of order or repeated, a count that is not a whole number from 1 to 2^32), on which
+    /// the measures' merges would be wrong.
     pub fn from_bytes(bytes: &[u8]) -> Result<Profile, crate::Error> {
-        let bad = || crate::Error::Unsupported {
-            what: format!(
-                "{} bytes are not a profile (a tag byte, then 8-byte hashes or 16-byte counts)",
-                bytes.len()
-            ),
+        let bad = |why: String| crate::Error::Unsupported {
+            what: format!("{} bytes are not a profile ({why})", bytes.len()),
         };
         let u64_at = |c: &[u8]| u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
-        match bytes.split_first() {
+        let profile = match bytes.split_first() {
             Some((0, rest)) if rest.len() % 8 == 0 => {
-                Ok(Profile::Set(rest.chunks_exact(8).map(u64_at).collect()))
+                Profile::Set(rest.chunks_exact(8).map(u64_at).collect())
             }
-            Some((1, rest)) if rest.len() % 16 == 0 => Ok(Profile::Counts(
+            Some((1, rest)) if rest.len() % 16 == 0 => Profile::Counts(
                 rest.chunks_exact(16)
                     .map(|c| (u64_at(c), f64::from_bits(u64_at(&c[8..]))))
                     .collect(),
-            )),
-            _ => Err(bad()),
+            ),
+            _ => {
+                return Err(bad(
+                    "a tag byte, then 8-byte hashes or 16-byte counts".to_owned()
+                ));
+            }
+        };
+        let hashes = profile.hashes();
+        if let Some(at) = hashes.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(bad(format!(
+                "hash {} is not above the one before it",
+                at + 1
+            )));
         }
+        if let Profile::Counts(counts) = &profile
+            && let Some(at) = counts
+                .iter()
+                .position(|&(_, c)| !((1.0..=MAX_COUNT).contains(&c) && c.fract() == 0.0))
+        {
+            return Err(bad(format!(
+                "count {at} is {}, not a whole number from 1 to 2^32",
+                counts[at].1
+            )));
+        }
+        Ok(profile)
     }
 
     /// The exact similarity of two profiles under `measure` (in 0..=1; two empty profiles are identical).
@@ -219,6 +240,10 @@ impl Profile {
         }
     }
 }
+
+/// The largest count a profile read from bytes may hold: more copies of one shingle than any document
+/// within the extraction budgets has, and small enough that sums of squares of counts stay finite.
+const MAX_COUNT: f64 = 4_294_967_296.0;
 
 /// The cosine `Σ x_i y_i / (‖x‖ ‖y‖)` of two count vectors sorted by feature (a merge: O(n + m)); two empty
 /// vectors are identical (1), an empty and a non-empty one are not (0).
@@ -383,21 +408,23 @@ fn probability_jaccard_within(
             return None;
         }
     }
-    // Compare x_j / y_j as fractions (x_j·y_k vs x_k·y_j): no division by zero, exact for counts. Features
-    // of equal ratio may lie in any order: the sums over them below are of whole counts, exact in any
-    // order, and an unstable sort gathers the many equal ratios of near-copies (1:1, 1:0, 0:1) in one
-    // pass.
-    let by_ratio = |a: &(f64, f64), b: &(f64, f64)| (a.0 * b.1).total_cmp(&(b.0 * a.1));
-    let mut sorted = union;
-    sorted.sort_unstable_by(by_ratio);
+    // Features by their ratio x_j / y_j (x_j / 0 is infinite), compared by `total_cmp`: a total order
+    // whatever the weights (comparing the fractions by cross-multiplication, as this once did, is not one
+    // once products round, and the sort panicked on such weights). For whole counts below 2^26 distinct
+    // fractions are distinct quotients, so the order is the fractions' own. Features of equal ratio may lie
+    // in any order: the sums over them below are of whole counts, exact in any order, and an unstable sort
+    // gathers the many equal ratios of near-copies (1:1, 1:0, 0:1) in one pass.
+    let ratio = |(xj, yj): (f64, f64)| xj / yj;
+    let mut sorted: Vec<(f64, (f64, f64))> = union.into_iter().map(|p| (ratio(p), p)).collect();
+    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     // prefix_y[m] = Σ y over the first m; suffix_x[m] = Σ x over positions m.. (sorted by ratio).
     let mut prefix_y = vec![0.0; sorted.len() + 1];
-    for (m, p) in sorted.iter().enumerate() {
+    for (m, (_, p)) in sorted.iter().enumerate() {
         prefix_y[m + 1] = prefix_y[m] + p.1;
     }
     let mut suffix_x = vec![0.0; sorted.len() + 1];
     for m in (0..sorted.len()).rev() {
-        suffix_x[m] = suffix_x[m + 1] + sorted[m].0;
+        suffix_x[m] = suffix_x[m + 1] + sorted[m].1.0;
     }
     // The terms are added in feature order. Consecutive shared features often have the same counts (1 and
     // 1, in near-copies), and so the same place among the ratios: it is searched for once.
@@ -410,15 +437,18 @@ fn probability_jaccard_within(
                 _ => {
                     // The first position whose ratio is ≥ x_i / y_i: from there on x_j / x_i is the larger
                     // term.
-                    let split = sorted.partition_point(|p| by_ratio(p, &(xi, yi)).is_lt());
+                    let at = ratio((xi, yi));
+                    let split = sorted.partition_point(|(r, _)| r.total_cmp(&at).is_lt());
                     last = Some(((xi, yi), split));
                     split
                 }
             };
             1.0 / (suffix_x[split] / xi + prefix_y[split] / yi)
         })
-        .sum();
-    Some(measure)
+        .sum::<f64>();
+    // Rounding put a vector and itself an ulp or two above 1 (about one time in five): a score is at
+    // most 1.
+    Some(measure.min(1.0))
 }
 
 #[cfg(test)]
@@ -442,11 +472,26 @@ mod tests {
             }
             prop_assert!(Profile::from_bytes(&[]).is_err());
             prop_assert!(Profile::from_bytes(&[2]).is_err());
+            // What no document gives is refused: a repeated hash, a count that is not a positive whole number.
+            if let Some(&(h, _)) = x.first() {
+                let twice = Profile::Counts(vec![(h, 1.0), (h, 1.0)]).to_bytes();
+                prop_assert!(Profile::from_bytes(&twice).is_err());
+                for count in [0.5, 0.0, -1.0, f64::NAN, f64::INFINITY, 4_294_967_297.0] {
+                    let odd = Profile::Counts(vec![(h, count)]).to_bytes();
+                    prop_assert!(Profile::from_bytes(&odd).is_err());
+                }
+            }
         }
 
         /// The merge and the sort-based forms equal the brute-force definitions in neardup-sketch.
         #[test]
         fn exact_measures_match_brute_force(x in vector(), y in vector()) {
+            // No measure is above 1, not even of a vector and itself (where rounding once put it).
+            for (a, b) in [(&x, &x), (&x, &y)] {
+                for m in [weighted_jaccard(a, b), probability_jaccard(a, b), cosine(a, b)] {
+                    prop_assert!((0.0..=1.0).contains(&m), "{m}");
+                }
+            }
             prop_assume!(!x.is_empty() || !y.is_empty());
             let wj = neardup_sketch::weighted::weighted_jaccard(&x, &y);
             prop_assert!((weighted_jaccard(&x, &y) - wj).abs() < 1e-12);
@@ -555,7 +600,39 @@ mod tests {
                 let split = sorted.partition_point(|p| by_ratio(p, &(xi, yi)).is_lt());
                 1.0 / (suffix_x[split] / xi + prefix_y[split] / yi)
             })
-            .sum()
+            .sum::<f64>()
+            // Bounded to 1 since, as the fast form is.
+            .min(1.0)
+    }
+
+    /// Weights whose cross products round (proptest found them): the sort by ratio once panicked on them
+    /// ("user-provided comparison function does not correctly implement a total order").
+    #[test]
+    fn probability_jaccard_sorts_weights_whose_products_round() {
+        let ones = |features: &[u64]| features.iter().map(|&f| (f, 1.0)).collect::<Vec<_>>();
+        let mut x = ones(&[0, 1, 2, 3, 4, 5, 6, 8, 10, 14, 24, 33]);
+        let mut y = ones(&[7, 10, 11, 12, 13, 15, 16, 17, 18, 24, 25, 33]);
+        x[5].1 = 2.0;
+        for f in [10, 24, 33] {
+            y.iter_mut().find(|p| p.0 == f).unwrap().1 = 5.0;
+        }
+        let scale = |f: u64| match f {
+            24 => 2.472006591611459,
+            33 => 1.0959733447503832,
+            _ => 0.1,
+        };
+        let weighted = |v: &[(u64, f64)]| {
+            v.iter()
+                .map(|&(f, c)| (f, c * scale(f)))
+                .collect::<Vec<_>>()
+        };
+        let (x, y) = (weighted(&x), weighted(&y));
+        let exact = neardup_sketch::weighted::probability_jaccard(&x, &y);
+        assert!((probability_jaccard(&x, &y) - exact).abs() < 1e-9);
+        assert_eq!(
+            probability_jaccard_reaching(&x, &y, 0.0),
+            Some(probability_jaccard(&x, &y))
+        );
     }
 
     #[test]
