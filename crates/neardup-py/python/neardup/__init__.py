@@ -102,6 +102,7 @@ def _as_column(values: Any) -> Any:
     is refused, saying what to pass instead (a lone ``str`` or ``bytes`` would be read as a column of its
     characters)."""
     expected = "expected a column (a list, array or Series)"
+    values = _datasets_column(values)
     if isinstance(values, (str, bytes, bytearray, memoryview)):
         raise TypeError(
             f"{expected}, not one {type(values).__name__}: for one document, use neardup.sketch or "
@@ -129,6 +130,36 @@ def _as_column(values: Any) -> Any:
         shape = getattr(values, "shape", None)
         raise TypeError(f"{expected} of one dimension, not an array of shape {shape}")
     return values
+
+
+def _datasets_column(values: Any) -> Any:
+    """A column of a Hugging Face ``datasets.Dataset`` (``ds["text"]``, a ``datasets.arrow_dataset.Column`` since
+    datasets 4) as the pyarrow column it reads from, its rows selected and ordered as the dataset's (after
+    ``select``, ``shuffle`` or ``filter``). Iterated instead, it builds a Python dict per row: 200,000 documents
+    took 19 s to dedup that way against 0.34 s from Arrow. A dataset with a transform (``set_transform``,
+    ``with_transform``), whose rows are what the transform makes, and a nested column are read as they
+    iterate."""
+    kind = type(values)
+    if kind.__name__ != "Column" or kind.__module__ != "datasets.arrow_dataset":
+        return values
+    source: Any = getattr(values, "source", None)
+    name: Any = getattr(values, "column_name", None)
+    if getattr(source, "_format_type", "custom") == "custom" or not hasattr(source, "with_format"):
+        return values
+    # The dataset's table (`Dataset.data`), and the rows its indices mapping keeps, in order: `with_format`
+    # gives the same rows as a chunk per run of consecutive ones (a row each after a shuffle), which took four
+    # times as long to dedup.
+    table: Any = getattr(source, "data", None)
+    indices: Any = getattr(source, "_indices", None)
+    try:
+        column = table[name]
+        if indices is not None:
+            column = column.take(indices.column(0))
+    except Exception:  # another datasets' internals: its public way
+        column = None
+    if column is None or len(column) != len(values):
+        column = source.with_format("arrow")[name]
+    return column
 
 
 def _as_rows(values: Any) -> Optional[list]:
@@ -303,7 +334,7 @@ def sketches(
     """Sketches a column of documents on all cores (the GIL released).
 
     ``texts``: a list, a NumPy array of strings, a ``pyarrow`` Array or ChunkedArray, a pandas or polars
-    Series; ``str`` values are text, taken as they are, ``bytes`` values documents in any medium, detected
+    Series, a Hugging Face ``datasets`` column (``ds["text"]``, read from its Arrow table); ``str`` values are text, taken as they are, ``bytes`` values documents in any medium, detected
     (``media=`` names the medium of both). Returns a NumPy array: one
     ``uint64`` per document for a SimHash scheme (the fingerprint's value, as ``Sketch.value``), or a 2-D
     ``uint32`` array of signatures (one row per document) for a MinHash scheme. ``errors="raise"`` (default)
