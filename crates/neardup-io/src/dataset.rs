@@ -182,21 +182,29 @@ pub fn is_hidden_below(relative: &Path) -> bool {
     relative.components().any(|c| is_hidden(c.as_os_str()))
 }
 
-/// The shards under `dir`, sorted by path bytes; hidden entries (names starting with '.') are skipped.
-/// What walking a directory operand found: its shards, in byte order of their paths, and the other files
-/// it leaves out (hidden entries and `_` markers aside), which the user is told about.
+/// What walking a directory operand found: its shards, and how many other files it leaves out (hidden
+/// entries and `_` markers aside) with the first of them, which the user is told about.
 struct Walked {
     shards: Vec<PathBuf>,
-    others: Vec<PathBuf>,
+    others: usize,
+    first_other: Option<PathBuf>,
 }
 
 /// The files a directory operand's walk reads, in a phrase.
 const SHARD_NAMES: &str = ".jsonl, .json, .ndjson (optionally .gz or .zst) or .parquet files";
 
+/// The shards under `dir`, sorted by path bytes, and the other files; hidden entries (names starting with
+/// '.') are skipped.
 fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Walked {
+    let by_bytes = |a: &Path, b: &Path| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    };
     let mut walked = Walked {
         shards: Vec::new(),
-        others: Vec::new(),
+        others: 0,
+        first_other: None,
     };
     let walker = walkdir::WalkDir::new(dir)
         .into_iter()
@@ -211,7 +219,14 @@ fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Walked {
                 if is_shard(e.path()) {
                     walked.shards.push(e.into_path());
                 } else if !is_marker(e.file_name()) {
-                    walked.others.push(e.into_path());
+                    walked.others += 1;
+                    if walked
+                        .first_other
+                        .as_deref()
+                        .is_none_or(|first| by_bytes(e.path(), first).is_lt())
+                    {
+                        walked.first_other = Some(e.into_path());
+                    }
                 }
             }
             Ok(_) => {}
@@ -224,13 +239,7 @@ fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Walked {
             }),
         }
     }
-    for files in [&mut walked.shards, &mut walked.others] {
-        files.sort_by(|a, b| {
-            a.as_os_str()
-                .as_encoded_bytes()
-                .cmp(b.as_os_str().as_encoded_bytes())
-        });
-    }
+    walked.shards.sort_by(|a, b| by_bytes(a, b));
     walked
 }
 
@@ -551,8 +560,8 @@ impl Dataset {
                     let walked = walk(path, &mut errors, op);
                     if walked.shards.is_empty() {
                         errors.push(error(op, format!("a directory with no {SHARD_NAMES}")));
-                    } else if let Some(first) = walked.others.first() {
-                        let count = walked.others.len();
+                    } else if let Some(first) = &walked.first_other {
+                        let count = walked.others;
                         notices.push(format!(
                             "{op}: {} in this directory {} not read (the first: {}): records are read \
                              only from {SHARD_NAMES} (name a file to read it whatever its name)",
