@@ -15,9 +15,8 @@ use rayon::prelude::*;
 pub struct RecordArgs {
     /// Read the inputs as records, not documents: JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst, or '-') or
     /// Parquet, or directories of such shards (a warning counts a directory's other files, left out).
-    /// Without it, files with those extensions, and directories
-    /// holding nothing else (but markers such as _SUCCESS), are read as records too; among other documents,
-    /// they are documents.
+    /// Without it, files with those extensions, and directories holding nothing else (but markers such as
+    /// _SUCCESS), are read as records too; among other documents, they are documents.
     #[arg(long, alias = "records")]
     pub jsonl: bool,
     /// Records: the field holding the id (a dotted path into nested objects or struct columns).

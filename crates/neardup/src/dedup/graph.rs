@@ -335,7 +335,7 @@ impl Graph {
             });
         }
         check_unique_ids(docs.iter().map(|d| d.id.as_str()))?;
-        // Each of this stage's sorts takes seconds at 10^7 documents and cannot stop part of the way: the
+        // Each of this stage's sorts may take seconds at 10^7 documents and cannot stop part of the way: the
         // observer is asked between them, so that Ctrl-C waits for one sort, not for the stage.
         let checkpoint = || {
             run.report(Progress::default());
