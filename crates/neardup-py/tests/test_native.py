@@ -374,6 +374,11 @@ def test_hugging_face_dataset_columns_are_read_through_arrow(monkeypatch):
     shuffled = ds.shuffle(seed=3).select(range(4))  # an indices mapping over the same Arrow table
     rows = shuffled.to_dict()
     expected_shuffled = neardup.dedup(rows["text"], ids=rows["id"]).to_pylist()
+    nested = datasets.Dataset.from_dict({"meta": [{"url": f"u{i}", "body": t} for i, t in enumerate(texts)]})
+    picked = nested.select([4, 2, 0])
+    body, urls = picked["meta"]["body"], picked["meta"]["url"]
+    gaps = datasets.Dataset.from_dict({"meta": [{"url": "a", "body": texts[0]}, {"url": None, "body": texts[1]}]})
+    gap_bodies, gap_urls = gaps["meta"]["body"], gaps["meta"]["url"]
     # Read from Arrow, never row by row (iterating builds a dict per row, 57 times as slow on 200,000 texts).
     column = datasets.arrow_dataset.Column
 
@@ -387,6 +392,11 @@ def test_hugging_face_dataset_columns_are_read_through_arrow(monkeypatch):
     assert np.array_equal(neardup.sketches(ds["text"], "minhash"), neardup.sketches(texts, "minhash"))
     with pytest.raises(TypeError, match=r"not a Dataset of columns \['id', 'text'\]"):
         neardup.dedup(ds)
+    # A field of a struct column (ids kept in metadata), in the dataset's order; a missing one is named.
+    assert neardup.dedup(body, ids=urls).to_pylist() == neardup.dedup(
+        [texts[4], texts[2], texts[0]], ids=["u4", "u2", "u0"]).to_pylist()
+    with pytest.raises(ValueError, match="row 1"):
+        neardup.dedup(gap_bodies, ids=gap_urls)
     monkeypatch.undo()
     # A transform decides what the rows are: they are read as it gives them.
     shouting = ds.with_transform(lambda batch: {"text": [t.upper() for t in batch["text"]]}, columns=["text"])
