@@ -126,20 +126,15 @@ pub fn is_shard(path: &Path) -> bool {
     Format::from_path(path).is_some()
 }
 
-/// Whether walking `dir` (hidden entries skipped, links not followed) finds files, and every one is a shard,
-/// but for markers whose names start with `_` (Spark's and Hadoop's `_SUCCESS`, which [`Dataset::open`]
-/// leaves out like every other file that is not a shard): such a directory is a dataset, nothing else. The
-/// walk stops at the first other file, so a directory of documents costs about one entry.
+/// Whether walking `dir` (as [`Dataset::open`] walks it) finds shards and no other file but markers whose
+/// names start with `_` (Spark's and Hadoop's `_SUCCESS`, which [`Dataset::open`] leaves out silently): such
+/// a directory is a dataset, nothing else. The walk stops at the first other file, so a directory of
+/// documents costs about one entry.
 pub fn holds_only_shards(dir: &Path) -> bool {
     let mut shards = 0usize;
-    let walker = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()));
-    for entry in walker {
-        match entry {
-            Ok(e) if e.file_type().is_dir() => {}
-            Ok(e) if is_shard(e.path()) => shards += 1,
-            Ok(e) if is_marker(e.file_name()) => {}
+    for found in dataset_files(dir) {
+        match found {
+            Ok(Found::Shard(_)) => shards += 1,
             _ => return false,
         }
     }
@@ -182,8 +177,37 @@ pub fn is_hidden_below(relative: &Path) -> bool {
     relative.components().any(|c| is_hidden(c.as_os_str()))
 }
 
-/// What walking a directory operand found: its shards, and how many other files it leaves out (hidden
-/// entries and `_` markers aside) with the first of them, which the user is told about.
+/// A file met walking a directory operand.
+enum Found {
+    /// A shard, read as records.
+    Shard(walkdir::DirEntry),
+    /// Another file (not a `_` marker), left out.
+    Other(walkdir::DirEntry),
+}
+
+/// The files under `dir` in the walk's order, each a shard or another file: hidden entries (names starting
+/// with '.') and everything below them are skipped, and so are markers, directories and entries that are
+/// neither files nor links to files.
+fn dataset_files(dir: &Path) -> impl Iterator<Item = walkdir::Result<Found>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
+        .filter_map(|entry| match entry {
+            Err(e) => Some(Err(e)),
+            Ok(e)
+                if !(e.file_type().is_file()
+                    || (e.file_type().is_symlink() && e.path().is_file())) =>
+            {
+                None
+            }
+            Ok(e) if is_shard(e.path()) => Some(Ok(Found::Shard(e))),
+            Ok(e) if is_marker(e.file_name()) => None,
+            Ok(e) => Some(Ok(Found::Other(e))),
+        })
+}
+
+/// What walking a directory operand found: its shards, and how many other files it leaves out with the
+/// first of them, which the user is told about.
 struct Walked {
     shards: Vec<PathBuf>,
     others: usize,
@@ -193,8 +217,7 @@ struct Walked {
 /// The files a directory operand's walk reads, in a phrase.
 const SHARD_NAMES: &str = ".jsonl, .json, .ndjson (optionally .gz or .zst) or .parquet files";
 
-/// The shards under `dir`, sorted by path bytes, and the other files; hidden entries (names starting with
-/// '.') are skipped.
+/// The shards under `dir` ([`dataset_files`]), sorted by path bytes, and the other files.
 fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Walked {
     let by_bytes = |a: &Path, b: &Path| {
         a.as_os_str()
@@ -206,30 +229,19 @@ fn walk(dir: &Path, errors: &mut Vec<InputError>, label: &str) -> Walked {
         others: 0,
         first_other: None,
     };
-    let walker = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()));
-    for entry in walker {
-        match entry {
-            Ok(e)
-                if e.depth() > 0
-                    && (e.file_type().is_file()
-                        || (e.file_type().is_symlink() && e.path().is_file())) =>
-            {
-                if is_shard(e.path()) {
-                    walked.shards.push(e.into_path());
-                } else if !is_marker(e.file_name()) {
-                    walked.others += 1;
-                    if walked
-                        .first_other
-                        .as_deref()
-                        .is_none_or(|first| by_bytes(e.path(), first).is_lt())
-                    {
-                        walked.first_other = Some(e.into_path());
-                    }
+    for found in dataset_files(dir) {
+        match found {
+            Ok(Found::Shard(e)) => walked.shards.push(e.into_path()),
+            Ok(Found::Other(e)) => {
+                walked.others += 1;
+                if walked
+                    .first_other
+                    .as_deref()
+                    .is_none_or(|first| by_bytes(e.path(), first).is_lt())
+                {
+                    walked.first_other = Some(e.into_path());
                 }
             }
-            Ok(_) => {}
             Err(e) => errors.push(InputError {
                 file: e
                     .path()
