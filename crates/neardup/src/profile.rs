@@ -181,8 +181,11 @@ impl Profile {
                 ));
             }
         };
-        let hashes = profile.hashes();
-        if let Some(at) = hashes.windows(2).position(|w| w[0] >= w[1]) {
+        let out_of_order = match &profile {
+            Profile::Set(hashes) => hashes.windows(2).position(|w| w[0] >= w[1]),
+            Profile::Counts(counts) => counts.windows(2).position(|w| w[0].0 >= w[1].0),
+        };
+        if let Some(at) = out_of_order {
             return Err(bad(format!(
                 "hash {} is not above the one before it",
                 at + 1
