@@ -5,7 +5,7 @@ mod common;
 
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use common::{neardup, temp_dir, text};
+use common::{neardup, stderr_of_success, temp_dir, text};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::collections::HashSet;
@@ -322,9 +322,7 @@ fn a_table_that_is_a_document_is_refused_and_outputs_a_later_run_would_read_are_
     }
     // A new table inside the input directory is written, and the user told that the next run reads it.
     let table = docs.join("clusters.tsv");
-    let out = neardup(&["dedup", &path(&docs), "--table", &path(&table)]);
-    let stderr = text(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = stderr_of_success(&["dedup", &path(&docs), "--table", &path(&table)]);
     assert!(
         stderr.contains("clusters.tsv: this output is inside the input directory")
             && stderr.contains("a later run over it will read it as a document"),
@@ -340,15 +338,13 @@ fn a_table_that_is_a_document_is_refused_and_outputs_a_later_run_would_read_are_
     )
     .unwrap();
     for (kept, named) in [("kept.jsonl", true), (".kept.jsonl", false)] {
-        let out = neardup(&[
+        let stderr = stderr_of_success(&[
             "dedup",
             "--jsonl",
             &path(&shards),
             "--output",
             &path(&shards.join(kept)),
         ]);
-        let stderr = text(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
         assert_eq!(
             stderr.contains("will read it as input"),
             named,
@@ -448,9 +444,7 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
     // would read as a document, and the run says so.
     std::fs::write(shards.join("_SUCCESS"), "").unwrap();
     let table = shards.join("clusters.tsv");
-    let tabled = neardup(&["dedup", &path(&shards), "--table", &path(&table)]);
-    let stderr = text(&tabled.stderr);
-    assert!(tabled.status.success(), "{stderr}");
+    let stderr = stderr_of_success(&["dedup", &path(&shards), "--table", &path(&table)]);
     assert!(
         stderr.contains("clusters.tsv: this table is inside")
             && stderr.contains("a later run over it needs --jsonl"),
@@ -467,9 +461,7 @@ fn a_directory_of_shards_is_a_dataset_and_shards_among_documents_are_named() {
 
     // With another file beside them they are documents, and the run says so once, naming the first.
     std::fs::write(shards.join("notes.txt"), words).unwrap();
-    let mixed = neardup(&["dedup", &path(&shards)]);
-    let stderr = text(&mixed.stderr);
-    assert!(mixed.status.success(), "{stderr}");
+    let stderr = stderr_of_success(&["dedup", &path(&shards)]);
     assert!(
         stderr.contains(&format!(
             "neardup: warning: {}: this and 1 more file named as JSON Lines or Parquet, among other \

@@ -30,6 +30,14 @@ pub fn neardup_stdin(args: &[&str], input: &[u8]) -> Output {
     child.wait_with_output().expect("wait")
 }
 
+/// Runs neardup, fails the test unless it succeeds, and returns what it wrote on stderr (its warnings).
+pub fn stderr_of_success(args: &[&str]) -> String {
+    let out = neardup(args);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
