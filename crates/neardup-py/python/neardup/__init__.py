@@ -343,8 +343,9 @@ def sketches(
     """Sketches a column of documents on all cores (the GIL released).
 
     ``texts``: a list, a NumPy array of strings, a ``pyarrow`` Array or ChunkedArray, a pandas or polars
-    Series, a Hugging Face ``datasets`` column (``ds["text"]``, read from its Arrow table); ``str`` values are text, taken as they are, ``bytes`` values documents in any medium, detected
-    (``media=`` names the medium of both). Returns a NumPy array: one
+    Series, a Hugging Face ``datasets`` column (``ds["text"]``, read from its Arrow table); ``str`` values are
+    text, taken as they are, ``bytes`` values documents in any medium, detected (``media=`` names the medium
+    of both). Returns a NumPy array: one
     ``uint64`` per document for a SimHash scheme (the fingerprint's value, as ``Sketch.value``), or a 2-D
     ``uint32`` array of signatures (one row per document) for a MinHash scheme. ``errors="raise"`` (default)
     raises on the first document that cannot be sketched, naming its row; ``errors="zero"`` (or ``"keep"``, as
@@ -515,9 +516,9 @@ def dedup_files(
     """Deduplicates datasets on disk, read as ``neardup dedup`` reads them: JSON Lines (``.jsonl``, ``.json``,
     ``.ndjson``, plain, ``.gz`` or ``.zst``), Parquet, or directories of such shards (``paths``: one path or a
     list); a directory's other files (hidden ones and markers such as ``_SUCCESS`` aside) are left out, and a
-    ``UserWarning`` names them. Records stream through the sketching on all cores, a batch at a time, so a dataset larger than
-    memory is fine: what is held is each document's id and sketch (and, with exact verification, its
-    shingle set).
+    ``UserWarning`` names them. Records stream through the sketching on all cores, a batch at a time, so a
+    dataset larger than memory is fine: what is held is each document's id and sketch (and, with exact
+    verification, its shingle set).
 
     Each record's id is its ``id_field`` and its text its ``text_field`` (dotted paths reach nested fields;
     ``media_field`` names a field giving a record's medium). The other arguments are :func:`dedup`'s, and the
