@@ -174,8 +174,8 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     out.write_all(summary(&report, read).as_bytes())?;
     out.flush()?;
-    eprintln!(
-        "neardup: wrote {} charts, calibration.json and report.html to {}; {}",
+    say!(
+        "wrote {} charts, calibration.json and report.html to {}; {}",
         written.len() * 2,
         args.out.display(),
         tally.describe()

@@ -366,14 +366,14 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
             table: args.table.as_deref(),
         })?;
         for notice in &checked.notices {
-            eprintln!("neardup: warning: {notice}");
+            say!("warning: {notice}");
         }
         // A table inside a directory that was read as a dataset because it held only shards makes it a
         // directory of documents for the next run without --jsonl.
         if !args.records.jsonl {
             for (table, dir) in &checked.beside_shards {
-                eprintln!(
-                    "neardup: warning: {}: this table is inside {dir}, read as a dataset because it held only \
+                say!(
+                    "warning: {}: this table is inside {dir}, read as a dataset because it held only \
                      shards; a later run over it needs --jsonl (without it, its files are documents)",
                     table.display()
                 );
@@ -433,7 +433,7 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     sink.out.flush();
     if let (Some(table), Some(path)) = (sink.table.take(), &args.table) {
         let rows = table.finish()?;
-        eprintln!("neardup: wrote {rows} rows to {}", path.display());
+        say!("wrote {rows} rows to {}", path.display());
     }
     if let Some(dataset) = &dataset
         && (args.output.is_some() || args.removed.is_some())
@@ -444,15 +444,13 @@ pub fn run(mut args: DedupArgs) -> Result<ExitCode> {
     // The index is updated whatever happened to the output: what the user asked to store is stored.
     if let Some(mut index) = index {
         let added = index.insert_all(dedup.documents().iter().map(|d| (&d.id, &d.sketch)))?;
-        eprintln!(
-            "neardup: added {added} documents to {} ({} entries)",
+        say!(
+            "added {added} documents to {} ({} entries)",
             index.location(),
             index.len()
         );
         if let Some(e) = sink.out.error() {
-            eprintln!(
-                "neardup: error: the output was cut short ({e}); the index was updated all the same"
-            );
+            say!("error: the output was cut short ({e}); the index was updated all the same");
             return Ok(ExitCode::from(2));
         }
     }
@@ -497,16 +495,16 @@ fn print_summary(dedup: &Dedup, summary: &Summary, tally: &Tally, pairs: bool, s
         String::new()
     };
     if pairs {
-        eprintln!(
-            "neardup: {} documents{stored}, {} pairs {within}, {}, {secs:.2} s",
+        say!(
+            "{} documents{stored}, {} pairs {within}, {}, {secs:.2} s",
             summary.documents,
             summary.pairs,
             tally.describe()
         );
         return;
     }
-    eprintln!(
-        "neardup: {} documents{stored}, {} duplicates in {} clusters {within}, {}, {secs:.2} s",
+    say!(
+        "{} documents{stored}, {} duplicates in {} clusters {within}, {}, {secs:.2} s",
         summary.documents,
         summary.duplicates,
         summary.clusters,
@@ -529,14 +527,14 @@ fn print_summary(dedup: &Dedup, summary: &Summary, tally: &Tally, pairs: bool, s
             .iter()
             .map(|(rep, size)| format!("{size} ({rep})"))
             .collect();
-        eprintln!(
-            "neardup: cluster sizes {}; largest {}",
+        say!(
+            "cluster sizes {}; largest {}",
             sizes.join(", "),
             largest.join(", ")
         );
     }
     for warning in &summary.warnings {
-        eprintln!("neardup: warning: {warning}");
+        say!("warning: {warning}");
     }
 }
 
@@ -566,14 +564,14 @@ fn write_split(
     )?;
     writing.finish_and_clear();
     for e in &split.errors {
-        eprintln!("neardup: {e}");
+        say!("{e}");
     }
     let name = |p: &Option<PathBuf>| {
         p.as_ref()
             .map_or_else(|| "not written".to_owned(), |p| p.display().to_string())
     };
-    eprintln!(
-        "neardup: kept {} records ({}), removed {} ({})",
+    say!(
+        "kept {} records ({}), removed {} ({})",
         split.kept,
         name(&args.output),
         split.removed,

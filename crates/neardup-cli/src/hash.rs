@@ -133,9 +133,13 @@ fn print_outcome(
                     ""
                 };
                 progress.suspend(|| {
-                    eprintln!(
-                        "neardup: {}: {}, {} ({}){malformed}, {} tokens",
-                        o.label, a.media, a.encoding, a.encoding_source, a.tokens
+                    say!(
+                        "{}: {}, {} ({}){malformed}, {} tokens",
+                        o.label,
+                        a.media,
+                        a.encoding,
+                        a.encoding_source,
+                        a.tokens
                     )
                 });
             }
@@ -205,8 +209,8 @@ fn run_records(args: &HashArgs) -> Result<ExitCode> {
 fn finish(args: &HashArgs, docs: usize, bytes: u64, tally: &Tally, started: Instant) -> ExitCode {
     if args.verbose {
         let secs = started.elapsed().as_secs_f64();
-        eprintln!(
-            "neardup: {docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {}",
+        say!(
+            "{docs} documents, {:.1} MB in {secs:.2} s ({:.1} MB/s), {}",
             bytes as f64 / 1e6,
             bytes as f64 / 1e6 / secs.max(1e-9),
             tally.describe()

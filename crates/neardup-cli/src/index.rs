@@ -256,8 +256,8 @@ fn merge(dir: &Path) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     index.merge()?;
     let (segments, log) = index.disk_bytes();
-    eprintln!(
-        "neardup: merged {} entries into one segment of {segments} bytes in {:.2} s (log: {log} bytes)",
+    say!(
+        "merged {} entries into one segment of {segments} bytes in {:.2} s (log: {log} bytes)",
         index.len(),
         started.elapsed().as_secs_f64()
     );
@@ -273,8 +273,8 @@ fn verify(dir: &Path) -> Result<ExitCode> {
         StoreKind::Redb => "checked by redb at open".to_owned(),
         StoreKind::Redis => "every entry read and decoded".to_owned(),
     };
-    eprintln!(
-        "neardup: {} is whole ({} entries; {checked})",
+    say!(
+        "{} is whole ({} entries; {checked})",
         index.location(),
         index.len()
     );
@@ -307,8 +307,8 @@ fn create(args: &CreateArgs) -> Result<ExitCode> {
         Kind::Hamming(design) => format!("k = {}, {design}, {} tables", args.k, design.tables()),
         Kind::Lsh { banding, threshold } => format!("Jaccard ≥ {threshold}, {banding}"),
     };
-    eprintln!(
-        "neardup: created {} ({method}, {layout}, in {})",
+    say!(
+        "created {} ({method}, {layout}, in {})",
         index.location(),
         index.store_kind().name()
     );
@@ -341,8 +341,8 @@ fn add(dir: &Path, paths: &[std::ffi::OsString], doc: &DocArgs) -> Result<ExitCo
         added += index.apply(changes)?;
         Ok(())
     })?;
-    eprintln!(
-        "neardup: added {added} documents to {} ({} entries), {}",
+    say!(
+        "added {added} documents to {} ({} entries), {}",
         dir.display(),
         index.len(),
         tally.describe()
@@ -384,8 +384,8 @@ fn add_fingerprints(dir: &Path, inputs: &[String], batch: usize, ack: bool) -> R
                 Ok(line) => line.trim_end_matches('\r'),
                 Err(e) => {
                     bad += 1;
-                    eprintln!(
-                        "neardup: {input}:{}: not UTF-8 (invalid byte at column {})",
+                    say!(
+                        "{input}:{}: not UTF-8 (invalid byte at column {})",
                         n + 1,
                         e.valid_up_to() + 1
                     );
@@ -404,11 +404,7 @@ fn add_fingerprints(dir: &Path, inputs: &[String], batch: usize, ack: bool) -> R
                 Ok(change) => changes.push(change),
                 Err(e) => {
                     bad += 1;
-                    eprintln!(
-                        "neardup: {input}:{}: {}",
-                        n + 1,
-                        crate::inputs::terminal_safe(&e)
-                    );
+                    say!("{input}:{}: {}", n + 1, e);
                 }
             }
             if changes.len() >= batch.max(1) {
@@ -423,13 +419,13 @@ fn add_fingerprints(dir: &Path, inputs: &[String], batch: usize, ack: bool) -> R
             return Err(e);
         }
     }
-    eprintln!(
-        "neardup: added {committed} sketches ({} entries), {bad} lines refused",
+    say!(
+        "added {committed} sketches ({} entries), {bad} lines refused",
         index.len()
     );
     if let Some(e) = out.error() {
-        eprintln!(
-            "neardup: error: acknowledgements could not be written ({e}); all {committed} sketches read were committed"
+        say!(
+            "error: acknowledgements could not be written ({e}); all {committed} sketches read were committed"
         );
         return Ok(ExitCode::from(2));
     }
@@ -554,16 +550,10 @@ fn remove(dir: &Path, ids: &[String]) -> Result<ExitCode> {
     }
     let absent: Vec<&String> = wanted.iter().filter(|id| !index.contains(id)).collect();
     for id in &absent {
-        eprintln!(
-            "neardup: {}: not in the index",
-            crate::inputs::terminal_safe(id)
-        );
+        say!("{id}: not in the index");
     }
     let removed = index.remove(wanted.iter().map(String::as_str))?;
-    eprintln!(
-        "neardup: removed {removed} ids ({} entries left)",
-        index.len()
-    );
+    say!("removed {removed} ids ({} entries left)", index.len());
     Ok(inputs::exit_status(absent.len()))
 }
 
@@ -612,10 +602,7 @@ fn export(dir: &Path, json: bool, store_order: bool) -> Result<ExitCode> {
         }
     }
     out.flush()?;
-    eprintln!(
-        "neardup: {exported} entries of {} exported",
-        index.location()
-    );
+    say!("{exported} entries of {} exported", index.location());
     Ok(ExitCode::SUCCESS)
 }
 

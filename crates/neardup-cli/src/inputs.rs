@@ -709,12 +709,12 @@ pub fn exit_status(failures: usize) -> std::process::ExitCode {
 
 /// Reports a document that gave no fingerprint, without tearing the progress bar.
 pub fn report(progress: &ProgressBar, label: &str, message: &str) {
-    progress.suspend(|| eprintln!("neardup: {}: {message}", terminal_safe(label)));
+    progress.suspend(|| say!("{label}: {message}"));
 }
 
 /// Reports a warning about a document or operand, without tearing the progress bar.
 pub fn warn(progress: &ProgressBar, label: &str, message: &str) {
-    progress.suspend(|| eprintln!("neardup: warning: {}: {message}", terminal_safe(label)));
+    progress.suspend(|| say!("warning: {label}: {message}"));
 }
 
 /// A name (path, id) as it may be written to a terminal: control characters (line breaks, escape sequences)

@@ -14,6 +14,15 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `eprintln!` for the run's report: "neardup: " and the message, its control characters shown escaped.
+/// Messages carry paths, record ids, field values and the library's errors, which must not forge report lines
+/// or drive the terminal (an id holding `ESC [2J` would clear it). Defined before the modules that use it.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("neardup: {}", $crate::inputs::terminal_safe(&format!($($arg)*)))
+    };
+}
+
 mod bench;
 mod calibrate;
 mod charts;
@@ -138,7 +147,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("neardup: error: {e:#}");
+            say!("error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -85,11 +85,9 @@ impl RecordArgs {
                 Some(path) => paths.push(path.to_owned()),
                 None => {
                     tally.failed += 1;
-                    eprintln!(
-                        "neardup: {}: a dataset's path must be UTF-8 (rename the file, or read it from stdin)",
-                        crate::inputs::terminal_safe(&crate::inputs::path_label(
-                            std::path::Path::new(op)
-                        ))
+                    say!(
+                        "{}: a dataset's path must be UTF-8 (rename the file, or read it from stdin)",
+                        crate::inputs::path_label(std::path::Path::new(op))
                     );
                 }
             }
@@ -97,10 +95,10 @@ impl RecordArgs {
         let (dataset, problems) = Dataset::open(&paths, options);
         for p in problems {
             tally.failed += 1;
-            eprintln!("neardup: {}", crate::inputs::terminal_safe(&p.to_string()));
+            say!("{p}");
         }
         for notice in dataset.notices() {
-            eprintln!("neardup: warning: {}", crate::inputs::terminal_safe(notice));
+            say!("warning: {notice}");
         }
         Ok(dataset)
     }
@@ -169,7 +167,7 @@ pub fn sketch_all(
     progress.finish_and_clear();
     for e in &summary.errors {
         tally.failed += 1;
-        eprintln!("neardup: {e}");
+        say!("{e}");
     }
     for notice in summary.field_notices(dataset.options()) {
         let advice = match notice.field {
@@ -180,7 +178,7 @@ pub fn sketch_all(
                  .zst) or .parquet is read as one document (HTML, PDF, text, …)"
             }
         };
-        eprintln!("neardup: warning: {}; {advice}", notice.message);
+        say!("warning: {}; {advice}", notice.message);
     }
     Ok(())
 }

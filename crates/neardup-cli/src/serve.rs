@@ -129,14 +129,14 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
         let server = Server::bind(config).await?;
         let addr = server.local_addr()?;
         if args.no_auth {
-            eprintln!("neardup: warning: --no-auth: anyone who reaches {addr} may write");
+            say!("warning: --no-auth: anyone who reaches {addr} may write");
         }
-        eprintln!(
-            "neardup: listening on http://{addr} (indexes in {})",
+        say!(
+            "listening on http://{addr} (indexes in {})",
             args.data.display()
         );
         server.run(neardup_server::shutdown_signal()).await?;
-        eprintln!("neardup: stopped; every acknowledged write is committed");
+        say!("stopped; every acknowledged write is committed");
         Ok(ExitCode::SUCCESS)
     })
 }

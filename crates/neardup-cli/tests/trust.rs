@@ -360,6 +360,39 @@ fn ids_with_tabs_and_newlines_are_escaped_in_tsv() {
 }
 
 #[test]
+fn report_lines_show_control_characters_escaped() {
+    // Record ids and file names reach the report (the largest clusters, warnings, errors); an escape
+    // sequence in one must not drive the terminal, nor a line break forge a report line.
+    let clear = "\u{1b}[2J";
+    let mut input = String::new();
+    for i in 0..3 {
+        input += &serde_json::json!({"id": format!("{clear}copy{i}"), "text": PAGE}).to_string();
+        input.push('\n');
+    }
+    input += &serde_json::json!({"id": format!("{clear}empty\nneardup: forged"), "text": ""})
+        .to_string();
+    input.push('\n');
+    let dir = temp_dir("terminal");
+    let missing = dir.join(format!("{clear}gone.txt"));
+    let runs = [
+        neardup_stdin(
+            &["dedup", "--jsonl", "--warn-cluster-size", "2", "-"],
+            input.as_bytes(),
+        ),
+        neardup(&["hash", missing.to_str().unwrap()]),
+    ];
+    for out in runs {
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("\\u{1b}[2J"), "{stderr}");
+        assert!(
+            !stderr.chars().any(|c| c.is_control() && c != '\n'),
+            "{stderr:?}"
+        );
+        assert!(!stderr.contains("\nneardup: forged"), "{stderr}");
+    }
+}
+
+#[test]
 fn globs_types_excludes_and_file_lists_select_files() {
     let dir = temp_dir("select");
     std::fs::create_dir_all(dir.join("site/sub")).unwrap();
