@@ -1000,7 +1000,8 @@ fn an_index_in_redis_works_like_a_directory() {
     }
     let redis = redis_support::Server::start(&["--requirepass", "s3cret-pw"]);
     let url = format!("redis://:s3cret-pw@127.0.0.1:{}/docs", redis.port);
-    let dir = temp_dir("redis-twin").join("idx");
+    let scratch = temp_dir("redis-twin");
+    let dir = scratch.join("idx");
     let docs = inputs_dir();
     for index in [url.as_str(), dir.to_str().unwrap()] {
         let out = neardup(&["index", "create", index]);

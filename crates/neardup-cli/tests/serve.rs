@@ -157,13 +157,32 @@ fn ids(matches: &Value) -> Vec<&str> {
         .collect()
 }
 
-fn fresh(name: &str) -> PathBuf {
-    temp_dir(&format!("serve-{name}")).join("data")
+/// A data directory for a server to create, inside a scratch directory that goes when the test ends.
+struct DataDir {
+    _scratch: common::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for DataDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+fn fresh(name: &str) -> DataDir {
+    let scratch = temp_dir(&format!("serve-{name}"));
+    let path = scratch.join("data");
+    DataDir {
+        _scratch: scratch,
+        path,
+    }
 }
 
 #[test]
 fn every_endpoint_answers_and_every_error_is_named() {
-    let server = Server::start(&fresh("endpoints"), &[]);
+    let data = fresh("endpoints");
+    let server = Server::start(&data, &[]);
     let health = server.get("/healthz");
     assert_eq!(health.status(), 200);
     assert_eq!(json_of(health)["status"], "ok");
@@ -559,7 +578,8 @@ fn writes_need_a_token_and_reads_too_when_asked() {
 #[test]
 fn limits_are_enforced_with_named_errors() {
     use std::io::{Read, Write};
-    let server = Server::start(&fresh("limits"), &["--request-timeout", "0.3"]);
+    let data = fresh("limits");
+    let server = Server::start(&data, &["--request-timeout", "0.3"]);
     // A client that promises 1,000 bytes and sends 10 is answered 408 at the time limit, not waited for.
     let address = server.base.trim_start_matches("http://");
     let mut slow = std::net::TcpStream::connect(address).unwrap();
@@ -577,7 +597,8 @@ fn limits_are_enforced_with_named_errors() {
     assert!(started.elapsed() < Duration::from_secs(10));
     drop(server);
 
-    let server = Server::start(&fresh("limits2"), &["--max-body", "1K", "--max-batch", "2"]);
+    let data = fresh("limits2");
+    let server = Server::start(&data, &["--max-body", "1K", "--max-batch", "2"]);
     assert_error(
         server.post("/v1/fingerprint", PAGE.repeat(20)),
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -597,7 +618,8 @@ fn limits_are_enforced_with_named_errors() {
 
 #[test]
 fn readers_go_on_during_writes() {
-    let server = Server::start(&fresh("concurrent"), &[]);
+    let data = fresh("concurrent");
+    let server = Server::start(&data, &[]);
     server.put_index("a", json!({"scheme": "simhash", "k": 3}));
     let probe = "simhash-doc-v1:aaaaaaaaaaaaa";
     server.post(
@@ -869,8 +891,10 @@ fn two_services_share_one_index_in_redis() {
         .unwrap();
     assert!(created.status.success(), "{created:?}");
     let mount = format!("web={url}");
-    let a = Server::start(&fresh("redis-a"), &["--index", &mount]);
-    let b = Server::start(&fresh("redis-b"), &["--index", &mount]);
+    let data_a = fresh("redis-a");
+    let a = Server::start(&data_a, &["--index", &mount]);
+    let data_b = fresh("redis-b");
+    let b = Server::start(&data_b, &["--index", &mount]);
     let first = json_of(a.post("/v1/indexes/web/documents?id=page-1", PAGE));
     assert_eq!(ids(&first["matches"]), Vec::<&str>::new());
     let found = json_of(b.post("/v1/indexes/web/query", format!("{PAGE}!")));

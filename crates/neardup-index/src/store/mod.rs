@@ -282,6 +282,14 @@ pub fn check_settings(path: &Path, settings: &Settings) -> Result<(), StoreError
 
 #[cfg(test)]
 mod tests {
+    /// A scratch directory for one store of the suite, removed when the test's factory goes.
+    fn conformance_dir() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("neardup-conformance-")
+            .tempdir()
+            .expect("scratch directory")
+    }
+
     mod memory {
         use crate::store::MemoryStore;
         use crate::store::conformance::Factory;
@@ -297,21 +305,18 @@ mod tests {
     }
 
     mod redb {
+        use super::conformance_dir;
         use crate::store::conformance::Factory;
         use crate::store::{RedbStore, Store};
-        use std::sync::atomic::{AtomicUsize, Ordering};
 
         /// A fresh directory per store; reopening drops the handle (closing the file) and opens it again.
         fn factory() -> Factory<'static, RedbStore> {
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            // The scratch directories live as long as the factory, which is one test.
+            let mut scratch: Vec<tempfile::TempDir> = Vec::new();
             Factory {
-                create: Box::new(|settings| {
-                    let dir = std::env::temp_dir().join(format!(
-                        "neardup-conformance-{}-{}",
-                        std::process::id(),
-                        NEXT.fetch_add(1, Ordering::Relaxed)
-                    ));
-                    let _ = std::fs::remove_dir_all(&dir);
+                create: Box::new(move |settings| {
+                    scratch.push(conformance_dir());
+                    let dir = scratch.last().unwrap().path().join("index");
                     RedbStore::create(&dir, settings).unwrap()
                 }),
                 reopen: Box::new(|store| {
@@ -326,15 +331,15 @@ mod tests {
     }
 
     mod segments {
+        use super::conformance_dir;
         use crate::store::conformance::Factory;
         use crate::store::segments::MergePolicy;
         use crate::store::{SegmentStore, Store};
-        use std::sync::atomic::{AtomicUsize, Ordering};
 
         /// A fresh directory per store; reopening drops the handle (releasing the lock) and opens it again.
         /// With `merge_always`, every commit also merges, so every case runs across merges too.
         pub(super) fn factory(merge_always: bool) -> Factory<'static, SegmentStore> {
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let mut scratch: Vec<tempfile::TempDir> = Vec::new();
             let policy = move |store: SegmentStore| {
                 if merge_always {
                     store.set_merge_policy(MergePolicy {
@@ -346,12 +351,8 @@ mod tests {
             };
             Factory {
                 create: Box::new(move |settings| {
-                    let dir = std::env::temp_dir().join(format!(
-                        "neardup-conformance-seg-{}-{}",
-                        std::process::id(),
-                        NEXT.fetch_add(1, Ordering::Relaxed)
-                    ));
-                    let _ = std::fs::remove_dir_all(&dir);
+                    scratch.push(conformance_dir());
+                    let dir = scratch.last().unwrap().path().join("index");
                     policy(SegmentStore::create(&dir, settings, None).unwrap())
                 }),
                 reopen: Box::new(move |store| {
