@@ -457,3 +457,28 @@ def test_command_line_entry_equals_the_cli(spark, eval_parquet, tmp_path, capsys
     columns = ["id", "cluster", "representative", "duplicate_of", "score"]
     assert pq.read_table(out / "small").column_names == columns
     assert spark.range(3).count() == 3  # the session the refusals and the run found is still there
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/spark.md"])
+def test_the_documented_spark_examples_run(spark, document, tmp_path):
+    """The ```python examples that use neardup.spark, run as written on the test's session (test_docs.py runs
+    the others): a DataFrame `df` of the planted corpus, which docs/spark.md reads from `corpus/`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from test_docs import corpus, python_blocks
+
+    ids, texts = corpus()
+    (tmp_path / "corpus").mkdir()
+    pq.write_table(pa.table({"id": ids, "text": texts}), tmp_path / "corpus" / "part-0.parquet")
+    names = {"spark": spark, "df": spark.read.parquet(str(tmp_path / "corpus"))}
+    blocks = [b for b in python_blocks(document) if "neardup.spark" in b]
+    assert blocks, f"{document} has no neardup.spark example"
+    for number, block in enumerate(blocks, 1):
+        # The session's JVM resolves relative paths against its own working directory, not the test's.
+        block = block.replace('"corpus/"', repr(str(tmp_path / "corpus")))
+        exec(compile(block, f"{document} (python example {number})", "exec"), names)
+    # The last clusters are SimHash's at k = 3: the exact copies at least, each family keeping a document.
+    kept = names["kept"].count()
+    assert 100 <= kept <= 200, kept
+    assert names["clusters"].count() >= 200
