@@ -9,6 +9,7 @@
 //!   buffers (GIL released, all cores, results in input order whatever the thread count);
 //! * `index`: the engine's `Index`, in memory or in the same files as `neardup index`;
 //! * `dedup`: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
+//! * `stream`: the same fed a column at a time (`neardup.Dedup`), for documents that arrive in batches;
 //! * `files`: the same over datasets on disk (JSON Lines, Parquet), read by `neardup-io` as the CLI reads
 //!   them, with the deduplicated split written by its second pass;
 //! * `distributed`: the engine's distributed stages (sign, bucket keys, judge, cluster a component) over
@@ -34,6 +35,7 @@ mod distributed;
 mod errors;
 mod files;
 mod index;
+mod stream;
 mod strings;
 
 use pyo3::prelude::*;
@@ -48,6 +50,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     api::register(m)?;
     index::register(m)?;
     dedup::register(m)?;
+    stream::register(m)?;
     files::register(m)?;
     distributed::register(m)?;
     datasketch::register(m)?;

@@ -1,9 +1,9 @@
 """The Python examples of README.md and docs/ run as they are written.
 
-Each ```python block is executed in a scratch directory that holds the files it names (`paper.pdf`, a
-directory of JSON Lines shards), with the names it leaves to the reader (`texts`, `ids`, `page`, ...) bound to
-real values, so an example that has drifted from the API fails here. The Spark examples run in test_spark.py,
-on its session.
+Each ```python block is executed in a scratch directory that holds the files it names (`paper.pdf`,
+directories of JSON Lines shards, `corpus.parquet`), with the names it leaves to the reader (`texts`, `ids`,
+`page`, `reader`, ...) bound to real values, so an example that has drifted from the API fails here. The
+Spark examples run in test_spark.py, on its session.
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ def corpus(seed: int = 3) -> tuple[list[str], list[str]]:
 
 def scratch_with_inputs(path: pathlib.Path, ids: list[str], texts: list[str]) -> None:
     """The files the examples read: a PDF, and the corpus as two JSON Lines shards under `crawl/` and
-    `shards/`."""
+    `shards/` and as `corpus.parquet` (row groups of 64, so that its batches are many)."""
     shutil.copy(PAPER, path / "paper.pdf")
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"id": ids, "text": texts}), path / "corpus.parquet", row_group_size=64)
     for directory in ("crawl", "shards"):
         (path / directory).mkdir()
         for shard in range(2):
@@ -84,6 +87,8 @@ def test_the_documented_python_examples_run(document, tmp_path, monkeypatch):
     scratch_with_inputs(tmp_path, ids, texts)
     monkeypatch.chdir(tmp_path)
     names = names_for_the_examples(ids, texts)
+    if re.search(r"\breader\b", code):
+        names["reader"] = pytest.importorskip("pyarrow.parquet").ParquetFile(tmp_path / "corpus.parquet").iter_batches()
     if re.search(r"\bds\b", code):
         datasets = pytest.importorskip("datasets")
         names["ds"] = datasets.Dataset.from_dict({"text": texts, "id": ids})

@@ -294,6 +294,101 @@ def test_ctrl_c_stops_dedup_while_it_finds_pairs(tmp_path, request):
         assert run(None).equals(whole), name
 
 
+@pytest.mark.parametrize(
+    "scheme,args",
+    [
+        ("simhash-doc-v1", {"k": 3}),
+        ("minhash-oph-v1", {"threshold": 0.7}),
+        ("simhash-doc-v1", {"k": 3, "threshold": 0.6, "verify": "exact", "representative": "longest"}),
+    ],
+)
+def test_dedup_fed_in_batches_equals_dedup_of_the_whole(records, scheme, args):
+    """neardup.Dedup over batches of every kind gives neardup.dedup's table for the whole column (which the
+    CLI's equals, above), and its clusters so far whenever asked."""
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    _, recs = records
+    texts = [r["text"] for r in recs] + ["", "..."]  # two that cannot be sketched: kept alone, rows all the same
+    ids = [r["id"] for r in recs] + ["empty", "punctuation"]
+    with warnings.catch_warnings(record=True) as whole_warned:
+        warnings.simplefilter("always")
+        whole = neardup.dedup(texts, ids=ids, scheme=scheme, **args)
+    assert whole.column("duplicate_of").null_count < len(recs)
+
+    run = neardup.Dedup(scheme, **args)
+    cuts = [0, 1, 400, 401, 1100, len(texts)]
+    kinds = [list, pa.array, lambda v: pd.Series(v, dtype=object), pa.array, list]
+    for (a, b), kind in zip(zip(cuts, cuts[1:]), kinds):
+        assert run.add(kind(texts[a:b]), ids=kind(ids[a:b])) == b
+        if b == 401:  # the clusters so far are those of the rows so far
+            assert run.clusters().equals(neardup.dedup(texts[:b], ids=ids[:b], scheme=scheme, **args))
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        assert run.clusters().equals(whole)
+    assert [str(w.message) for w in warned] == [str(w.message) for w in whole_warned]
+    assert "2 documents could not be sketched; the first, row 1500" in str(warned[0].message)
+
+    # A RecordBatchReader's batches, ids from a column; and without ids, each row's number is its id.
+    table = pa.table({"id": ids, "text": texts})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=333))
+    seen = []
+    run = neardup.Dedup(scheme, **args)
+    with warnings.catch_warnings(record=True):
+        assert run.add_batches(reader, id_field="id", progress=lambda done, total: seen.append((done, total))) == len(ids)
+        assert run.clusters().equals(whole)
+    assert seen == [(min(n, len(ids)), None) for n in range(333, len(ids) + 333, 333)]
+    run = neardup.Dedup(scheme, **args)
+    with warnings.catch_warnings(record=True):
+        run.add_batches([table.slice(0, 700), table.slice(700).to_pandas()])
+        assert run.clusters().equals(neardup.dedup(texts, scheme=scheme, **args))
+
+
+def test_dedup_fed_in_batches_refuses_what_it_cannot_use():
+    pa = pytest.importorskip("pyarrow")
+    run = neardup.Dedup("minhash")
+    run.add(["the first document of this run", "and a second one"], ids=["a", "b"])
+    with pytest.raises(ValueError, match='rows 1 and 3 have the same id "b"'):
+        run.add(["a third", "a fourth"], ids=["c", "b"])
+    with pytest.raises(ValueError, match='rows 2 and 3 have the same id "c"'):
+        run.add(["a third", "a fourth"], ids=["c", "c"])
+    assert len(run) == 2  # a refused batch adds nothing
+    strict = neardup.Dedup(errors="raise")
+    with pytest.raises(neardup.NoTokens, match="^row 1: no tokens"):
+        strict.add(["some words here", ""])
+    assert len(strict) == 0
+    with pytest.raises(KeyError, match=r"batch 1 has no column 'text' \(its columns: \['body'\]\): set text_field="):
+        run.add_batches([{"text": ["x y z"]}, {"body": ["x y z"]}])
+    assert len(run) == 3  # the batches before the refused one stay added
+    with pytest.raises(TypeError, match="these are records, not batches"):
+        run.add_batches([{"text": "one record"}])
+    with pytest.raises(TypeError, match="batch 0 is a str, not a batch of columns"):
+        run.add_batches(["not a batch"])
+    table = pa.table({"text": ["x"]})
+    with pytest.raises(TypeError, match="not a RecordBatchReader: its batches stream through neardup.Dedup"):
+        neardup.dedup(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()))
+    with pytest.raises(ValueError, match="k is a Hamming distance for SimHash"):
+        neardup.Dedup("minhash", k=3)
+    assert repr(run) == "neardup.Dedup(scheme='minhash-oph-v1(k=128,seed=0,f=w5)', documents=3)"
+
+
+def test_dedup_fed_a_streamed_hugging_face_dataset():
+    datasets = pytest.importorskip("datasets")
+    texts = [f"record {i % 40} of a corpus streamed in batches, words {i % 40} {i % 40}" for i in range(200)]
+    ids = [f"r{i:03d}" for i in range(200)]
+    streamed = datasets.Dataset.from_dict({"id": ids, "text": texts}).to_iterable_dataset(num_shards=3)
+    run = neardup.Dedup("minhash")
+    run.add_batches(streamed.iter(batch_size=64), id_field="id")
+    expected = neardup.dedup(texts, ids=ids, scheme="minhash")
+    assert run.clusters().equals(expected) and expected.column("duplicate_of").null_count == 40
+    # The dataset itself is read in batches of its records; its records as they iterate are refused, saying
+    # how to get batches.
+    run = neardup.Dedup("minhash")
+    run.add_batches(streamed, id_field="id")
+    assert run.clusters().equals(expected)
+    with pytest.raises(TypeError, match=r"\.iter\(batch_size="):
+        neardup.Dedup().add_batches(iter(streamed))
+
+
 def test_dedup_does_not_depend_on_input_order_or_chunks(records):
     pa = pytest.importorskip("pyarrow")
     _, recs = records

@@ -54,6 +54,10 @@ def index_and_compare(texts: dict[str, str], query: str) -> list[tuple[str, int 
 def dedup_rows(texts: list[str]) -> int:
     table = neardup.dedup(texts, scheme="simhash-doc-v1")
     rows: int = table.num_rows
+    run = neardup.Dedup("simhash-doc-v1", k=3)
+    run.add(texts[: len(texts) // 2])
+    added: int = run.add_batches([{"text": texts[len(texts) // 2 :]}])
+    assert added == len(run) == rows and run.clusters().num_rows == rows
     return rows
 
 

@@ -17,6 +17,8 @@ signatures and clusters everywhere:
   columns (``id``, ``cluster``, ``representative``, ``duplicate_of``, ``score``).
 * ``neardup.dedup_files(paths, ...)``: the same over JSONL and Parquet files as the CLI reads them,
   streamed (datasets larger than memory), optionally writing the deduplicated dataset.
+* ``neardup.Dedup(scheme, ...)``: the same fed a batch at a time (``add``, ``add_batches`` of a
+  ``pyarrow.RecordBatchReader`` or any iterable of batches), then ``clusters()``.
 * ``neardup.datasketch``: a drop-in for datasketch 2.0's ``MinHash``, ``LeanMinHash`` and ``MinHashLSH``.
 
 Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, ``NoTokens``,
@@ -56,6 +58,7 @@ Fingerprint = Sketch
 
 # `neardup.IndexError` is left out: `from neardup import *` would hide Python's own IndexError.
 __all__ = [
+    "Dedup",
     "Error",
     "Fingerprint",
     "Index",
@@ -73,7 +76,6 @@ __all__ = [
     "sketch",
     "sketches",
 ]
-
 
 
 def _optional_module(name: str, how_to_install: str, needed_by: Optional[str] = None) -> Any:
@@ -107,6 +109,11 @@ def _as_column(values: Any) -> Any:
         raise TypeError(
             f"{expected}, not one {type(values).__name__}: for one document, use neardup.sketch or "
             "neardup.fingerprint"
+        )
+    if hasattr(values, "read_next_batch"):
+        raise TypeError(
+            f"{expected}, not a {type(values).__name__}: its batches stream through "
+            "neardup.Dedup(...).add_batches(reader, id_field=...)"
         )
     if isinstance(values, collections.abc.Iterator):
         return list(values)
@@ -573,6 +580,167 @@ def dedup_files(
     )
     _report(problems, errors, count, ("record or file", "records or files"), "could not be used", more=" more")
     return _cluster_table(*columns)
+
+
+class Dedup:
+    """:func:`dedup` fed a batch at a time, for documents that arrive in pieces and need not fit in memory
+    together: a ``pyarrow.RecordBatchReader`` (from Parquet, a database, DuckDB), a Hugging Face dataset
+    streamed with ``iter(batch_size=...)``, a generator of your own. Each batch is sketched on all cores
+    when it is added (the GIL released) and then let go; what is held is each document's id and sketch (and,
+    with exact verification, its shingle set), as :func:`dedup_files` holds them::
+
+        run = neardup.Dedup("minhash", threshold=0.8)
+        run.add_batches(pyarrow.parquet.ParquetFile("corpus.parquet").iter_batches(), id_field="id")
+        table = run.clusters()
+
+    The arguments are :func:`dedup`'s. Rows are numbered across the batches in the order added, and
+    :meth:`clusters` returns the table :func:`dedup` returns for all of them joined into one column (the same
+    clusters, representatives and scores): one row per document, in order, with ``id``, ``cluster``,
+    ``representative``, ``duplicate_of`` and ``score``; it may be called again after more are added. Ids
+    must be unique across the batches (a repeated one is refused when its batch is added, naming both rows);
+    without ids, a row's id is its row number. Documents that cannot be sketched are kept alone, with a
+    warning from :meth:`clusters` naming the first by its row; ``errors="raise"`` makes :meth:`add` raise
+    instead, adding nothing of that batch. Ctrl-C stops an :meth:`add` (adding nothing of its batch) or
+    :meth:`clusters`. One thread at a time uses a ``Dedup``.
+    """
+
+    def __init__(
+        self,
+        scheme: str = "simhash-doc-v1",
+        *,
+        k: Optional[int] = None,
+        threshold: Optional[float] = None,
+        verify: Optional[str] = None,
+        measure: Optional[str] = None,
+        verify_ngram: Optional[int] = None,
+        clustering: str = "centres",
+        representative: str = "smallest-id",
+        media: Optional[str] = None,
+        num_perm: Optional[int] = None,
+        seed: Optional[int] = None,
+        shingle: Optional[int] = None,
+        char_shingle: Optional[int] = None,
+        errors: str = "keep",
+    ) -> None:
+        _check_errors(errors, "keep", "raise")
+        self._errors = errors
+        self._native = _native.NativeDedup(
+            scheme,
+            k=k,
+            threshold=threshold,
+            verify=verify,
+            measure=measure,
+            verify_ngram=verify_ngram,
+            clustering=clustering,
+            representative=representative,
+            media=media,
+            **_scheme_params(num_perm, seed, shingle, char_shingle),
+        )
+        # The first failures (row, message, kind), for the warning, and how many there were.
+        self._failures: list = []
+        self._failure_count = 0
+
+    @property
+    def scheme(self) -> str:
+        """The scheme's name, with its parameters."""
+        return self._native.scheme
+
+    def __len__(self) -> int:
+        """The number of documents (rows) added."""
+        return len(self._native)
+
+    def __repr__(self) -> str:
+        return f"neardup.Dedup(scheme={self.scheme!r}, documents={len(self)})"
+
+    def add(self, texts: Any, ids: Optional[Any] = None, *, progress: Optional[Any] = None) -> int:
+        """Sketches a column of documents and adds its rows. ``texts`` and ``ids`` as for :func:`dedup`
+        (``ids`` None: each row's number, counted across the batches); ``progress`` as for :func:`dedup`,
+        over this column. Returns the number of rows added so far."""
+        column, _ = _column_input(texts)
+        failures = self._native.add_column(
+            column,
+            None if ids is None else _id_input(ids),
+            keep_going=self._errors == "keep",
+            progress=progress,
+        )
+        if failures:
+            if self._errors == "raise":
+                _report(failures, "raise")
+            self._failures.extend(failures[: max(0, 1000 - len(self._failures))])
+            self._failure_count += len(failures)
+        return len(self)
+
+    def add_batches(
+        self,
+        batches: Any,
+        *,
+        text_field: str = "text",
+        id_field: Optional[str] = None,
+        progress: Optional[Any] = None,
+    ) -> int:
+        """Adds each batch of ``batches``, as :meth:`add` would: its ``text_field`` column holds the documents
+        and its ``id_field`` column (when given) their ids. ``batches`` is a ``pyarrow.RecordBatchReader`` or
+        any iterable of pyarrow RecordBatches or Tables, pandas or polars DataFrames, or mappings of columns
+        (what a Hugging Face dataset's ``iter(batch_size=...)`` yields); one Table, DataFrame, mapping or
+        Hugging Face ``Dataset`` is one batch, and a streamed Hugging Face ``IterableDataset`` is read 10,000
+        records at a time. ``progress``, a callable, is called as ``progress(documents,
+        None)`` after each batch (the total is not known ahead). Returns the number of rows added so far."""
+        if type(batches).__name__ == "IterableDataset" and hasattr(batches, "iter"):
+            batches = batches.iter(batch_size=10_000)  # a streamed Hugging Face dataset: its records, batched
+        elif _is_batch(batches):
+            batches = [batches]
+        for number, batch in enumerate(batches):
+            texts = _batch_column(batch, text_field, number, "text_field")
+            ids = None if id_field is None else _batch_column(batch, id_field, number, "id_field")
+            self.add(texts, ids)
+            if progress is not None:
+                progress(len(self), None)
+        return len(self)
+
+    def clusters(self) -> pyarrow.Table:
+        """The clusters of every document added so far, as :func:`dedup` returns them for the batches joined
+        into one column. Needs pyarrow."""
+        _pyarrow("neardup.Dedup.clusters needs pyarrow (it returns a pyarrow.Table)")
+        columns = self._native.clusters()
+        _report(self._failures, "keep", self._failure_count)
+        return _cluster_table(*columns)
+
+
+def _is_batch(value: Any) -> bool:
+    """Whether ``value`` is one batch of columns (a mapping, a pyarrow Table or RecordBatch, a DataFrame, a
+    Hugging Face Dataset) rather than an iterable of batches."""
+    if isinstance(value, collections.abc.Mapping):
+        return True
+    if hasattr(value, "read_next_batch"):  # a pyarrow RecordBatchReader: its batches
+        return False
+    return getattr(value, "column_names", None) is not None or (
+        getattr(value, "columns", None) is not None and len(getattr(value, "shape", ())) == 2
+    )
+
+
+def _batch_column(batch: Any, field: str, number: int, role: str) -> Any:
+    """The column ``field`` of batch ``number``, or an error that names the batch, the field and its columns."""
+    if isinstance(batch, collections.abc.Mapping):
+        found: Any = list(batch)
+    else:
+        found = getattr(batch, "column_names", None)
+        if found is None:
+            found = getattr(batch, "columns", None)
+        if found is None or isinstance(batch, (str, bytes)):
+            raise TypeError(
+                f"batch {number} is a {type(batch).__name__}, not a batch of columns (a pyarrow RecordBatch "
+                "or Table, a DataFrame, a mapping of columns)"
+            )
+    names = [str(name) for name in found]
+    if field not in names:
+        raise KeyError(f"batch {number} has no column {field!r} (its columns: {names[:8]}): set {role}=")
+    column = batch.column(field) if type(batch).__module__.startswith("pyarrow") else batch[field]
+    if isinstance(column, (str, bytes)):
+        raise TypeError(
+            f"batch {number}'s {field!r} is one {type(column).__name__}, not a column: these are records, "
+            "not batches (a streamed Hugging Face dataset gives batches with .iter(batch_size=10_000))"
+        )
+    return column
 
 
 class Index(_native.NativeIndex):

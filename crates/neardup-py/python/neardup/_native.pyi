@@ -195,6 +195,35 @@ def dedup_column(
     char_shingle: Optional[int] = None,
     progress: _Progress = None,
 ) -> tuple[_TableColumns, _Failures]: ...
+@final
+class NativeDedup:
+    """The engine's dedup run fed a column at a time (``neardup.Dedup`` holds one)."""
+
+    def __new__(
+        cls,
+        scheme: str,
+        *,
+        k: Optional[int] = None,
+        threshold: Optional[float] = None,
+        verify: Optional[str] = None,
+        measure: Optional[str] = None,
+        verify_ngram: Optional[int] = None,
+        clustering: str = "centres",
+        representative: str = "smallest-id",
+        media: Optional[str] = None,
+        num_perm: Optional[int] = None,
+        seed: Optional[int] = None,
+        shingle: Optional[int] = None,
+        char_shingle: Optional[int] = None,
+    ) -> Self: ...
+    def add_column(
+        self, column: _Column, ids: Optional[_Column], *, keep_going: bool, progress: _Progress = None
+    ) -> _Failures: ...
+    def clusters(self) -> _TableColumns: ...
+    def __len__(self) -> int: ...
+    @property
+    def scheme(self) -> str: ...
+
 def dedup_files(
     paths: list[str],
     scheme: str,

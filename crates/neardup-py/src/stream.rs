@@ -1,0 +1,198 @@
+//! `neardup.Dedup`: the engine's `Dedup` fed a column at a time, for documents that arrive in batches (a
+//! `pyarrow.RecordBatchReader`, a database cursor, a streamed Hugging Face dataset) and may not fit in memory
+//! together. Each column is sketched on all cores with the GIL released, as `neardup.dedup` sketches one;
+//! only each document's id and sketch (and exact profile, when the run verifies exactly) are kept. Rows are
+//! numbered across the columns in the order added, so the clusters are those `neardup.dedup` gives for the
+//! columns joined into one.
+
+use crate::api::{Whole, media_hint, method_of};
+use crate::batch::{ColumnInput, Failures, Profiles, failures_of, row_ids, sketch_input};
+use crate::dedup::{Interrupts, RowSink, Rows, RunArgs, TableColumns, new_dedup};
+use crate::errors::IntoPy;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use neardup::Method;
+use neardup::dedup::{Dedup, Document};
+use neardup::media::MediaHint;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::hash::BuildHasher;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeDedup>()?;
+    Ok(())
+}
+
+/// The state of a `neardup.Dedup`: the engine's run, and each row's id.
+#[pyclass(name = "NativeDedup", module = "neardup._native")]
+pub struct NativeDedup {
+    method: Method,
+    hint: MediaHint<'static>,
+    dedup: Dedup,
+    interrupts: Interrupts,
+    /// Each row's id, in the order added (documents that could not be sketched too: they are rows).
+    ids: Vec<Box<str>>,
+    /// The rows, found by their ids (which must be unique across every column added).
+    rows_by_id: HashTable<usize>,
+    hasher: DefaultHashBuilder,
+}
+
+impl NativeDedup {
+    fn row_of(&self, id: &str) -> Option<usize> {
+        let ids = &self.ids;
+        self.rows_by_id
+            .find(self.hasher.hash_one(id), |&r| &*ids[r] == id)
+            .copied()
+    }
+
+    /// Refuses an id of `ids` that repeats another, in these ids or among the rows already added, naming both
+    /// rows (numbered across the columns).
+    fn check_unique(&self, ids: &[&str]) -> PyResult<()> {
+        let base = self.ids.len();
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(ids.len());
+        for (r, &id) in ids.iter().enumerate() {
+            let earlier = self.row_of(id).or_else(|| seen.insert(id, base + r));
+            if let Some(first) = earlier {
+                return Err(PyValueError::new_err(format!(
+                    "rows {first} and {} have the same id {id:?}: ids must be unique",
+                    base + r
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl NativeDedup {
+    #[new]
+    #[pyo3(signature = (scheme, *, k=None, threshold=None, verify=None, measure=None, verify_ngram=None, clustering="centres", representative="smallest-id", media=None, num_perm=None, seed=None, shingle=None, char_shingle=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        scheme: &str,
+        k: Option<Whole>,
+        threshold: Option<f64>,
+        verify: Option<&str>,
+        measure: Option<&str>,
+        verify_ngram: Option<Whole>,
+        clustering: &str,
+        representative: &str,
+        media: Option<&str>,
+        num_perm: Option<Whole>,
+        seed: Option<Whole>,
+        shingle: Option<Whole>,
+        char_shingle: Option<Whole>,
+    ) -> PyResult<Self> {
+        let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
+        let hint = media_hint(media)?;
+        let (dedup, interrupts) = new_dedup(
+            method,
+            &RunArgs {
+                k,
+                threshold,
+                verify,
+                measure,
+                verify_ngram,
+                clustering,
+                representative,
+            },
+        )?;
+        Ok(NativeDedup {
+            method,
+            hint,
+            dedup,
+            interrupts,
+            ids: Vec::new(),
+            rows_by_id: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+        })
+    }
+
+    /// Sketches a column whose rows have the ids of `ids` (None: their row numbers, counted across the
+    /// columns added, in decimal) and adds its rows. Returns the rows that could not be sketched, `(row,
+    /// message, kind)`, numbered across the columns; unless `keep_going`, a column with such a row adds
+    /// nothing (the caller raises). Repeated ids are refused before anything is sketched.
+    #[pyo3(signature = (column, ids, *, keep_going, progress=None))]
+    fn add_column(
+        &mut self,
+        py: Python<'_>,
+        column: ColumnInput<'_>,
+        ids: Option<ColumnInput<'_>>,
+        keep_going: bool,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Failures> {
+        let n = column.len(py);
+        let base = self.ids.len();
+        let (owned_ids, row_numbers);
+        let id_texts: Vec<&str> = match &ids {
+            Some(ids) => {
+                owned_ids = ids.id_rows(py)?;
+                row_ids(&ids.column(&owned_ids)?, n)?
+            }
+            None => {
+                row_numbers = (base..base + n).map(|r| r.to_string()).collect::<Vec<_>>();
+                row_numbers.iter().map(String::as_str).collect()
+            }
+        };
+        self.check_unique(&id_texts)?;
+        let signed = sketch_input(
+            py,
+            &column,
+            self.method,
+            self.hint,
+            Profiles::of(&self.dedup),
+            progress.as_ref(),
+        )?;
+        let mut failures = failures_of(&signed);
+        if !keep_going && !failures.is_empty() {
+            failures.iter_mut().for_each(|f| f.0 += base);
+            return Ok(failures);
+        }
+        for (id, result) in id_texts.iter().zip(signed) {
+            let row = self.ids.len();
+            self.ids.push((*id).into());
+            let ids = &self.ids;
+            let hasher = &self.hasher;
+            self.rows_by_id
+                .insert_unique(hasher.hash_one(*id), row, |&r| hasher.hash_one(&*ids[r]));
+            if let Ok(s) = result {
+                self.dedup
+                    .push(Document {
+                        profile: s.profile,
+                        length: s.length,
+                        ..Document::new((*id).to_owned(), s.sketch)
+                    })
+                    .py_err()?;
+            }
+        }
+        failures.iter_mut().for_each(|f| f.0 += base);
+        Ok(failures)
+    }
+
+    /// The clusters of every row added so far, as the result table's columns (see `dedup::TableColumns`).
+    fn clusters<'py>(&mut self, py: Python<'py>) -> PyResult<TableColumns<'py>> {
+        let n = self.ids.len();
+        let this = &*self;
+        let rows = py
+            .detach(|| -> Result<Rows, neardup::Error> {
+                let mut rows = Rows::new(n);
+                this.dedup.clusters(&mut RowSink {
+                    rows: &mut rows,
+                    row_of: |id: &str| this.row_of(id).expect("every document pushed is a row"),
+                })?;
+                Ok(rows)
+            })
+            .map_err(|e| self.interrupts.error(py, e, n))?;
+        Ok(rows.table_columns(py, |r| self.ids[r].as_bytes()))
+    }
+
+    /// The number of rows added.
+    fn __len__(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The scheme's name, with its parameters.
+    #[getter]
+    fn scheme(&self) -> String {
+        self.method.name()
+    }
+}
