@@ -371,6 +371,35 @@ def test_dedup_fed_in_batches_refuses_what_it_cannot_use():
     assert repr(run) == "neardup.Dedup(scheme='minhash-oph-v1(k=128,seed=0,f=w5)', documents=3)"
 
 
+def test_an_index_stores_batches_as_it_stores_a_column(records, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    _, recs = records
+    texts = [r["text"] for r in recs[:600]]
+    texts[450] = ""  # cannot be sketched: the third batch's row 50
+    ids = [r["id"] for r in recs[:600]]
+    whole = neardup.Index(None, "minhash", threshold=0.7)
+    with pytest.warns(RuntimeWarning, match="^1 document could not be sketched"):
+        assert whole.add_many(ids, texts, errors="skip") == 599
+    table = pa.table({"id": ids, "text": texts})
+    seen = []
+    batched = neardup.Index(str(tmp_path / "idx"), "minhash", threshold=0.7)
+    with pytest.warns(RuntimeWarning, match=r"^1 document could not be sketched \(not stored\); the first, row 450"):
+        stored = batched.add_batches(
+            pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=200)),
+            errors="skip",
+            progress=lambda rows, total: seen.append((rows, total)),
+        )
+    assert stored == 599 and seen == [(200, None), (400, None), (600, None)]
+    assert batched.entries().equals(whole.entries())
+    # errors="raise" stops at the batch with the document, having stored the batches before it.
+    strict = neardup.Index(None, "minhash", threshold=0.7)
+    with pytest.raises(neardup.NoTokens, match="^row 450: no tokens"):
+        strict.add_batches([table.slice(0, 200), table.slice(200, 200), table.slice(400)])
+    assert len(strict) == 400
+    with pytest.raises(KeyError, match="batch 0 has no column 'url'"):
+        strict.add_batches(table, id_field="url")
+
+
 def test_dedup_fed_a_streamed_hugging_face_dataset():
     datasets = pytest.importorskip("datasets")
     texts = [f"record {i % 40} of a corpus streamed in batches, words {i % 40} {i % 40}" for i in range(200)]

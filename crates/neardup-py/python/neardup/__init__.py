@@ -685,13 +685,7 @@ class Dedup:
         Hugging Face ``Dataset`` is one batch, and a streamed Hugging Face ``IterableDataset`` is read 10,000
         records at a time. ``progress``, a callable, is called as ``progress(documents,
         None)`` after each batch (the total is not known ahead). Returns the number of rows added so far."""
-        if type(batches).__name__ == "IterableDataset" and hasattr(batches, "iter"):
-            batches = batches.iter(batch_size=10_000)  # a streamed Hugging Face dataset: its records, batched
-        elif _is_batch(batches):
-            batches = [batches]
-        for number, batch in enumerate(batches):
-            texts = _batch_column(batch, text_field, number, "text_field")
-            ids = None if id_field is None else _batch_column(batch, id_field, number, "id_field")
+        for texts, ids in _batch_columns(batches, text_field, id_field):
             self.add(texts, ids)
             if progress is not None:
                 progress(len(self), None)
@@ -704,6 +698,20 @@ class Dedup:
         columns = self._native.clusters()
         _report(self._failures, "keep", self._failure_count)
         return _cluster_table(*columns)
+
+
+def _batch_columns(batches: Any, text_field: str, id_field: Optional[str]) -> Any:
+    """Each batch's documents and ids (None without ``id_field``), for ``add_batches``: ``batches`` a
+    ``pyarrow.RecordBatchReader`` or any iterable of batches, one batch (:func:`_is_batch`), or a streamed
+    Hugging Face dataset, read 10,000 records at a time."""
+    if type(batches).__name__ == "IterableDataset" and hasattr(batches, "iter"):
+        batches = batches.iter(batch_size=10_000)
+    elif _is_batch(batches):
+        batches = [batches]
+    for number, batch in enumerate(batches):
+        texts = _batch_column(batch, text_field, number, "text_field")
+        ids = None if id_field is None else _batch_column(batch, id_field, number, "id_field")
+        yield texts, ids
 
 
 def _is_batch(value: Any) -> bool:
@@ -785,6 +793,45 @@ class Index(_native.NativeIndex):
             _id_input(ids), column, media=media, keep_going=errors == "skip", progress=progress
         )
         _report(failures, errors, what="could not be sketched (not stored)")
+        return stored
+
+    def add_batches(
+        self,
+        batches: Any,
+        *,
+        id_field: str = "id",
+        text_field: str = "text",
+        media: Optional[str] = None,
+        errors: str = "raise",
+        progress: Optional[Any] = None,
+    ) -> int:
+        """Stores each batch of ``batches`` as :meth:`add_many` stores a column: the documents of its
+        ``text_field`` column under the ids of its ``id_field`` column. ``batches`` as for
+        :meth:`Dedup.add_batches` (a ``pyarrow.RecordBatchReader``, a streamed Hugging Face dataset, any
+        iterable of RecordBatches, Tables, DataFrames or mappings of columns), one batch in memory at a time.
+        ``errors="raise"`` (default) raises at the first batch with a document that cannot be sketched,
+        naming it by its row (counted across the batches), having stored the batches before it and nothing of
+        that one; ``errors="skip"`` stores the others and warns once, at the end, with the count.
+        ``progress`` is called as ``progress(rows, None)`` after each batch. Returns how many were stored."""
+        _check_errors(errors, "raise", "skip")
+        stored = rows = 0
+        failures: list = []
+        count = 0
+        for texts, ids in _batch_columns(batches, text_field, id_field):
+            column, n = _column_input(texts)
+            added, failed = self._add_column(
+                _id_input(ids), column, media=media, keep_going=errors == "skip", progress=None
+            )
+            failed = [(rows + row, message, kind) for row, message, kind in failed]
+            if failed and errors == "raise":
+                _report(failed, errors)
+            failures.extend(failed[: max(0, 1000 - len(failures))])
+            count += len(failed)
+            stored += added
+            rows += n
+            if progress is not None:
+                progress(rows, None)
+        _report(failures, errors, count, what="could not be sketched (not stored)")
         return stored
 
     def query_many(
