@@ -337,10 +337,17 @@ def test_dedup_fed_in_batches_equals_dedup_of_the_whole(records, scheme, args):
         assert run.add_batches(reader, id_field="id", progress=lambda done, total: seen.append((done, total))) == len(ids)
         assert run.clusters().equals(whole)
     assert seen == [(min(n, len(ids)), None) for n in range(333, len(ids) + 333, 333)]
-    run = neardup.Dedup(scheme, **args)
-    with warnings.catch_warnings(record=True):
-        run.add_batches([table.slice(0, 700), table.slice(700).to_pandas()])
-        assert run.clusters().equals(neardup.dedup(texts, scheme=scheme, **args))
+    # A batch's `id` column is read by default (as dedup_files reads records); without one, or with
+    # id_field=None, each row's number is its id.
+    for batches, id_field, expected_ids in [
+        ([table.slice(0, 700), table.slice(700).to_pandas()], "id", ids),
+        ([table.slice(0, 700), table.slice(700).to_pandas()], None, None),
+        ([table.select(["text"]).slice(0, 700), {"text": texts[700:]}], "id", None),
+    ]:
+        run = neardup.Dedup(scheme, **args)
+        with warnings.catch_warnings(record=True):
+            run.add_batches(batches, id_field=id_field)
+            assert run.clusters().equals(neardup.dedup(texts, ids=expected_ids, scheme=scheme, **args))
 
 
 def test_dedup_fed_in_batches_refuses_what_it_cannot_use():
@@ -398,6 +405,8 @@ def test_an_index_stores_batches_as_it_stores_a_column(records, tmp_path):
     assert len(strict) == 400
     with pytest.raises(KeyError, match="batch 0 has no column 'url'"):
         strict.add_batches(table, id_field="url")
+    with pytest.raises(KeyError, match="batch 0 has no column 'id'"):  # an index needs ids
+        strict.add_batches(table.select(["text"]))
 
 
 def test_dedup_fed_a_streamed_hugging_face_dataset():

@@ -675,11 +675,13 @@ class Dedup:
         batches: Any,
         *,
         text_field: str = "text",
-        id_field: Optional[str] = None,
+        id_field: Optional[str] = "id",
         progress: Optional[Any] = None,
     ) -> int:
         """Adds each batch of ``batches``, as :meth:`add` would: its ``text_field`` column holds the documents
-        and its ``id_field`` column (when given) their ids. ``batches`` is a ``pyarrow.RecordBatchReader`` or
+        and its ``id_field`` column their ids, as :func:`dedup_files` reads records (a batch without an
+        ``id`` column, the default, gives each row its number; ``id_field=None`` numbers every row; another
+        name must be a column of every batch). ``batches`` is a ``pyarrow.RecordBatchReader`` or
         any iterable of pyarrow RecordBatches or Tables, pandas or polars DataFrames, or mappings of columns
         (what a Hugging Face dataset's ``iter(batch_size=...)`` yields); one Table, DataFrame, mapping or
         Hugging Face ``Dataset`` is one batch, and a streamed Hugging Face ``IterableDataset`` is read 10,000
@@ -700,17 +702,20 @@ class Dedup:
         return _cluster_table(*columns)
 
 
-def _batch_columns(batches: Any, text_field: str, id_field: Optional[str]) -> Any:
-    """Each batch's documents and ids (None without ``id_field``), for ``add_batches``: ``batches`` a
-    ``pyarrow.RecordBatchReader`` or any iterable of batches, one batch (:func:`_is_batch`), or a streamed
-    Hugging Face dataset, read 10,000 records at a time."""
+def _batch_columns(batches: Any, text_field: str, id_field: Optional[str], ids_required: bool = False) -> Any:
+    """Each batch's documents and ids, for ``add_batches``: ``batches`` a ``pyarrow.RecordBatchReader`` or any
+    iterable of batches, one batch (:func:`_is_batch`), or a streamed Hugging Face dataset, read 10,000
+    records at a time. The ids are None without ``id_field``, and for a batch without the default ``id``
+    column unless ``ids_required``."""
     if type(batches).__name__ == "IterableDataset" and hasattr(batches, "iter"):
         batches = batches.iter(batch_size=10_000)
     elif _is_batch(batches):
         batches = [batches]
     for number, batch in enumerate(batches):
         texts = _batch_column(batch, text_field, number, "text_field")
-        ids = None if id_field is None else _batch_column(batch, id_field, number, "id_field")
+        ids = None
+        if id_field is not None and (ids_required or id_field != "id" or id_field in _batch_names(batch, number)):
+            ids = _batch_column(batch, id_field, number, "id_field")
         yield texts, ids
 
 
@@ -728,6 +733,20 @@ def _is_batch(value: Any) -> bool:
 
 def _batch_column(batch: Any, field: str, number: int, role: str) -> Any:
     """The column ``field`` of batch ``number``, or an error that names the batch, the field and its columns."""
+    names = _batch_names(batch, number)
+    if field not in names:
+        raise KeyError(f"batch {number} has no column {field!r} (its columns: {names[:8]}): set {role}=")
+    column = batch.column(field) if type(batch).__module__.startswith("pyarrow") else batch[field]
+    if isinstance(column, (str, bytes)):
+        raise TypeError(
+            f"batch {number}'s {field!r} is one {type(column).__name__}, not a column: these are records, "
+            "not batches (a streamed Hugging Face dataset gives batches with .iter(batch_size=10_000))"
+        )
+    return column
+
+
+def _batch_names(batch: Any, number: int) -> list[str]:
+    """The column names of batch ``number``, or a TypeError if it is not a batch of columns."""
     if isinstance(batch, collections.abc.Mapping):
         found: Any = list(batch)
     else:
@@ -739,16 +758,7 @@ def _batch_column(batch: Any, field: str, number: int, role: str) -> Any:
                 f"batch {number} is a {type(batch).__name__}, not a batch of columns (a pyarrow RecordBatch "
                 "or Table, a DataFrame, a mapping of columns)"
             )
-    names = [str(name) for name in found]
-    if field not in names:
-        raise KeyError(f"batch {number} has no column {field!r} (its columns: {names[:8]}): set {role}=")
-    column = batch.column(field) if type(batch).__module__.startswith("pyarrow") else batch[field]
-    if isinstance(column, (str, bytes)):
-        raise TypeError(
-            f"batch {number}'s {field!r} is one {type(column).__name__}, not a column: these are records, "
-            "not batches (a streamed Hugging Face dataset gives batches with .iter(batch_size=10_000))"
-        )
-    return column
+    return [str(name) for name in found]
 
 
 class Index(_native.NativeIndex):
@@ -817,7 +827,7 @@ class Index(_native.NativeIndex):
         stored = rows = 0
         failures: list = []
         count = 0
-        for texts, ids in _batch_columns(batches, text_field, id_field):
+        for texts, ids in _batch_columns(batches, text_field, id_field, ids_required=True):
             column, n = _column_input(texts)
             added, failed = self._add_column(
                 _id_input(ids), column, media=media, keep_going=errors == "skip", progress=None
