@@ -7,14 +7,16 @@
 
 use crate::api::{Whole, media_hint, method_of};
 use crate::batch::{ColumnInput, Failures, Profiles, failures_of, row_ids, sketch_input};
+use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::dedup::{Interrupts, RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use neardup::Method;
-use neardup::dedup::{Dedup, Document};
+use neardup::dedup::{Cluster, Dedup, Document, Score, Sink};
 use neardup::media::MediaHint;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::hash::BuildHasher;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -185,6 +187,35 @@ impl NativeDedup {
         Ok(rows.table_columns(py, |r| self.ids[r].as_bytes()))
     }
 
+    /// Every verified pair of the rows added so far, once, as `neardup dedup --pairs` lists them: the two
+    /// ids (`a < b` in byte order) as string columns, and the scores (`float64` bytes).
+    #[allow(clippy::type_complexity)]
+    fn pairs<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(StringColumn<'py>, StringColumn<'py>, Bound<'py, PyBytes>)> {
+        let n = self.ids.len();
+        let this = &*self;
+        let pairs = py
+            .detach(|| -> Result<PairRows<'_>, neardup::Error> {
+                let mut pairs = PairRows {
+                    this,
+                    rows: Vec::new(),
+                    scores: Vec::new(),
+                };
+                this.dedup.pairs(&mut pairs)?;
+                Ok(pairs)
+            })
+            .map_err(|e| self.interrupts.error(py, e, n))?;
+        let id = |r: usize| Some(self.ids[r].as_bytes());
+        let count = pairs.rows.len();
+        Ok((
+            string_column(py, count, |i| id(pairs.rows[i][0])),
+            string_column(py, count, |i| id(pairs.rows[i][1])),
+            le_bytes(py, &pairs.scores, f64::to_le_bytes),
+        ))
+    }
+
     /// The number of rows added.
     fn __len__(&self) -> usize {
         self.ids.len()
@@ -194,5 +225,29 @@ impl NativeDedup {
     #[getter]
     fn scheme(&self) -> String {
         self.method.name()
+    }
+}
+
+/// Collects a run's pairs as the rows of their two ids, and their scores.
+struct PairRows<'a> {
+    this: &'a NativeDedup,
+    rows: Vec<[usize; 2]>,
+    scores: Vec<f64>,
+}
+
+impl Sink for PairRows<'_> {
+    fn pair(&mut self, a: &str, b: &str, score: Score) -> std::io::Result<()> {
+        let row = |id| {
+            self.this
+                .row_of(id)
+                .expect("every document pushed is a row")
+        };
+        self.rows.push([row(a), row(b)]);
+        self.scores.push(score.value());
+        Ok(())
+    }
+
+    fn cluster(&mut self, _: &Cluster<'_>) -> std::io::Result<()> {
+        Ok(())
     }
 }

@@ -350,6 +350,28 @@ def test_dedup_fed_in_batches_equals_dedup_of_the_whole(records, scheme, args):
             assert run.clusters().equals(neardup.dedup(texts, ids=expected_ids, scheme=scheme, **args))
 
 
+@pytest.mark.parametrize(
+    "scheme,flags,args",
+    [
+        ("simhash-doc-v1", ["--k", "4"], {"k": 4}),
+        ("minhash-oph-v1", ["--threshold", "0.6"], {"threshold": 0.6}),
+        ("simhash-doc-v1", ["--verify", "exact", "--threshold", "0.5"], {"verify": "exact", "threshold": 0.5}),
+    ],
+)
+def test_the_pairs_of_a_run_are_the_clis(records, scheme, flags, args):
+    path, recs = records
+    out = run_cli("dedup", "--pairs", "--json", "--scheme", scheme, *flags, str(path))
+    theirs = [json.loads(line) for line in out.splitlines()]
+    assert len(theirs) > 10
+    run = neardup.Dedup(scheme, **args)
+    run.add([r["text"] for r in recs[:700]], ids=[r["id"] for r in recs[:700]])
+    run.add([r["text"] for r in recs[700:]], ids=[r["id"] for r in recs[700:]])
+    ours = run.pairs().to_pylist()
+    key = "distance" if scheme.startswith("simhash") else "similarity"
+    assert [(p["a"], p["b"]) for p in ours] == [(p["a"], p["b"]) for p in theirs]
+    assert [p["score"] for p in ours] == pytest.approx([p[key] for p in theirs])
+
+
 def test_dedup_fed_in_batches_refuses_what_it_cannot_use():
     pa = pytest.importorskip("pyarrow")
     run = neardup.Dedup("minhash")

@@ -18,7 +18,7 @@ signatures and clusters everywhere:
 * ``neardup.dedup_files(paths, ...)``: the same over JSONL and Parquet files as the CLI reads them,
   streamed (datasets larger than memory), optionally writing the deduplicated dataset.
 * ``neardup.Dedup(scheme, ...)``: the same fed a batch at a time (``add``, ``add_batches`` of a
-  ``pyarrow.RecordBatchReader`` or any iterable of batches), then ``clusters()``.
+  ``pyarrow.RecordBatchReader`` or any iterable of batches), then ``clusters()`` (or ``pairs()``).
 * ``neardup.datasketch``: a drop-in for datasketch 2.0's ``MinHash``, ``LeanMinHash`` and ``MinHashLSH``.
 
 Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, ``NoTokens``,
@@ -700,6 +700,22 @@ class Dedup:
         columns = self._native.clusters()
         _report(self._failures, "keep", self._failure_count)
         return _cluster_table(*columns)
+
+    def pairs(self) -> pyarrow.Table:
+        """Every pair of documents added so far that the run finds near (within ``k`` bits, or at
+        ``threshold`` or more, verified as the run verifies), once, as ``neardup dedup --pairs`` lists them:
+        a ``pyarrow.Table`` of ``a`` and ``b`` (their ids, ``a < b`` in byte order) and ``score`` (their
+        distance, or similarity), in the command's order. The pairs are what clusters are made of, before any
+        clustering: to evaluate a threshold against labels, or to cluster another way. n near-copies of one
+        document are n(n-1)/2 pairs, all held in memory. Needs pyarrow."""
+        import numpy as np
+        pa = _pyarrow("neardup.Dedup.pairs needs pyarrow (it returns a pyarrow.Table)")
+
+        a, b, scores_b = self._native.pairs()
+        _report(self._failures, "keep", self._failure_count)
+        scores = np.frombuffer(scores_b, dtype="<f8")
+        n = len(scores)
+        return pa.table({"a": _string_column(n, *a), "b": _string_column(n, *b), "score": pa.array(scores)})
 
 
 def _batch_columns(batches: Any, text_field: str, id_field: Optional[str], ids_required: bool = False) -> Any:
