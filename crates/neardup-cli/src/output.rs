@@ -12,9 +12,15 @@ pub use neardup_io::escape_tsv;
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct Lines {
     /// End each output line with a NUL byte instead of a newline, and write ids as they are (not
-    /// escaped), for `xargs -0` and names holding any character. Columns stay tab-separated.
+    /// escaped), for `xargs -0` and names holding any character. Columns stay tab-separated. (Without it,
+    /// ids are escaped: tab, newline, carriage return and backslash as \t, \n, \r, \\; on a terminal,
+    /// other control characters as \u{1b}.)
     #[arg(short = '0', long = "null")]
     pub null: bool,
+    /// Whether standard output is a terminal: there, an id's other control characters (an escape
+    /// sequence in a record's id) are shown escaped too, so that no id drives the terminal.
+    #[arg(skip = std::io::IsTerminal::is_terminal(&std::io::stdout()))]
+    pub terminal: bool,
 }
 
 impl Lines {
@@ -22,6 +28,8 @@ impl Lines {
     pub fn id(self, id: &str) -> Cow<'_, str> {
         if self.null {
             Cow::Borrowed(id)
+        } else if self.terminal {
+            Cow::Owned(crate::inputs::terminal_safe(&escape_tsv(id)).into_owned())
         } else {
             escape_tsv(id)
         }
@@ -85,9 +93,14 @@ mod tests {
 
     #[test]
     fn null_lines_keep_ids_whole() {
-        let (plain, null) = (Lines { null: false }, Lines { null: true });
+        let lines = |null, terminal| Lines { null, terminal };
+        let (plain, null) = (lines(false, false), lines(true, false));
         assert_eq!(plain.id("a\nb"), "a\\nb");
         assert_eq!(null.id("a\nb"), "a\nb");
+        // On a terminal, the other control characters are escaped too; --null still writes ids whole.
+        assert_eq!(plain.id("\u{1b}[2Ja\tb"), "\u{1b}[2Ja\\tb");
+        assert_eq!(lines(false, true).id("\u{1b}[2Ja\tb"), "\\u{1b}[2Ja\\tb");
+        assert_eq!(lines(true, true).id("a\nb"), "a\nb");
         let mut out = Vec::new();
         null.end(&mut out).unwrap();
         plain.end(&mut out).unwrap();
