@@ -393,8 +393,9 @@ def test_dedup_fed_in_batches_refuses_what_it_cannot_use():
     with pytest.raises(TypeError, match="batch 0 is a str, not a batch of columns"):
         run.add_batches(["not a batch"])
     table = pa.table({"text": ["x"]})
-    with pytest.raises(TypeError, match="not a RecordBatchReader: its batches stream through neardup.Dedup"):
-        neardup.dedup(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()))
+    for call in (neardup.dedup, neardup.sketches):
+        with pytest.raises(TypeError, match=r"not a RecordBatchReader: pass its batches' columns one at a time"):
+            call(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()))
     with pytest.raises(ValueError, match="k is a Hamming distance for SimHash"):
         neardup.Dedup("minhash", k=3)
     assert repr(run) == "neardup.Dedup(scheme='minhash-oph-v1(k=128,seed=0,f=w5)', documents=3)"

@@ -112,8 +112,8 @@ def _as_column(values: Any) -> Any:
         )
     if hasattr(values, "read_next_batch"):
         raise TypeError(
-            f"{expected}, not a {type(values).__name__}: its batches stream through "
-            "neardup.Dedup(...).add_batches(reader, id_field=...)"
+            f"{expected}, not a {type(values).__name__}: pass its batches' columns one at a time "
+            "(batch.column('text')), or deduplicate them all with neardup.Dedup(...).add_batches(reader)"
         )
     if isinstance(values, collections.abc.Iterator):
         return list(values)
