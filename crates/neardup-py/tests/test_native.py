@@ -864,6 +864,31 @@ def test_threads_give_the_same_sketches_as_one(records):
         assert np.array_equal(r, expected)
 
 
+def test_threads_sharing_a_dedup_take_turns(records):
+    """Batches added to one neardup.Dedup from several threads at once are all added (a thread's call used to
+    fail with "Already borrowed" while another's held the run), and give the clusters of one thread's adds."""
+    _, recs = records
+    texts, ids = [r["text"] for r in recs], [r["id"] for r in recs]
+    run = neardup.Dedup("minhash")
+    errors = []
+
+    def work(lo):
+        try:
+            run.add(texts[lo : lo + 300], ids=ids[lo : lo + 300])
+            assert len(run) >= 300 and run.clusters().num_rows >= 300
+        except Exception as e:  # pragma: no cover - the failure this test is for
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(lo,)) for lo in range(0, len(texts), 300)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(run) == len(texts)
+    expected = neardup.dedup(texts, ids=ids, scheme="minhash")
+    assert run.clusters().sort_by("id").equals(expected.sort_by("id"))
+
+
 def _batch_work(args):
     """Every kind of parallel work, for test_forked_children_run_batch_work (module level: Pool pickles it)."""
     texts, path = args

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import collections.abc
 import importlib
+import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
@@ -601,7 +602,7 @@ class Dedup:
     without ids, a row's id is its row number. Documents that cannot be sketched are kept alone, with a
     warning from :meth:`clusters` naming the first by its row; ``errors="raise"`` makes :meth:`add` raise
     instead, adding nothing of that batch. Ctrl-C stops an :meth:`add` (adding nothing of its batch) or
-    :meth:`clusters`. One thread at a time uses a ``Dedup``.
+    :meth:`clusters`. Threads may share a ``Dedup``: their calls take turns.
     """
 
     def __init__(
@@ -624,6 +625,9 @@ class Dedup:
     ) -> None:
         _check_errors(errors, "keep", "raise")
         self._errors = errors
+        # The native run is changed by one call at a time: another thread's call waits its turn (without
+        # the GIL) rather than fail on the borrow.
+        self._turn = threading.RLock()
         self._native = _native.NativeDedup(
             scheme,
             k=k,
@@ -647,7 +651,8 @@ class Dedup:
 
     def __len__(self) -> int:
         """The number of documents (rows) added."""
-        return len(self._native)
+        with self._turn:
+            return len(self._native)
 
     def __repr__(self) -> str:
         return f"neardup.Dedup(scheme={self.scheme!r}, documents={len(self)})"
@@ -657,18 +662,17 @@ class Dedup:
         (``ids`` None: each row's number, counted across the batches); ``progress`` as for :func:`dedup`,
         over this column. Returns the number of rows added so far."""
         column, _ = _column_input(texts)
-        failures = self._native.add_column(
-            column,
-            None if ids is None else _id_input(ids),
-            keep_going=self._errors == "keep",
-            progress=progress,
-        )
-        if failures:
-            if self._errors == "raise":
-                _report(failures, "raise")
-            self._failures.extend(failures[: max(0, 1000 - len(self._failures))])
-            self._failure_count += len(failures)
-        return len(self)
+        id_column = None if ids is None else _id_input(ids)
+        with self._turn:
+            failures = self._native.add_column(
+                column, id_column, keep_going=self._errors == "keep", progress=progress
+            )
+            if failures:
+                if self._errors == "raise":
+                    _report(failures, "raise")
+                self._failures.extend(failures[: max(0, 1000 - len(self._failures))])
+                self._failure_count += len(failures)
+            return len(self._native)
 
     def add_batches(
         self,
@@ -697,8 +701,9 @@ class Dedup:
         """The clusters of every document added so far, as :func:`dedup` returns them for the batches joined
         into one column. Needs pyarrow."""
         _pyarrow("neardup.Dedup.clusters needs pyarrow (it returns a pyarrow.Table)")
-        columns = self._native.clusters()
-        _report(self._failures, "keep", self._failure_count)
+        with self._turn:
+            columns = self._native.clusters()
+            _report(self._failures, "keep", self._failure_count)
         return _cluster_table(*columns)
 
     def pairs(self) -> pyarrow.Table:
@@ -711,8 +716,9 @@ class Dedup:
         import numpy as np
         pa = _pyarrow("neardup.Dedup.pairs needs pyarrow (it returns a pyarrow.Table)")
 
-        a, b, scores_b = self._native.pairs()
-        _report(self._failures, "keep", self._failure_count)
+        with self._turn:
+            a, b, scores_b = self._native.pairs()
+            _report(self._failures, "keep", self._failure_count)
         scores = np.frombuffer(scores_b, dtype="<f8")
         n = len(scores)
         return pa.table({"a": _string_column(n, *a), "b": _string_column(n, *b), "score": pa.array(scores)})
