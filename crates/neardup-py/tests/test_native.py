@@ -24,6 +24,8 @@ import neardup
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 EVAL = ROOT.parent / "shared" / "eval" / "corpus" / "corpus-00.jsonl.zst"
+# Near-duplicate pages in 18 non-Latin scripts (Chinese, Japanese, Korean, Thai, Lao, Tamil, Arabic, ...).
+EVAL_TLDR = ROOT.parent / "shared" / "eval-tldr" / "text.jsonl.zst"
 
 
 def cli() -> str:
@@ -83,6 +85,43 @@ def test_sketches_equal_the_cli(records, scheme):
             assert int(batch[i]) == one.value
         else:
             assert batch[i].tolist() == one.values
+
+
+@pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
+def test_non_latin_scripts_give_the_clis_sketches_clusters_and_pairs(tmp_path, scheme):
+    """The 4,220 pages of ../shared/eval-tldr (18 scripts, those without spaces between words among them):
+    Python's sketches, clusters (all rows in batches) and pairs are the command's."""
+    pa = pytest.importorskip("pyarrow")
+    if not EVAL_TLDR.is_file() or shutil.which("zstd") is None:
+        pytest.skip("../shared/eval-tldr is absent (or zstd is not installed)")
+    path = tmp_path / "tldr.jsonl"
+    path.write_bytes(subprocess.run(["zstd", "-dc", str(EVAL_TLDR)], check=True, capture_output=True).stdout)
+    recs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len({r["lang"] for r in recs}) == 18
+    texts, ids = [r["text"] for r in recs], [r["id"] for r in recs]
+
+    theirs = {}
+    for line in run_cli("hash", "--json", "--scheme", scheme, str(path)).splitlines():
+        row = json.loads(line)
+        theirs[row["id"]] = row.get("fingerprint")
+    assert neardup.sketches(pa.array(texts), scheme, errors="zero", strings=True).to_pylist() == [
+        theirs[i] for i in ids
+    ]
+
+    settings = ["--threshold", "0.5"] if scheme.startswith("minhash") else ["--k", "4"]
+    args = {"threshold": 0.5} if scheme.startswith("minhash") else {"k": 4}
+    run_cli("dedup", "--scheme", scheme, *settings, "--table", str(tmp_path / "table.jsonl"), str(path))
+    table = [json.loads(line) for line in (tmp_path / "table.jsonl").read_text().splitlines()]
+    run = neardup.Dedup(scheme, **args)
+    run.add_batches(pa.table({"id": ids, "text": texts}).to_batches(max_chunksize=1000))
+    ours = [r for r in run.clusters().to_pylist() if r["cluster"] is not None]
+    fields = ("id", "cluster", "representative", "duplicate_of")
+    assert len(table) > 1000
+    assert sorted(tuple(r[f] for f in fields) for r in ours) == sorted(tuple(r[f] for f in fields) for r in table)
+
+    pairs = [json.loads(line) for line in run_cli("dedup", "--pairs", "--json", "--scheme", scheme, *settings,
+                                                  str(path)).splitlines()]
+    assert [(p["a"], p["b"]) for p in run.pairs().to_pylist()] == [(p["a"], p["b"]) for p in pairs]
 
 
 @pytest.mark.parametrize(
