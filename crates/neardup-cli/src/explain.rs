@@ -7,11 +7,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use neardup::Sketch;
 use neardup::explain::{
-    Bit, Diff, Estimate, Explanation, Feature, FeatureLists, Options, RowTag, explain_sketches,
-    explain_texts,
+    Bit, Estimate, Explanation, Feature, Options, RowTag, explain_sketches, explain_texts,
 };
 use neardup::index::Index;
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -173,7 +171,7 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", to_json(&why, &args.a, &args.b))?;
+        writeln!(out, "{}", why.to_json(Some(&args.a), Some(&args.b)))?;
     } else if args.html {
         out.write_all(to_html(&why, &args.a, &args.b).as_bytes())?;
     } else {
@@ -181,83 +179,6 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn estimate_json(e: &Estimate) -> Value {
-    match *e {
-        Estimate::SimHash {
-            distance,
-            similarity,
-            cosine,
-        } => json!({"distance": distance, "similarity": similarity, "cosine": cosine}),
-        Estimate::MinHash {
-            measure,
-            similarity,
-        } => json!({"measure": measure.key(), "similarity": similarity}),
-    }
-}
-
-fn features_json(f: &FeatureLists) -> Value {
-    let list = |v: &[Feature]| -> Vec<Value> {
-        v.iter()
-            .map(|f| json!({"text": f.text, "a": f.a, "b": f.b}))
-            .collect()
-    };
-    json!({
-        "kind": f.kind,
-        "distinct_a": f.distinct_a,
-        "distinct_b": f.distinct_b,
-        "distinct_shared": f.distinct_shared,
-        "shared": list(&f.shared),
-        "only_a": list(&f.only_a),
-        "only_b": list(&f.only_b),
-    })
-}
-
-fn bit_json(bit: &Bit) -> Value {
-    json!({
-        "bit": bit.bit,
-        "a": u8::from(bit.a),
-        "b": u8::from(bit.b),
-        "counter_a": bit.counter_a,
-        "counter_b": bit.counter_b,
-        "pushed": bit.pushed.iter().map(|p| json!({
-            "token": p.text, "a": p.a, "b": p.b, "sign": p.sign, "shift": p.shift
-        })).collect::<Vec<_>>(),
-    })
-}
-
-fn diff_json(d: &Diff) -> Value {
-    let side = |s: &Option<(usize, String)>| s.as_ref().map(|(n, t)| json!({"line": n, "text": t}));
-    json!({
-        "lines_a": d.lines_a,
-        "lines_b": d.lines_b,
-        "equal_lines": d.equal_lines,
-        "omitted_rows": d.omitted_rows,
-        "hunks": d.hunks.iter().map(|h| h.rows.iter().map(|r| json!({
-            "tag": r.tag.name(), "a": side(&r.a), "b": side(&r.b)
-        })).collect::<Vec<_>>()).collect::<Vec<_>>(),
-    })
-}
-
-fn to_json(why: &Explanation, a: &str, b: &str) -> Value {
-    json!({
-        "a": {"input": a, "sketch": why.sketch_a},
-        "b": {"input": b, "sketch": why.sketch_b},
-        "scheme": why.scheme,
-        "estimate": estimate_json(&why.estimate),
-        "exact": why.exact.map(|e| json!({
-            "cosine": e.cosine,
-            "jaccard": e.jaccard,
-            "jaccard_ngram": e.shingle,
-            "scheme_measure": e.scheme.map(|(m, _)| m.key()),
-            "scheme_value": e.scheme.map(|(_, v)| v),
-        })),
-        "verdict": {"near_duplicate": why.verdict.near_duplicate, "rule": why.verdict.rule},
-        "features": why.features.as_ref().map(features_json),
-        "bits": why.bits.iter().map(bit_json).collect::<Vec<_>>(),
-        "diff": why.diff.as_ref().map(diff_json),
-    })
 }
 
 fn estimate_line(e: &Estimate) -> String {

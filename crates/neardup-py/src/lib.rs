@@ -8,6 +8,7 @@
 //! * `api`: fingerprints, sketches, comparison, the scheme registry, and batch sketching over Arrow string
 //!   buffers (GIL released, all cores, results in input order whatever the thread count);
 //! * `index`: the engine's `Index`, in memory or in the same files as `neardup index`;
+//! * `explain`: why two documents match, or do not (`neardup explain --json`'s object);
 //! * `dedup`: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
 //! * `stream`: the same fed a column at a time (`neardup.Dedup`), for documents that arrive in batches;
 //! * `files`: the same over datasets on disk (JSON Lines, Parquet), read by `neardup-io` as the CLI reads
@@ -33,6 +34,7 @@ mod datasketch;
 mod dedup;
 mod distributed;
 mod errors;
+mod explain;
 mod files;
 mod index;
 mod stream;
@@ -48,6 +50,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     strings::register(m)?;
     api::register(m)?;
+    explain::register(m)?;
     index::register(m)?;
     dedup::register(m)?;
     stream::register(m)?;

@@ -87,6 +87,60 @@ def test_sketches_equal_the_cli(records, scheme):
             assert batch[i].tolist() == one.values
 
 
+@pytest.mark.parametrize(
+    "scheme,flags,args",
+    [
+        ("simhash-doc-v1", [], {}),
+        ("simhash-doc-v1", ["--k", "5", "--ngram", "2", "--top", "4", "--context", "0"],
+         {"k": 5, "ngram": 2, "top": 4, "context": 0}),
+        ("minhash-oph-v1", ["--threshold", "0.6", "--shingle", "3"], {"threshold": 0.6, "shingle": 3}),
+    ],
+)
+def test_explain_is_the_clis_explain(records, tmp_path, scheme, flags, args):
+    """neardup.explain gives the object `neardup explain --json` writes, for two near-copies of the
+    evaluation corpus and for a PDF and a page in different media; from sketches, what a sketch tells."""
+    path, recs = records
+    table = neardup.dedup([r["text"] for r in recs], ids=[r["id"] for r in recs])
+    row = next(r for r in table.to_pylist() if r["duplicate_of"] is not None and r["score"] > 0)
+    texts = {r["id"]: r["text"] for r in recs}
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(texts[row["duplicate_of"]], encoding="utf-8")
+    b.write_text(texts[row["id"]], encoding="utf-8")
+    pdf = ROOT / "testdata" / "vectors" / "simhash-doc-v1" / "inputs" / "paper.pdf"
+    for x, y in [(a, b), (pdf, a)]:
+        theirs = json.loads(run_cli("explain", "--json", "--scheme", scheme, *flags, str(x), str(y)))
+        ours = neardup.explain(x.read_bytes(), y.read_bytes(), scheme, **args)
+        assert ours["a"]["input"] is None and theirs["a"]["input"] == str(x)
+        for side in ("a", "b"):
+            ours[side]["input"] = theirs[side]["input"]
+        assert ours == theirs
+    # A text's str is the text itself; the bytes of a .txt file, the same text.
+    from_str = neardup.explain(texts[row["duplicate_of"]], texts[row["id"]], scheme, **args)
+    assert from_str == neardup.explain(a.read_bytes(), b.read_bytes(), scheme, **args)
+    # Sketches alone: the estimate, the verdict and (SimHash) the differing bits; no text, no diff.
+    sketches = [neardup.sketch(texts[i], scheme, **({"shingle": 3} if "shingle" in args else {}))
+                for i in (row["duplicate_of"], row["id"])]
+    stored = neardup.explain(*sketches, **{k: v for k, v in args.items() if k in ("k", "threshold")})
+    assert stored["estimate"] == from_str["estimate"] and stored["verdict"]["near_duplicate"] in (True, False)
+    assert stored["diff"] is None and stored["features"] is None and stored["exact"] is None
+
+
+def test_explain_refuses_settings_of_the_other_method_and_names_the_empty_document():
+    with pytest.raises(ValueError, match="threshold applies to MinHash schemes"):
+        neardup.explain("a b c", "a b d", threshold=0.5)
+    with pytest.raises(ValueError, match="k is a Hamming distance for SimHash"):
+        neardup.explain("a b c", "a b d", "minhash", k=3)
+    with pytest.raises(ValueError, match="k = 9 is out of range"):
+        neardup.explain("a b c", "a b d", k=9)
+    with pytest.raises(neardup.NoTokens, match="^b: no tokens"):
+        neardup.explain("some words here", "")
+    # A sketch's scheme is taken unless another is named: then the two cannot be compared.
+    signature = neardup.sketch("some words here", "minhash")
+    assert neardup.explain(signature, "some words here")["verdict"]["near_duplicate"] is True
+    with pytest.raises(neardup.SchemeMismatch):
+        neardup.explain(signature, "some words here", "simhash")
+
+
 @pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
 def test_non_latin_scripts_give_the_clis_sketches_clusters_and_pairs(tmp_path, scheme):
     """The 4,220 pages of ../shared/eval-tldr (18 scripts, those without spaces between words among them):

@@ -39,6 +39,7 @@ use crate::sketch::{Method, Sketch};
 use neardup_sketch::lookup3::jenkins64_window;
 use neardup_sketch::shingle::Features;
 use neardup_text::profile::doc_v1;
+use serde_json::{Value, json};
 use similar::{Algorithm, DiffOp};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -654,6 +655,90 @@ fn diff(a: &str, b: &str, options: &Options) -> Diff {
         equal_lines,
         hunks,
         omitted_rows: omitted,
+    }
+}
+
+// The JSON of an explanation's parts, for [`Explanation::to_json`].
+fn estimate_json(e: &Estimate) -> Value {
+    match *e {
+        Estimate::SimHash {
+            distance,
+            similarity,
+            cosine,
+        } => json!({"distance": distance, "similarity": similarity, "cosine": cosine}),
+        Estimate::MinHash {
+            measure,
+            similarity,
+        } => json!({"measure": measure.key(), "similarity": similarity}),
+    }
+}
+
+fn features_json(f: &FeatureLists) -> Value {
+    let list = |v: &[Feature]| -> Vec<Value> {
+        v.iter()
+            .map(|f| json!({"text": f.text, "a": f.a, "b": f.b}))
+            .collect()
+    };
+    json!({
+        "kind": f.kind,
+        "distinct_a": f.distinct_a,
+        "distinct_b": f.distinct_b,
+        "distinct_shared": f.distinct_shared,
+        "shared": list(&f.shared),
+        "only_a": list(&f.only_a),
+        "only_b": list(&f.only_b),
+    })
+}
+
+fn bit_json(bit: &Bit) -> Value {
+    json!({
+        "bit": bit.bit,
+        "a": u8::from(bit.a),
+        "b": u8::from(bit.b),
+        "counter_a": bit.counter_a,
+        "counter_b": bit.counter_b,
+        "pushed": bit.pushed.iter().map(|p| json!({
+            "token": p.text, "a": p.a, "b": p.b, "sign": p.sign, "shift": p.shift
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn diff_json(d: &Diff) -> Value {
+    let side = |s: &Option<(usize, String)>| s.as_ref().map(|(n, t)| json!({"line": n, "text": t}));
+    json!({
+        "lines_a": d.lines_a,
+        "lines_b": d.lines_b,
+        "equal_lines": d.equal_lines,
+        "omitted_rows": d.omitted_rows,
+        "hunks": d.hunks.iter().map(|h| h.rows.iter().map(|r| json!({
+            "tag": r.tag.name(), "a": side(&r.a), "b": side(&r.b)
+        })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+    })
+}
+
+impl Explanation {
+    /// The explanation as one JSON object, as `neardup explain --json` writes it (and `neardup.explain`
+    /// returns it): each document's `input` (its name, or null), its sketch, the scheme, the estimate, the
+    /// exact measures, the verdict, the features, the differing bits and the diff.
+    pub fn to_json(&self, a: Option<&str>, b: Option<&str>) -> Value {
+        let why = self;
+        json!({
+            "a": {"input": a, "sketch": why.sketch_a},
+            "b": {"input": b, "sketch": why.sketch_b},
+            "scheme": why.scheme,
+            "estimate": estimate_json(&why.estimate),
+            "exact": why.exact.map(|e| json!({
+                "cosine": e.cosine,
+                "jaccard": e.jaccard,
+                "jaccard_ngram": e.shingle,
+                "scheme_measure": e.scheme.map(|(m, _)| m.key()),
+                "scheme_value": e.scheme.map(|(_, v)| v),
+            })),
+            "verdict": {"near_duplicate": why.verdict.near_duplicate, "rule": why.verdict.rule},
+            "features": why.features.as_ref().map(features_json),
+            "bits": why.bits.iter().map(bit_json).collect::<Vec<_>>(),
+            "diff": why.diff.as_ref().map(diff_json),
+        })
     }
 }
 

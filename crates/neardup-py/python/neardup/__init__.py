@@ -8,7 +8,8 @@ signatures and clusters everywhere:
   (as the CLI takes the text field of JSONL records). ``media="html"`` (or another) reads either as that
   medium. Same text, same fingerprint, from any medium.
 * ``neardup.sketch(data, scheme=...)``: a fingerprint or a MinHash-family signature, for any scheme in
-  ``neardup.schemes()``; ``neardup.compare(a, b)`` compares two.
+  ``neardup.schemes()``; ``neardup.compare(a, b)`` compares two, and ``neardup.explain(a, b)`` says why
+  they match or not (``neardup explain --json``'s object).
 * ``neardup.sketches(texts, scheme=...)``: a whole column at once, on all cores, as a NumPy array
   (``uint64`` fingerprints, or a 2-D ``uint32`` array of signatures).
 * ``neardup.Index(path_or_none, scheme=..., k=... | threshold=...)``: stored sketches and exact-radius
@@ -72,6 +73,7 @@ __all__ = [
     "compare",
     "dedup",
     "dedup_files",
+    "explain",
     "fingerprint",
     "schemes",
     "sketch",
@@ -394,6 +396,55 @@ def _check_errors(errors: str, *allowed: str) -> None:
         names = [repr(a) for a in allowed]
         choices = " or ".join(names) if len(names) == 2 else "one of " + ", ".join(names)
         raise ValueError(f"errors must be {choices}, not {errors!r}")
+
+
+def explain(
+    a: Any,
+    b: Any,
+    scheme: Optional[str] = None,
+    *,
+    k: Optional[int] = None,
+    threshold: Optional[float] = None,
+    ngram: int = 3,
+    top: int = 10,
+    context: int = 2,
+    max_rows: int = 200,
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+) -> dict[str, Any]:
+    """Why two documents match, or do not: the object ``neardup explain --json`` writes, as a dict.
+
+    ``a`` and ``b`` are documents as for :func:`sketch` (a ``str`` is text; ``bytes`` a document in any
+    medium, extracted; ``media`` names the medium), or :class:`Sketch` objects (an index's entries, from
+    ``Index.get``), for which only what a sketch tells is given. ``scheme`` (and its parameters) as for
+    :func:`sketch`; by default a given sketch's, else ``simhash-doc-v1``. The dict holds each document's ``sketch``
+    (``input`` is None), the ``scheme``, the ``estimate`` (SimHash: ``distance``, ``similarity``, the
+    ``cosine`` it estimates; MinHash: the estimated ``similarity``), the ``exact`` measures (the cosine of term
+    frequencies, the Jaccard similarity of word ``ngram``-grams and, for MinHash, the exact value of what its
+    scheme estimates), the ``verdict`` at ``k`` bits (SimHash, default 3) or ``threshold`` (MinHash, default
+    0.8), the shared and unique ``features`` (``top`` of each), the differing SimHash ``bits`` with the tokens
+    that pushed each, and the aligned ``diff`` of the texts (``context`` lines around each change, at most
+    ``max_rows`` rows)."""
+    import json
+
+    return json.loads(
+        _native.explain(
+            a,
+            b,
+            scheme,
+            k=k,
+            threshold=threshold,
+            ngram=ngram,
+            top=top,
+            context=context,
+            max_rows=max_rows,
+            media=media,
+            **_scheme_params(num_perm, seed, shingle, char_shingle),
+        )
+    )
 
 
 def _report(

@@ -75,6 +75,23 @@ def sketch(
 ) -> Sketch: ...
 def fingerprint(data: _Document, scheme: str = "simhash-doc-v1", *, media: Optional[str] = None) -> Sketch: ...
 def compare(a: _SketchLike, b: _SketchLike) -> dict[str, Any]: ...
+def explain(
+    a: Union[_Document, Sketch],
+    b: Union[_Document, Sketch],
+    scheme: Optional[str] = None,
+    *,
+    k: Optional[int] = None,
+    threshold: Optional[float] = None,
+    ngram: Optional[int] = None,
+    top: Optional[int] = None,
+    context: Optional[int] = None,
+    max_rows: Optional[int] = None,
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+) -> str: ...
 def schemes() -> list[dict[str, Any]]: ...
 def str_reader_enabled() -> bool: ...
 
