@@ -16,7 +16,9 @@
 //!   side.
 //!
 //! [`explain_sketches`] does what can be done without text (two stored index entries): the estimate, the
-//! verdict and the differing bits, without features or attributions.
+//! verdict and the differing bits, without features or attributions. [`Explanation::to_json`] writes either
+//! as one JSON object, the same from every front door (`neardup explain --json`, Python's
+//! `neardup.explain`).
 //!
 //! ```
 //! use neardup::explain::{explain_texts, Options};
