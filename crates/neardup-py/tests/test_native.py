@@ -321,10 +321,12 @@ def test_ctrl_c_stops_long_runs(tmp_path, request):
     path.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
     pa = pytest.importorskip("pyarrow")
     column = pa.array(texts * 3, pa.large_string())
+    adding = neardup.Dedup("minhash")
     runs = (
         lambda: neardup.dedup_files(path),
         lambda: neardup.sketches(texts * 3, "minhash"),
         lambda: neardup.sketches(column, "minhash"),
+        lambda: adding.add(column),
     )
     for run in runs:
         started = time.perf_counter()
@@ -340,6 +342,8 @@ def test_ctrl_c_stops_long_runs(tmp_path, request):
             time.sleep(whole)  # the run ended first: the interrupt lands here, and the test fails on time
         timer.join()
         assert time.perf_counter() - started < whole * 0.6, whole
+    # The interrupted add added nothing of its column, and the run takes more.
+    assert len(adding) == len(column) and adding.add(["one more document"]) == len(column) + 1
 
 
 def test_ctrl_c_stops_dedup_while_it_finds_pairs(tmp_path, request):
