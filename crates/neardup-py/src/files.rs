@@ -291,15 +291,24 @@ fn dedup_files<'py>(
     ))
 }
 
-/// A split refused as asked (an output that is an input, a format that does not follow) is a `ValueError`;
-/// one that failed while it was written, an `OSError`.
-/// Issues a Python warning of category `W` at the caller's line (a NUL in the message, from a field name,
-/// is written as `\0`: a C string cannot hold it).
+/// Issues a Python warning of category `W` at the caller's line. Its control characters are shown escaped
+/// (a NUL as `\0`, others as `\xNN`): messages name files, fields and records, whose escape sequences must
+/// not drive a terminal or a notebook, and a C string cannot hold a NUL.
 fn warn<W: pyo3::PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
-    let message = std::ffi::CString::new(message.replace('\0', "\\0")).expect("NULs replaced");
+    let mut shown = String::with_capacity(message.len());
+    for c in message.chars() {
+        match c {
+            '\0' => shown.push_str("\\0"),
+            c if c.is_control() => shown.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => shown.push(c),
+        }
+    }
+    let message = std::ffi::CString::new(shown).expect("NULs escaped");
     PyErr::warn(py, &py.get_type::<W>(), &message, 1)
 }
 
+/// A split refused as asked (an output that is an input, a format that does not follow) is a `ValueError`;
+/// one that failed while it was written, an `OSError`.
 fn split_error(e: IoError) -> PyErr {
     match e {
         IoError::Unsupported { .. } | IoError::FieldClash { .. } => {

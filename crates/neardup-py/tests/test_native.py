@@ -294,6 +294,24 @@ def test_dedup_files_reports_bad_records_and_refuses_what_it_cannot_read(tmp_pat
     assert (tmp_path / "again.jsonl").exists()
 
 
+def test_warnings_show_control_characters_escaped(tmp_path):
+    """Record ids and file names reach warnings; an escape sequence in one must not drive a terminal or a
+    notebook (which renders ANSI sequences in a warning)."""
+    pytest.importorskip("pyarrow")
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "part.jsonl").write_text(
+        json.dumps({"id": "\x1b[2Jcleared", "text": ""}) + "\n" + json.dumps({"id": "b", "text": "some words"}) + "\n"
+    )
+    (shards / "\x1b[31mred.txt").write_text("not a shard")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        neardup.dedup_files(shards)
+    messages = [str(w.message) for w in caught]
+    assert any("\\x1b[2Jcleared" in m for m in messages) and any("\\x1b[31mred.txt" in m for m in messages)
+    assert not any("\x1b" in m for m in messages), messages
+
+
 def test_dedup_files_names_the_files_a_directory_leaves_out(tmp_path):
     record = {"id": "a", "text": "the cat sat on the mat and looked at the dog"}
     (tmp_path / "part-0.jsonl").write_text(json.dumps(record) + "\n")

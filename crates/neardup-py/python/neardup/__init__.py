@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections.abc
 import importlib
 import threading
+import unicodedata
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
@@ -447,6 +448,16 @@ def explain(
     )
 
 
+def _shown(text: str) -> str:
+    """``text`` with its control characters escaped (a NUL as ``\\0``, others as ``\\xNN``): messages name
+    files and records, whose escape sequences must not drive a terminal or a notebook."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ("\\0" if c == "\0" else f"\\x{ord(c):02x}") if unicodedata.category(c) == "Cc" else c for c in text
+    )
+
+
 def _report(
     failures,
     errors: str,
@@ -462,7 +473,7 @@ def _report(
     if not failures:
         return
     place, message, *kind = failures[0]
-    first = f"{f'row {place}' if isinstance(place, int) else place}: {message}"
+    first = _shown(f"{f'row {place}' if isinstance(place, int) else place}: {message}")
     count = len(failures) if count is None else count
     if errors == "raise":
         error = getattr(_native, kind[0], Error) if kind else Error
