@@ -78,8 +78,19 @@ pub fn interrupted_saying(py: Python<'_>, error: PyErr, saying: impl FnOnce() ->
 
 /// The Python exception for an engine error.
 pub fn to_py(e: neardup::Error) -> PyErr {
-    use neardup::Error as E;
     let message = python_message(&e);
+    exception(e, message)
+}
+
+/// [`to_py`], its message naming what it is about (`"b: no tokens: …"`).
+pub fn to_py_about(subject: &str, e: neardup::Error) -> PyErr {
+    let message = format!("{subject}: {}", python_message(&e));
+    exception(e, message)
+}
+
+/// The exception of `e`'s kind, saying `message`.
+fn exception(e: neardup::Error, message: String) -> PyErr {
+    use neardup::Error as E;
     match e {
         E::Extract(_) => MediaError::new_err(message),
         E::NoTokens { .. } => NoTokens::new_err(message),

@@ -4,7 +4,7 @@
 //! stored sketch) and checks the settings as the command does.
 
 use crate::api::{PySketch, Whole, document_bytes, media_hint, method_of};
-use crate::errors::IntoPy;
+use crate::errors::{IntoPy, to_py_about};
 use neardup::explain::{Options, explain_sketches, explain_texts};
 use neardup::media::{Media, MediaHint};
 use neardup::{Method, Sketch};
@@ -44,12 +44,7 @@ impl Operand {
     fn sketch(&self, method: Method, name: &str) -> PyResult<Sketch> {
         match self {
             Operand::Stored(sketch) => Ok(sketch.clone()),
-            Operand::Text(text) => method.sketch_text(text).py_err().map_err(|e| {
-                Python::attach(|py| {
-                    let message = format!("{name}: {}", e.value(py));
-                    PyErr::from_type(e.get_type(py), message)
-                })
-            }),
+            Operand::Text(text) => method.sketch_text(text).map_err(|e| to_py_about(name, e)),
         }
     }
 }

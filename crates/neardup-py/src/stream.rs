@@ -144,9 +144,10 @@ impl NativeDedup {
             Profiles::of(&self.dedup),
             progress.as_ref(),
         )?;
+        // Rows are numbered across the columns added.
         let mut failures = failures_of(&signed);
+        failures.iter_mut().for_each(|f| f.0 += base);
         if !keep_going && !failures.is_empty() {
-            failures.iter_mut().for_each(|f| f.0 += base);
             return Ok(failures);
         }
         for (id, result) in id_texts.iter().zip(signed) {
@@ -166,7 +167,6 @@ impl NativeDedup {
                     .py_err()?;
             }
         }
-        failures.iter_mut().for_each(|f| f.0 += base);
         Ok(failures)
     }
 
