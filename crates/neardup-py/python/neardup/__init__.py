@@ -458,6 +458,22 @@ def _shown(text: str) -> str:
     )
 
 
+class _Failures:
+    """The failures of a run of several calls (``(row, message, kind)``, rows counted across the calls): the
+    first 1,000, for the warning that names the first, and how many there were."""
+
+    def __init__(self) -> None:
+        self.first: list = []
+        self.count = 0
+
+    def add(self, failures: list) -> None:
+        self.first.extend(failures[: max(0, 1000 - len(self.first))])
+        self.count += len(failures)
+
+    def report(self, errors: str, **how: Any) -> None:
+        _report(self.first, errors, self.count, **how)
+
+
 def _report(
     failures,
     errors: str,
@@ -702,9 +718,7 @@ class Dedup:
             media=media,
             **_scheme_params(num_perm, seed, shingle, char_shingle),
         )
-        # The first failures (row, message, kind), for the warning, and how many there were.
-        self._failures: list = []
-        self._failure_count = 0
+        self._failures = _Failures()
 
     @property
     def scheme(self) -> str:
@@ -732,8 +746,7 @@ class Dedup:
             if failures:
                 if self._errors == "raise":
                     _report(failures, "raise")
-                self._failures.extend(failures[: max(0, 1000 - len(self._failures))])
-                self._failure_count += len(failures)
+                self._failures.add(failures)
             return len(self._native)
 
     def add_batches(
@@ -765,7 +778,7 @@ class Dedup:
         _pyarrow("neardup.Dedup.clusters needs pyarrow (it returns a pyarrow.Table)")
         with self._turn:
             columns = self._native.clusters()
-            _report(self._failures, "keep", self._failure_count)
+            self._failures.report("keep")
         return _cluster_table(*columns)
 
     def pairs(self) -> pyarrow.Table:
@@ -780,7 +793,7 @@ class Dedup:
 
         with self._turn:
             a, b, scores_b = self._native.pairs()
-            _report(self._failures, "keep", self._failure_count)
+            self._failures.report("keep")
         scores = np.frombuffer(scores_b, dtype="<f8")
         n = len(scores)
         return pa.table({"a": _string_column(n, *a), "b": _string_column(n, *b), "score": pa.array(scores)})
@@ -796,10 +809,11 @@ def _batch_columns(batches: Any, text_field: str, id_field: Optional[str], ids_r
     elif _is_batch(batches):
         batches = [batches]
     for number, batch in enumerate(batches):
-        texts = _batch_column(batch, text_field, number, "text_field")
+        names = _batch_names(batch, number)
+        texts = _batch_column(batch, names, text_field, number, "text_field")
         ids = None
-        if id_field is not None and (ids_required or id_field != "id" or id_field in _batch_names(batch, number)):
-            ids = _batch_column(batch, id_field, number, "id_field")
+        if id_field is not None and (ids_required or id_field != "id" or id_field in names):
+            ids = _batch_column(batch, names, id_field, number, "id_field")
         yield texts, ids
 
 
@@ -815,9 +829,9 @@ def _is_batch(value: Any) -> bool:
     )
 
 
-def _batch_column(batch: Any, field: str, number: int, role: str) -> Any:
-    """The column ``field`` of batch ``number``, or an error that names the batch, the field and its columns."""
-    names = _batch_names(batch, number)
+def _batch_column(batch: Any, names: list[str], field: str, number: int, role: str) -> Any:
+    """The column ``field`` of batch ``number`` (whose columns are ``names``), or an error that names the
+    batch, the field and its columns."""
     if field not in names:
         raise KeyError(f"batch {number} has no column {field!r} (its columns: {names[:8]}): set {role}=")
     column = batch.column(field) if type(batch).__module__.startswith("pyarrow") else batch[field]
@@ -909,8 +923,7 @@ class Index(_native.NativeIndex):
         ``progress`` is called as ``progress(rows, None)`` after each batch. Returns how many were stored."""
         _check_errors(errors, "raise", "skip")
         stored = rows = 0
-        failures: list = []
-        count = 0
+        failures = _Failures()
         for texts, ids in _batch_columns(batches, text_field, id_field, ids_required=True):
             column, n = _column_input(texts)
             added, failed = self._add_column(
@@ -919,13 +932,12 @@ class Index(_native.NativeIndex):
             failed = [(rows + row, message, kind) for row, message, kind in failed]
             if failed and errors == "raise":
                 _report(failed, errors)
-            failures.extend(failed[: max(0, 1000 - len(failures))])
-            count += len(failed)
+            failures.add(failed)
             stored += added
             rows += n
             if progress is not None:
                 progress(rows, None)
-        _report(failures, errors, count, what="could not be sketched (not stored)")
+        failures.report(errors, what="could not be sketched (not stored)")
         return stored
 
     def query_many(
