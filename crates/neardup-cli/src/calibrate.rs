@@ -7,12 +7,12 @@ use crate::explain::{STYLE, escape};
 use crate::inputs::{DocArgs, Tally, operands_holding};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use neardup::calibrate::{Calibration, Settings, SweepRow, Truth, calibrate};
+use neardup::calibrate::{Calibration, Settings, SweepRow, Truth, calibrate, sample};
 use neardup::{Method, Sketch};
 use plotters::prelude::SeriesLabelPosition;
-use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -154,7 +154,8 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     let bar = crate::inputs::progress_bar(1000);
     bar.set_message("scoring every pair");
     let report = calibrate(method, &ids, &sketches, truth.as_ref(), &settings, |f| {
-        bar.set_position((f * 1000.0) as u64)
+        bar.set_position((f * 1000.0) as u64);
+        ControlFlow::Continue(())
     })?;
     bar.finish_and_clear();
 
@@ -163,7 +164,7 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     for (name, chart) in &charts {
         written.push((*name, charts::write(chart, &args.out, name)?));
     }
-    let json = to_json(&report, read);
+    let json = report.to_json(read);
     let json_path = args.out.join("calibration.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")
         .with_context(|| format!("cannot write {}", json_path.display()))?;
@@ -183,36 +184,8 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     Ok(tally.exit_status(args.doc.strict))
 }
 
-/// Keeps `n` documents chosen uniformly with the seed (all of them if there are fewer), in id order.
-fn sample<T>(docs: Vec<T>, n: usize, seed: u64) -> Vec<T> {
-    if docs.len() <= n {
-        return docs;
-    }
-    // Each document's key is a hash of its position and the seed; the n smallest keys are kept.
-    let key = |i: usize| {
-        let mut z = (i as u64).wrapping_add(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let mut order: Vec<usize> = (0..docs.len()).collect();
-    order.sort_by_key(|&i| key(i));
-    let mut keep = vec![false; docs.len()];
-    for &i in &order[..n] {
-        keep[i] = true;
-    }
-    docs.into_iter()
-        .zip(keep)
-        .filter_map(|(d, k)| k.then_some(d))
-        .collect()
-}
-
 fn is_simhash(report: &Calibration) -> bool {
     report.score == "distance"
-}
-
-fn setting_name(report: &Calibration) -> &'static str {
-    if is_simhash(report) { "k" } else { "threshold" }
 }
 
 fn format_setting(report: &Calibration, s: f64) -> String {
@@ -289,7 +262,7 @@ pub fn make_charts(report: &Calibration) -> Vec<(&'static str, Chart)> {
                 report.recommendation.setting,
                 format!(
                     "recommended {} = {}",
-                    setting_name(report),
+                    report.setting_name(),
                     format_setting(report, report.recommendation.setting)
                 ),
             )],
@@ -310,8 +283,8 @@ pub fn make_charts(report: &Calibration) -> Vec<(&'static str, Chart)> {
         charts.push((
             "precision-recall",
             Chart {
-                title: format!("precision and recall per {}", setting_name(report)),
-                x_label: setting_name(report).to_owned(),
+                title: format!("precision and recall per {}", report.setting_name()),
+                x_label: report.setting_name().to_owned(),
                 y_label: "precision, recall, F1".to_owned(),
                 x: (lo - pad, hi + pad),
                 y: (0.0, 1.05),
@@ -378,45 +351,6 @@ pub fn make_charts(report: &Calibration) -> Vec<(&'static str, Chart)> {
     charts
 }
 
-fn sweep_json(r: &SweepRow) -> Value {
-    json!({
-        "setting": r.setting, "detected": r.detected, "true_positives": r.true_positives,
-        "precision": r.precision, "recall": r.recall, "f1": r.f1,
-    })
-}
-
-fn to_json(report: &Calibration, read: usize) -> Value {
-    json!({
-        "method": report.method,
-        "score": report.score,
-        "documents_read": read,
-        "documents": report.documents,
-        "pairs": report.pairs,
-        "candidates": report.candidates,
-        "random": report.random,
-        "histogram": report.histogram.iter().map(|b| json!({
-            "lo": b.lo, "hi": b.hi, "candidates": b.candidates, "random": b.random
-        })).collect::<Vec<_>>(),
-        "positives": report.positives,
-        "sweep": report.sweep.iter().map(sweep_json).collect::<Vec<_>>(),
-        "recommendation": {
-            "setting_name": setting_name(report),
-            "setting": report.recommendation.setting,
-            "why": report.recommendation.why,
-            "row": report.recommendation.row.as_ref().map(sweep_json),
-        },
-        "s_curve": report.s_curve.as_ref().map(|c| json!({
-            "banding": c.banding.to_string(),
-            "bands": c.banding.bands,
-            "threshold": c.threshold,
-            "by_truth": c.by_truth,
-            "observed": c.observed.iter().map(|&(s, all, shared)| json!({
-                "similarity": s, "pairs": all, "sharing_a_band": shared
-            })).collect::<Vec<_>>(),
-        })),
-    })
-}
-
 /// One sweep row as printed (and as the report's table shows it).
 fn sweep_cells(report: &Calibration, r: &SweepRow) -> [String; 6] {
     [
@@ -442,7 +376,7 @@ fn recommendation_line(report: &Calibration) -> String {
     let r = &report.recommendation;
     let mut line = format!(
         "recommended {} = {} ({})",
-        setting_name(report),
+        report.setting_name(),
         format_setting(report, r.setting),
         r.why
     );
@@ -469,7 +403,7 @@ fn summary(report: &Calibration, read: usize) -> String {
     }
     if !report.sweep.is_empty() {
         let mut header = SWEEP_HEADER;
-        header[0] = setting_name(report);
+        header[0] = report.setting_name();
         let _ = writeln!(s, "{}", header.join("\t"));
         for r in &report.sweep {
             let _ = writeln!(s, "{}", sweep_cells(report, r).join("\t"));
@@ -497,7 +431,7 @@ fn to_html(report: &Calibration, read: usize, charts: &[(&str, charts::Written)]
     );
     if !report.sweep.is_empty() {
         let mut header = SWEEP_HEADER;
-        header[0] = setting_name(report);
+        header[0] = report.setting_name();
         let _ = write!(
             s,
             "<h2>Precision and recall</h2><p>Against {} truth pairs at similarity ≥ the truth threshold.</p>\

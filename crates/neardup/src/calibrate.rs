@@ -16,6 +16,7 @@
 //!
 //! ```
 //! use neardup::calibrate::{calibrate, Settings, Truth};
+//! use std::ops::ControlFlow;
 //! use neardup::{Method, Scheme};
 //! let method = Method::SimHash(Scheme::SimhashDocV1);
 //! let texts = ["the quick brown fox jumps over the lazy dog", "the quick brown fox jumps over the lazy dog!",
@@ -23,7 +24,7 @@
 //! let ids: Vec<String> = (0..3).map(|i| format!("d{i}")).collect();
 //! let sketches = texts.iter().map(|t| method.sketch_text(t)).collect::<Result<Vec<_>, _>>()?;
 //! let truth = Truth::parse("d0\td1\t1\n", "truth.tsv")?;
-//! let report = calibrate(method, &ids, &sketches, Some(&truth), &Settings::default(), |_| {})?;
+//! let report = calibrate(method, &ids, &sketches, Some(&truth), &Settings::default(), |_| ControlFlow::Continue(()))?;
 //! let k0 = &report.sweep[0];
 //! assert_eq!((k0.setting, k0.true_positives, k0.precision, k0.recall), (0.0, 1, 1.0, 1.0));
 //! # Ok::<(), neardup::Error>(())
@@ -33,7 +34,9 @@ use crate::dedup::{DEFAULT_THRESHOLD, Verification, default_weights};
 use crate::error::Error;
 use crate::sketch::{Method, Sketch};
 use neardup_index::lsh::{Banding, optimize};
+use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 
 /// Ground truth: pairs of ids with a similarity (or a 0/1 label).
 #[derive(Clone, Debug, Default)]
@@ -70,6 +73,26 @@ impl Truth {
             pairs.insert(ordered(fields[0], fields[1]), value);
         }
         Ok(Truth { pairs })
+    }
+
+    /// Truth from pairs given one by one: `(id_a, id_b, similarity)` (a label is a similarity of 0 or 1).
+    /// A similarity outside 0..=1 is refused, naming the pair's position (from 0) in `source`.
+    pub fn from_pairs(
+        pairs: impl IntoIterator<Item = (String, String, f64)>,
+        source: &str,
+    ) -> Result<Truth, Error> {
+        let mut truth = Truth::default();
+        for (n, (a, b, similarity)) in pairs.into_iter().enumerate() {
+            if !(0.0..=1.0).contains(&similarity) {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "{source}, pair {n} ({a:?}, {b:?}): the similarity {similarity} is not in 0..1"
+                    ),
+                });
+            }
+            truth.pairs.insert(ordered(&a, &b), similarity);
+        }
+        Ok(truth)
     }
 
     /// How many pairs.
@@ -207,19 +230,101 @@ pub struct Calibration {
     pub s_curve: Option<SCurve>,
 }
 
+impl Calibration {
+    /// What the setting is called: `k` (SimHash) or `threshold` (MinHash).
+    pub fn setting_name(&self) -> &'static str {
+        if self.score == "distance" {
+            "k"
+        } else {
+            "threshold"
+        }
+    }
+
+    /// Every number as one JSON object, as `neardup calibrate` writes `calibration.json` (and
+    /// `neardup.calibrate` returns it); `read` is how many documents were read before sampling.
+    pub fn to_json(&self, read: usize) -> Value {
+        let sweep_json = |r: &SweepRow| {
+            json!({
+                "setting": r.setting, "detected": r.detected, "true_positives": r.true_positives,
+                "precision": r.precision, "recall": r.recall, "f1": r.f1,
+            })
+        };
+        json!({
+            "method": self.method,
+            "score": self.score,
+            "documents_read": read,
+            "documents": self.documents,
+            "pairs": self.pairs,
+            "candidates": self.candidates,
+            "random": self.random,
+            "histogram": self.histogram.iter().map(|b| json!({
+                "lo": b.lo, "hi": b.hi, "candidates": b.candidates, "random": b.random
+            })).collect::<Vec<_>>(),
+            "positives": self.positives,
+            "sweep": self.sweep.iter().map(sweep_json).collect::<Vec<_>>(),
+            "recommendation": {
+                "setting_name": self.setting_name(),
+                "setting": self.recommendation.setting,
+                "why": self.recommendation.why,
+                "row": self.recommendation.row.as_ref().map(sweep_json),
+            },
+            "s_curve": self.s_curve.as_ref().map(|c| json!({
+                "banding": c.banding.to_string(),
+                "bands": c.banding.bands,
+                "threshold": c.threshold,
+                "by_truth": c.by_truth,
+                "observed": c.observed.iter().map(|&(s, all, shared)| json!({
+                    "similarity": s, "pairs": all, "sharing_a_band": shared
+                })).collect::<Vec<_>>(),
+            })),
+        })
+    }
+}
+
+/// Keeps `n` of `docs` chosen uniformly by `seed` (all of them if there are fewer), in their order. Give
+/// them in an order that does not depend on how they were read (`neardup calibrate` sorts by id), and the
+/// same documents give the same sample in every front door.
+pub fn sample<T>(docs: Vec<T>, n: usize, seed: u64) -> Vec<T> {
+    if docs.len() <= n {
+        return docs;
+    }
+    // Each document's key is a hash of its position and the seed; the n smallest keys are kept.
+    let key = |i: usize| {
+        let mut z = (i as u64).wrapping_add(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by_key(|&i| key(i));
+    let mut keep = vec![false; docs.len()];
+    for &i in &order[..n] {
+        keep[i] = true;
+    }
+    docs.into_iter()
+        .zip(keep)
+        .filter_map(|(d, k)| k.then_some(d))
+        .collect()
+}
+
 /// The thresholds swept for MinHash.
 pub const THRESHOLDS: [f64; 10] = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
 
 /// Scores every pair of `sketches` (one method) and measures what each setting would report. `progress` is
-/// called with the fraction done (0..=1) now and then.
+/// called with the fraction done (0..=1) now and then; when it breaks, the scoring stops with
+/// [`Error::Stopped`].
 pub fn calibrate(
     method: Method,
     ids: &[String],
     sketches: &[Sketch],
     truth: Option<&Truth>,
     settings: &Settings,
-    progress: impl Fn(f64),
+    mut progress: impl FnMut(f64) -> ControlFlow<()>,
 ) -> Result<Calibration, Error> {
+    let mut progress = |fraction: f64| match progress(fraction) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(Error::Stopped),
+    };
     if ids.len() != sketches.len() {
         return Err(Error::Unsupported {
             what: "one id per sketch".to_owned(),
@@ -280,7 +385,7 @@ pub fn calibrate(
             );
             for i in 0..n {
                 if i % 64 == 0 {
-                    progress(done(i, n));
+                    progress(done(i, n))?;
                 }
                 for j in i + 1..n {
                     let d = (fps[i] ^ fps[j]).count_ones();
@@ -290,7 +395,7 @@ pub fn calibrate(
                     }
                 }
             }
-            progress(1.0);
+            progress(1.0)?;
             let bits = scheme.bits();
             let mut histogram: Vec<Bin> = (0..=bits)
                 .map(|d| Bin {
@@ -375,7 +480,7 @@ pub fn calibrate(
             let mut candidates = 0u64;
             for i in 0..n {
                 if i % 16 == 0 {
-                    progress(done(i, n));
+                    progress(done(i, n))?;
                 }
                 for j in i + 1..n {
                     let (x, y) = (sigs[i], sigs[j]);
@@ -411,7 +516,7 @@ pub fn calibrate(
                     }
                 }
             }
-            progress(1.0);
+            progress(1.0)?;
             for &(i, j) in &random {
                 histogram[bin_of(neardup_index::lsh::similarity(sigs[i], sigs[j]))].random += 1;
             }
@@ -427,8 +532,8 @@ pub fn calibrate(
                 setting: curve_banding.midpoint(),
                 row: None,
                 why: format!(
-                    "no truth: the similarity at which the S-curve of {curve_banding} crosses 1/2; give --truth \
-                     to choose by precision and recall"
+                    "no truth: the similarity at which the S-curve of {curve_banding} crosses 1/2; give ground \
+                     truth to choose by precision and recall"
                 ),
             });
             Ok(Calibration {
@@ -609,7 +714,7 @@ mod tests {
             &sketches,
             Some(&truth),
             &Settings::default(),
-            |_| {},
+            |_| ControlFlow::Continue(()),
         )
         .unwrap();
         assert_eq!(report.pairs, 15);
@@ -657,7 +762,10 @@ mod tests {
             target_recall: Some(1.0),
             ..Settings::default()
         };
-        let report = calibrate(method, &ids, &sketches, Some(&truth), &settings, |_| {}).unwrap();
+        let report = calibrate(method, &ids, &sketches, Some(&truth), &settings, |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
         assert_eq!(report.sweep.len(), THRESHOLDS.len());
         // Detected pairs shrink as the threshold grows.
         assert!(
@@ -691,6 +799,87 @@ mod tests {
         );
         let t = Truth::parse("id_a\tid_b\tsimilarity\nb\ta\t0.5\n", "x.tsv").unwrap();
         assert_eq!((t.len(), t.get("a", "b")), (1, Some(0.5)));
+    }
+
+    #[test]
+    fn truth_from_pairs_is_the_files_truth_and_names_a_bad_pair() {
+        let pairs = |v: &[(&str, &str, f64)]| {
+            v.iter()
+                .map(|&(a, b, s)| (a.to_owned(), b.to_owned(), s))
+                .collect::<Vec<_>>()
+        };
+        let t = Truth::from_pairs(pairs(&[("b", "a", 0.5), ("c", "d", 1.0)]), "truth").unwrap();
+        let f = Truth::parse("a\tb\t0.5\nd\tc\t1\n", "x.tsv").unwrap();
+        assert_eq!(t.pairs, f.pairs);
+        for bad in [1.5, -0.1, f64::NAN] {
+            let e = Truth::from_pairs(pairs(&[("a", "b", 1.0), ("c", "d", bad)]), "truth")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("truth, pair 1 (\"c\", \"d\")"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_sample_depends_on_the_seed_and_keeps_the_order() {
+        let docs: Vec<usize> = (0..100).collect();
+        let a = sample(docs.clone(), 10, 0);
+        assert_eq!(a.len(), 10);
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(a, sample(docs.clone(), 10, 0));
+        assert_ne!(a, sample(docs.clone(), 10, 1));
+        assert_eq!(sample(docs.clone(), 100, 3), docs);
+    }
+
+    #[test]
+    fn a_progress_that_breaks_stops_the_scoring() {
+        let (ids, texts) = corpus();
+        for method in [
+            Method::SimHash(Scheme::SimhashDocV1),
+            Method::MinHash(MinHashScheme::oph(64, 0, 2).unwrap()),
+        ] {
+            let sketches: Vec<Sketch> = texts
+                .iter()
+                .map(|t| method.sketch_text(t).unwrap())
+                .collect();
+            let mut calls = 0;
+            let stopped = calibrate(method, &ids, &sketches, None, &Settings::default(), |_| {
+                calls += 1;
+                ControlFlow::Break(())
+            });
+            assert!(matches!(stopped, Err(Error::Stopped)));
+            assert_eq!(calls, 1);
+        }
+    }
+
+    #[test]
+    fn the_json_holds_every_number() {
+        let method = Method::MinHash(MinHashScheme::oph(64, 0, 2).unwrap());
+        let (ids, texts) = corpus();
+        let sketches: Vec<Sketch> = texts
+            .iter()
+            .map(|t| method.sketch_text(t).unwrap())
+            .collect();
+        let truth = Truth::parse("d0\td1\t1\n", "t.tsv").unwrap();
+        let report = calibrate(
+            method,
+            &ids,
+            &sketches,
+            Some(&truth),
+            &Settings::default(),
+            |_| ControlFlow::Continue(()),
+        )
+        .unwrap();
+        let json = report.to_json(9);
+        assert_eq!(json["documents_read"], 9);
+        assert_eq!(json["documents"], 6);
+        assert_eq!(json["recommendation"]["setting_name"], "threshold");
+        assert_eq!(json["sweep"].as_array().unwrap().len(), THRESHOLDS.len());
+        assert_eq!(json["sweep"][0]["detected"], report.sweep[0].detected);
+        assert_eq!(json["histogram"].as_array().unwrap().len(), 20);
+        assert_eq!(
+            json["s_curve"]["bands"],
+            report.s_curve.unwrap().banding.bands
+        );
     }
 
     #[test]
