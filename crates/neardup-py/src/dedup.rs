@@ -290,7 +290,7 @@ pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
 /// Each row's rank among the ids in byte order, the ids checked to be unique. Inside the engine a row's id
 /// is its rank, so that the engine's policies (smallest id, ties) see the caller's order of ids whatever
 /// their type and size.
-fn id_ranks(ids: &[&str]) -> PyResult<Vec<u64>> {
+pub fn id_ranks(ids: &[&str]) -> PyResult<Vec<u64>> {
     let mut by_id: Vec<usize> = (0..ids.len()).collect();
     parallel::install(|| by_id.par_sort_unstable_by_key(|&r| ids[r]));
     if let Some(pair) = by_id.windows(2).find(|pair| ids[pair[0]] == ids[pair[1]]) {

@@ -9,6 +9,7 @@
 //!   buffers (GIL released, all cores, results in input order whatever the thread count);
 //! * `index`: the engine's `Index`, in memory or in the same files as `neardup index`;
 //! * `explain`: why two documents match, or do not (`neardup explain --json`'s object);
+//! * `calibrate`: which k or threshold fits a column of documents (`neardup calibrate`'s `calibration.json`);
 //! * `dedup`: the engine's `Dedup`, clusters as row numbers for the Python side to turn into a table;
 //! * `stream`: the same fed a column at a time (`neardup.Dedup`), for documents that arrive in batches;
 //! * `files`: the same over datasets on disk (JSON Lines, Parquet), read by `neardup-io` as the CLI reads
@@ -29,6 +30,7 @@
 
 mod api;
 mod batch;
+mod calibrate;
 mod columns;
 mod datasketch;
 mod dedup;
@@ -51,6 +53,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     strings::register(m)?;
     api::register(m)?;
     explain::register(m)?;
+    calibrate::register(m)?;
     index::register(m)?;
     dedup::register(m)?;
     stream::register(m)?;

@@ -48,9 +48,13 @@ def corpus(seed: int = 3) -> tuple[list[str], list[str]]:
 
 
 def scratch_with_inputs(path: pathlib.Path, ids: list[str], texts: list[str]) -> None:
-    """The files the examples read: a PDF, and the corpus as two JSON Lines shards under `crawl/` and
-    `shards/` and as `corpus.parquet` (row groups of 64, so that its batches are many)."""
+    """The files the examples read: a PDF, the corpus as two JSON Lines shards under `crawl/` and
+    `shards/` and as `corpus.parquet` (row groups of 64, so that its batches are many), and its known
+    pairs as `pairs.tsv`."""
     shutil.copy(PAPER, path / "paper.pdf")
+    # Known pairs, for calibrate's truth: each original and its exact copy.
+    pairs = "".join(f"{i}\t{i[:-1]}1\t1\n" for i in ids if i.endswith("-0"))
+    (path / "pairs.tsv").write_text(pairs, encoding="utf-8")
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     pq.write_table(pa.table({"id": ids, "text": texts}), path / "corpus.parquet", row_group_size=64)
@@ -105,5 +109,7 @@ def test_the_documented_python_examples_run(document, tmp_path, monkeypatch):
     for written in ("kept.jsonl.zst", "removed.jsonl.zst"):
         if written in code:
             assert (tmp_path / written).stat().st_size > 0, written
+    if "report" in names:
+        assert names["report"]["positives"] == 100, "calibrate did not read the planted pairs"
     if "table" in names:
         assert set(names["table"].column_names) >= {"id", "cluster", "representative", "duplicate_of", "score"}

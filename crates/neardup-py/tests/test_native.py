@@ -409,6 +409,121 @@ def test_ctrl_c_stops_dedup_while_it_finds_pairs(tmp_path, request):
         assert run(None).equals(whole), name
 
 
+@pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])
+def test_calibrate_is_the_clis_calibration(records, tmp_path, scheme):
+    """neardup.calibrate gives the object `neardup calibrate` writes to calibration.json, on 400 pages of the
+    evaluation corpus and near-copies, sampled down to 300, with truth from a file or from pairs, with or without it, in any
+    order of the rows."""
+    _, recs = records
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    ids, texts = [], []
+    for r in recs[:200]:
+        # Each page and a near-copy of it, one word in thirty dropped.
+        words = r["text"].split(" ")
+        for text in (r["text"], " ".join(w for j, w in enumerate(words) if j % 30 != 3)):
+            (docs / f"{len(ids):04d}.txt").write_text(text, encoding="utf-8")
+            ids.append(f"docs/{len(ids):04d}.txt")
+            texts.append(text)
+    # Truth: the pairs a looser run finds, with their similarities (the command reads any truth alike).
+    run = neardup.Dedup("minhash", threshold=0.4, verify="estimate")
+    run.add(texts, ids)
+    pairs = run.pairs().to_pylist()
+    assert len(pairs) > 100
+    truth = tmp_path / "truth.tsv"
+    truth.write_text("id_a\tid_b\tsimilarity\n" + "".join(f"{p['a']}\t{p['b']}\t{p['score']}\n" for p in pairs))
+    settings = [
+        ([], {}),
+        (["--truth", "truth.tsv", "--target-precision", "0.9"], {"truth": truth, "target_precision": 0.9}),
+        (["--truth", "truth.tsv", "--truth-threshold", "0.6", "--threshold", "0.7", "--sample-seed", "5",
+          "--random-pairs", "500"],
+         {"truth": truth, "truth_threshold": 0.6, "threshold": 0.7, "sample_seed": 5, "random_pairs": 500}),
+    ]
+    order = list(range(len(ids)))
+    random.Random(1).shuffle(order)
+    for flags, args in settings:
+        out = tmp_path / f"cal{len(flags)}"
+        done = subprocess.run(
+            [cli(), "calibrate", "--scheme", scheme, "--sample", "300", "--out", str(out), *flags, "docs"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        theirs = json.loads((out / "calibration.json").read_text())
+        assert theirs["documents"] == 300 and theirs["documents_read"] == 400
+        assert neardup.calibrate(texts, ids, scheme, sample=300, **args) == theirs, flags
+        shuffled = neardup.calibrate([texts[i] for i in order], [ids[i] for i in order], scheme, sample=300, **args)
+        assert shuffled == theirs, flags
+        if "truth" in args:
+            rows = [(p["a"], p["b"], p["score"]) for p in pairs]
+            assert neardup.calibrate(texts, ids, scheme, sample=300, **{**args, "truth": rows}) == theirs
+            assert theirs["positives"] > 0 and len(theirs["sweep"]) > 1
+
+
+def test_calibrate_refuses_what_the_command_refuses_and_names_bad_truth(tmp_path):
+    texts = [f"the report of week {i} on the state of the garden and the weather" for i in range(30)]
+    ids = [f"w{i}" for i in range(30)]
+    refusals = [
+        (dict(scheme="bottomk-v1"), ValueError, "calibrate a SimHash or MinHash scheme"),
+        (dict(sample=1), ValueError, "sample must keep at least two documents"),
+        (dict(sample=-3), ValueError, "sample must be a whole number, 0 or more"),
+        (dict(threshold=1.5), ValueError, "threshold 1.5 is not a similarity"),
+        (dict(target_precision=0.9, target_recall=0.9), ValueError, "give one"),
+        (dict(truth=[]), ValueError, "truth: no pairs"),
+        (dict(truth=[("w1", "w2", 1.5)]), neardup.Error, r'truth, pair 0 \("w1", "w2"\): the similarity 1.5'),
+        (dict(truth=[("w1", "w2"), ("w3",)]), ValueError, "truth, pair 1: expected"),
+        (dict(truth=[("w1", 2.5)]), TypeError, "truth, pair 0: ids are strings or integers, not float"),
+        (dict(truth=[("w1", "w2", "most")]), TypeError, "truth, pair 0: the similarity is a number"),
+        (dict(errors="zero"), ValueError, "errors must be 'skip' or 'raise'"),
+    ]
+    for args, kind, message in refusals:
+        with pytest.raises(kind, match=message):
+            neardup.calibrate(texts, ids, **args)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("w1\tw2\t1\nw3\tw4\tmaybe\n")
+    with pytest.raises(neardup.Error, match="bad.tsv, line 2: 'maybe' is not a similarity"):
+        neardup.calibrate(texts, ids, truth=bad)
+    with pytest.raises(ValueError, match=r"rows 0 and 1 have the same id"):
+        neardup.calibrate(texts[:2], ["same", "same"])
+    # Integer ids and pairs without a similarity; documents that cannot be sketched are left out, named.
+    numbered = neardup.calibrate(texts, list(range(30)), truth=[(0, 1), (2, 3)])
+    assert numbered["positives"] == 2
+    with pytest.warns(RuntimeWarning, match=r"2 documents could not be sketched; the first, row 30"):
+        report = neardup.calibrate(texts + ["", "12 34"], ids + ["empty", "numbers"])
+    assert report["documents_read"] == 30
+    with pytest.raises(neardup.NoTokens, match="row 30"):
+        neardup.calibrate(texts + [""], errors="raise")
+
+
+def test_ctrl_c_stops_calibrate_while_it_scores(request):
+    import _thread
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in the tests above
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    texts = [" ".join(f"w{(i * 31 + j) % 5000}" for j in range(40)) for i in range(4_000)]
+    sketched = {}
+
+    def progress(done, total):
+        if done == total:
+            sketched["at"] = time.perf_counter()
+
+    whole = neardup.calibrate(texts, scheme="minhash", sample=4_000, progress=progress)
+    scoring = time.perf_counter() - sketched["at"]
+    assert whole["pairs"] == 4_000 * 3_999 // 2
+
+    # Interrupted a fifth of the way through the scoring, the call stops at the engine's next report and
+    # says where; without the checks, the interrupt would land once the native call returned.
+    def interrupt_later(done, total):
+        if done == total:
+            threading.Timer(scoring / 5, _thread.interrupt_main).start()
+            sketched["at"] = time.perf_counter()
+
+    with pytest.raises(KeyboardInterrupt, match="interrupted while scoring the pairs of 4000 documents"):
+        neardup.calibrate(texts, scheme="minhash", sample=4_000, progress=interrupt_later)
+        time.sleep(scoring)  # the scoring ended first: the interrupt lands here, without the message
+    assert time.perf_counter() - sketched["at"] < scoring * 0.6, scoring
+
+
 @pytest.mark.parametrize(
     "scheme,args",
     [

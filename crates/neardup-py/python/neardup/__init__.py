@@ -20,6 +20,9 @@ signatures and clusters everywhere:
   streamed (datasets larger than memory), optionally writing the deduplicated dataset.
 * ``neardup.Dedup(scheme, ...)``: the same fed a batch at a time (``add``, ``add_batches`` of a
   ``pyarrow.RecordBatchReader`` or any iterable of batches), then ``clusters()`` (or ``pairs()``).
+* ``neardup.calibrate(texts, ids=None, truth=...)``: which ``k`` or ``threshold`` fits these documents:
+  precision and recall per setting against ground truth, score distributions and a recommendation
+  (``neardup calibrate``'s ``calibration.json``, as a dict).
 * ``neardup.datasketch``: a drop-in for datasketch 2.0's ``MinHash``, ``LeanMinHash`` and ``MinHashLSH``.
 
 Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, ``NoTokens``,
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import collections.abc
 import importlib
+import operator
 import threading
 import unicodedata
 import warnings
@@ -71,6 +75,7 @@ __all__ = [
     "SchemeMismatch",
     "Sketch",
     "UnsupportedError",
+    "calibrate",
     "compare",
     "dedup",
     "dedup_files",
@@ -446,6 +451,124 @@ def explain(
             **_scheme_params(num_perm, seed, shingle, char_shingle),
         )
     )
+
+
+def calibrate(
+    texts: Any,
+    ids: Optional[Any] = None,
+    scheme: str = "simhash-doc-v1",
+    *,
+    truth: Any = None,
+    truth_threshold: float = 0.8,
+    target_precision: Optional[float] = None,
+    target_recall: Optional[float] = None,
+    threshold: float = 0.8,
+    sample: int = 2000,
+    random_pairs: int = 10000,
+    sample_seed: int = 0,
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    errors: str = "skip",
+    progress: Optional[Any] = None,
+) -> dict[str, Any]:
+    """Which ``k`` (SimHash) or ``threshold`` (MinHash) fits these documents: the object ``neardup calibrate``
+    writes to ``calibration.json``, as a dict.
+
+    ``texts`` and ``ids`` as for :func:`dedup` (ids unique; default the row numbers). ``sample`` documents
+    (default 2,000) are chosen at random by ``sample_seed`` from all of them in id order, so the same
+    documents give the same sample whatever their order, and every pair of them is scored: its Hamming
+    distance (SimHash) or its estimated similarity (MinHash). Ctrl-C stops the scoring of a large sample.
+
+    ``truth``, the pairs known to be near-duplicates (or not): the path of a TSV file as the command reads
+    it (``id_a<TAB>id_b<TAB>similarity``, or a 0/1 label; a header line is skipped), or an iterable of
+    ``(id_a, id_b)`` or ``(id_a, id_b, similarity)`` rows (ids strings or integers; a pair without a
+    similarity is a near-duplicate), such as ``df[["a", "b", "sim"]].itertuples(index=False)``. A pair is a
+    positive when its similarity is at least ``truth_threshold`` (default 0.8); pairs the truth does not
+    list are negatives.
+
+    The dict holds ``method``, ``score`` (``"distance"`` or ``"estimated similarity"``), ``documents_read``
+    (those sketched), ``documents`` (those scored), ``pairs``, ``candidates`` and ``random`` (how many pairs
+    of each), the ``histogram`` of candidate and random pairs' scores, with truth the ``positives`` and the
+    ``sweep`` (per setting: ``detected``, ``true_positives``, ``precision``, ``recall``, ``f1``: what
+    ``neardup dedup --pairs`` reports at each k from 0 to 7, or at each threshold from 0.5 to 0.95 with
+    ``verify="estimate"``), the ``recommendation`` (``setting_name``, ``setting``, ``why``, ``row``: the
+    best F1, or the best recall at ``target_precision``, or the best precision at ``target_recall``;
+    without truth, SimHash's largest k at which fewer than 0.1 % of ``random_pairs`` random pairs fall and
+    MinHash's S-curve midpoint) and, for MinHash, the ``s_curve`` of the banding ``dedup`` uses at
+    ``threshold``. ``neardup calibrate`` draws the same numbers as charts and an HTML report.
+
+    Documents that cannot be sketched are left out, with a warning (``errors="raise"`` raises instead).
+    ``progress`` as for :func:`dedup`, while the documents are sketched.
+    """
+    _check_errors(errors, "skip", "raise")
+    import os
+
+    truth_text = truth_pairs = None
+    if isinstance(truth, (str, os.PathLike)):
+        with open(truth, encoding="utf-8") as f:
+            truth_text = (f.read(), os.fspath(truth))
+    elif truth is not None:
+        truth_pairs = [_truth_pair(row, n) for n, row in enumerate(truth)]
+    column, _ = _column_input(texts)
+    report, failures = _native.calibrate_column(
+        column,
+        None if ids is None else _id_input(ids),
+        scheme,
+        truth_text=truth_text,
+        truth_pairs=truth_pairs,
+        truth_threshold=truth_threshold,
+        target_precision=target_precision,
+        target_recall=target_recall,
+        threshold=threshold,
+        sample_size=sample,
+        random_pairs=random_pairs,
+        sample_seed=sample_seed,
+        media=media,
+        progress=progress,
+        **_scheme_params(num_perm, seed, shingle, char_shingle),
+    )
+    _report(failures, errors)
+    import json
+
+    return json.loads(report)
+
+
+def _truth_pair(row: Any, n: int) -> tuple[str, str, float]:
+    """One row of truth as ``(id_a, id_b, similarity)``: ids as the ids of a column are read (integers as
+    their decimal text), a missing similarity 1."""
+
+    def id_of(value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, bool):
+            try:
+                return str(operator.index(value))  # an int, or a NumPy integer
+            except TypeError:
+                pass
+        raise TypeError(f"truth, pair {n}: ids are strings or integers, not {type(value).__name__}")
+
+    try:
+        fields = tuple(row)
+    except TypeError:
+        raise TypeError(
+            f"truth, pair {n}: expected (id_a, id_b) or (id_a, id_b, similarity), not {type(row).__name__}"
+        ) from None
+    if len(fields) not in (2, 3):
+        raise ValueError(
+            f"truth, pair {n}: expected (id_a, id_b) or (id_a, id_b, similarity), got {len(fields)} fields"
+        )
+    similarity = 1.0 if len(fields) == 2 else fields[2]
+    if isinstance(similarity, bool) or not isinstance(similarity, (int, float)):
+        try:
+            similarity = float(similarity)  # a NumPy number
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"truth, pair {n}: the similarity is a number, not {type(fields[2]).__name__}"
+            ) from None
+    return id_of(fields[0]), id_of(fields[1]), float(similarity)
 
 
 def _shown(text: str) -> str:

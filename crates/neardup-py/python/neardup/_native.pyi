@@ -212,6 +212,27 @@ def dedup_column(
     char_shingle: Optional[int] = None,
     progress: _Progress = None,
 ) -> tuple[_TableColumns, _Failures]: ...
+def calibrate_column(
+    column: _Column,
+    ids: Optional[_Column],
+    scheme: str,
+    *,
+    truth_text: Optional[tuple[str, str]] = None,
+    truth_pairs: Optional[list[tuple[str, str, float]]] = None,
+    truth_threshold: float = 0.8,
+    target_precision: Optional[float] = None,
+    target_recall: Optional[float] = None,
+    threshold: float = 0.8,
+    sample_size: Optional[int] = None,
+    random_pairs: Optional[int] = None,
+    sample_seed: Optional[int] = None,
+    media: Optional[str] = None,
+    num_perm: Optional[int] = None,
+    seed: Optional[int] = None,
+    shingle: Optional[int] = None,
+    char_shingle: Optional[int] = None,
+    progress: _Progress = None,
+) -> tuple[str, _Failures]: ...
 @final
 class NativeDedup:
     """The engine's dedup run fed a column at a time (``neardup.Dedup`` holds one)."""
