@@ -10,8 +10,9 @@ Run it with a Python that has the release wheel and the peers installed:
     /tmp/bench/bin/python benches/python/bench.py
 
 Text is the first --mb megabytes (of text, UTF-8) of ../shared/eval/corpus (needs the `zstd` command). Every
-measurement runs in its own process, --repeat times; the table gives medians and each row's ratio to the rows it
-is compared with. What is timed:
+measurement runs in its own process; the rows take turns, one run each a round, for --repeat rounds, so that a
+slow spell of a shared machine falls on all of them alike. The table gives medians and each row's ratio to the
+rows it is compared with. What is timed:
 
 1. **MinHash from text**: a 128-value signature of every document's word 5-grams, text already in memory.
    datasketch and rensa with their usual Python shingling (`re` words of the lower-cased text, joined by spaces):
@@ -220,6 +221,25 @@ def run_worker(args, env=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def in_turns(rows, worker_args, repeat, part):
+    """Runs each row's worker (`rows`: (peer, label, environment)) once a round, the rows in turn, for `repeat`
+    rounds, and gives each label its worker's result with the times of every round. On a shared machine
+    whose speed drifts over minutes, a slow spell then falls on every row alike, not on the rows that
+    happened to run during it: the ratios compare runs made under the same conditions."""
+    measured = {}
+    for round_number in range(1, repeat + 1):
+        for peer, label, env in rows:
+            print(f"{part}: {label} (round {round_number} of {repeat}) ...", file=sys.stderr, flush=True)
+            result = run_worker(worker_args(peer), env)
+            if label in measured:
+                if result.get("answers", result.get("digest")) != measured[label].get(
+                        "answers", measured[label].get("digest")):
+                    raise SystemExit(f"{part}: {label} gave another result in round {round_number}")
+                result["times"] = measured[label]["times"] + result["times"]
+            measured[label] = result
+    return measured
+
+
 def wall(cmd, env=None):
     """The command's wall time, and the last line it printed (what a script measured inside)."""
     start = time.perf_counter()
@@ -242,15 +262,11 @@ def bench_minhash(corpus, mb, repeat, results):
         ("neardup.sketches:minhash-oph-v1", "neardup.sketches minhash-oph-v1, all cores", {}),
         ("neardup.sketches-arrow:minhash-oph-v1", "the same, text already in a pyarrow array, all cores", {}),
     ]
-    measured = {}
-    for peer, label, env in rows:
-        print(f"minhash: {label} ...", file=sys.stderr, flush=True)
-        r = run_worker(["_minhash", peer, str(corpus), str(repeat)], env)
-        measured[label] = r
+    measured = in_turns(rows, lambda peer: ["_minhash", peer, str(corpus), "1"], repeat, "minhash")
     if measured["datasketch"]["digest"] != measured["neardup.datasketch (drop-in)"]["digest"]:
         raise SystemExit("neardup.datasketch's signatures differ from datasketch's")
     print(f"\n## MinHash from text: {mb} MB, {measured['datasketch']['docs']:,} documents, {NUM_PERM} values, "
-          f"word 5-grams (median of {repeat})\n")
+          f"word 5-grams (median of {repeat} rounds, the rows in turns)\n")
     print("| | seconds | MB/s | vs datasketch | vs rensa | vs rensa batch |")
     print("|---|---:|---:|---:|---:|---:|")
     base = {k: statistics.median(measured[k]["times"]) for k in ("datasketch", "rensa", "rensa batch")}
@@ -281,17 +297,14 @@ def bench_lsh(workdir, n, repeat, results):
         m.update_batch([str(t).encode() for t in row])
         if not np.array_equal(m.hashvalues, values[i]):
             raise SystemExit(f"signature {i} differs from datasketch's")
-    rows = [("datasketch", "datasketch"), ("rensa", "rensa"), ("rensa-batch", "rensa batch"),
-            ("neardup.datasketch", "neardup.datasketch (drop-in)"),
-            ("neardup.datasketch-session", "neardup.datasketch, insertion_session")]
-    measured = {}
-    for peer, label in rows:
-        print(f"lsh: {label} ...", file=sys.stderr, flush=True)
-        measured[label] = run_worker(["_lsh", peer, str(values_path), str(n), str(repeat)])
+    rows = [("datasketch", "datasketch", {}), ("rensa", "rensa", {}), ("rensa-batch", "rensa batch", {}),
+            ("neardup.datasketch", "neardup.datasketch (drop-in)", {}),
+            ("neardup.datasketch-session", "neardup.datasketch, insertion_session", {})]
+    measured = in_turns(rows, lambda peer: ["_lsh", peer, str(values_path), str(n), "1"], repeat, "lsh")
     if measured["datasketch"]["answers"] != measured["neardup.datasketch (drop-in)"]["answers"]:
         raise SystemExit("neardup.datasketch's MinHashLSH answers differ from datasketch's")
     print(f"\n## MinHashLSH: {n:,} signatures, {LSH_BANDS} bands x {LSH_ROWS} rows, insert all then query all "
-          f"(median of {repeat})\n")
+          f"(median of {repeat} rounds, the rows in turns)\n")
     print("| | insert s | query s | total s | answers | vs datasketch | vs rensa | vs rensa batch |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     med = {label: {k: statistics.median(t[k] for t in r["times"]) for k in ("insert", "query", "total")}
