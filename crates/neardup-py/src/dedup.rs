@@ -8,8 +8,8 @@ use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, interrupted_saying, to_py};
 use neardup::Method;
 use neardup::dedup::{
-    Cluster, Clustering, Dedup, Document, Options, Representative, Score, SimHashCheck, Sink,
-    Verification,
+    Cluster, Clustering, Dedup, Document, Member, Options, Representative, Score, SimHashCheck,
+    Sink, Verification,
 };
 use neardup::parallel;
 use pyo3::exceptions::PyValueError;
@@ -95,31 +95,117 @@ impl Rows {
     }
 }
 
-/// Collects clusters into [`Rows`], finding each member's row by its id with `row_of`.
-pub struct RowSink<'a, F: Fn(&str) -> usize> {
+/// Collects clusters into [`Rows`], finding each member's row with `row_of` (by its ordinal, the engine's
+/// count of documents pushed before it, or by its id). A removed member duplicates its cluster's
+/// representative, whose row is found once per cluster.
+pub struct RowSink<'a, F: Fn(&Member<'_>) -> usize> {
     pub rows: &'a mut Rows,
     pub row_of: F,
 }
 
-impl<F: Fn(&str) -> usize> Sink for RowSink<'_, F> {
+impl<F: Fn(&Member<'_>) -> usize> Sink for RowSink<'_, F> {
     fn pair(&mut self, _: &str, _: &str, _: Score) -> std::io::Result<()> {
         Ok(())
     }
 
     fn cluster(&mut self, cluster: &Cluster<'_>) -> std::io::Result<()> {
-        let representative = (self.row_of)(cluster.representative().id) as i64;
+        let kept = cluster.representative();
+        let representative = (self.row_of)(kept);
         for m in &cluster.members {
-            let r = (self.row_of)(m.id);
+            let r = (self.row_of)(m);
             self.rows.cluster[r] = cluster.number as u64;
-            self.rows.representative[r] = representative;
+            self.rows.representative[r] = representative as i64;
             if let Some(of) = m.duplicate_of {
-                self.rows.duplicate_of[r] = (self.row_of)(of) as i64;
+                debug_assert_eq!(of, kept.id, "a member duplicates its representative");
+                self.rows.duplicate_of[r] = representative as i64;
             }
             if let Some(score) = m.score {
                 self.rows.score[r] = score.value();
             }
         }
         Ok(())
+    }
+}
+
+/// The rows of a run whose documents could not be sketched, ascending. The engine holds only the others,
+/// numbered as they were pushed (their ordinals), so a row and its document's ordinal map onto each other
+/// through this list alone: the front door keeps no table of its own per row, nor a second copy of the ids.
+#[derive(Default)]
+pub struct Unsketched(Vec<usize>);
+
+impl Unsketched {
+    /// Adds a row after every row added so far.
+    pub fn push(&mut self, row: usize) {
+        debug_assert!(self.0.last().is_none_or(|&last| last < row));
+        self.0.push(row);
+    }
+
+    /// The row of the document the engine numbered `ordinal`.
+    pub fn row_of_ordinal(&self, ordinal: u64) -> usize {
+        // The i-th unsketched row has rows[i] − i sketched rows before it (a count that never falls as i
+        // grows): the row is `ordinal` plus the unsketched rows with at most `ordinal` sketched before them.
+        let ordinal = ordinal as usize;
+        let (mut low, mut high) = (0, self.0.len());
+        while low < high {
+            let middle = (low + high) / 2;
+            if self.0[middle] - middle <= ordinal {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        ordinal + low
+    }
+
+    /// A row's place: `Ok(ordinal)` of its document in the engine, or `Err(i)` for the i-th unsketched row.
+    pub fn place(&self, row: usize) -> Result<usize, usize> {
+        match self.0.binary_search(&row) {
+            Ok(i) => Err(i),
+            Err(before) => Ok(row - before),
+        }
+    }
+}
+
+/// The ids of a run's rows, each kept once: a sketched row's is its engine document's, and only the rows
+/// that could not be sketched keep their own (about 40 bytes a row less than a list of every id beside the
+/// engine's documents).
+#[derive(Default)]
+pub struct RowIds {
+    rows: usize,
+    unsketched: Unsketched,
+    unsketched_ids: Vec<Box<str>>,
+}
+
+impl RowIds {
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Counts a row whose document was pushed to the engine (after the push: its id is the document's).
+    pub fn push_sketched(&mut self) {
+        self.rows += 1;
+    }
+
+    /// Counts a row whose document could not be sketched, keeping its id.
+    pub fn push_unsketched(&mut self, id: &str) {
+        self.unsketched.push(self.rows);
+        self.unsketched_ids.push(id.into());
+        self.rows += 1;
+    }
+
+    /// A row's id, with `dedup` the run its documents were pushed to.
+    pub fn id<'a>(&'a self, dedup: &'a Dedup, row: usize) -> &'a str {
+        match self.unsketched.place(row) {
+            Ok(ordinal) => &dedup.documents()[ordinal].id,
+            Err(i) => &self.unsketched_ids[i],
+        }
+    }
+
+    /// The row of a cluster's member.
+    pub fn row_of(&self, member: &Member<'_>) -> usize {
+        self.unsketched
+            .row_of_ordinal(member.ordinal.expect("a document, not an index entry"))
     }
 }
 
@@ -369,26 +455,27 @@ fn dedup_column<'py>(
     )?;
     let (rows, failures) = py
         .detach(|| -> Result<_, neardup::Error> {
-            let mut row_of_rank = vec![0; n];
-            for (r, &rank) in order.iter().enumerate() {
-                row_of_rank[rank as usize] = r;
-            }
             let mut failures = Vec::new();
+            let mut unsketched = Unsketched::default();
             for (r, result) in signed.into_iter().enumerate() {
                 match result {
+                    // Inside the engine a row's id is its id rank, zero-padded so that byte order is rank
+                    // order.
                     Ok(s) => dedup.push(Document {
                         profile: s.profile,
                         length: s.length,
                         ..Document::new(format!("{:020}", order[r]), s.sketch)
                     })?,
-                    Err(failure) => failures.push((r, failure.message, failure.kind)),
+                    Err(failure) => {
+                        unsketched.push(r);
+                        failures.push((r, failure.message, failure.kind));
+                    }
                 }
             }
             let mut rows = Rows::new(n);
-            // Inside the engine a row's id is its id rank, zero-padded so that byte order is rank order.
             dedup.clusters(&mut RowSink {
                 rows: &mut rows,
-                row_of: |id: &str| row_of_rank[id.parse::<usize>().expect("ids are ranks")],
+                row_of: |m: &Member<'_>| unsketched.row_of_ordinal(m.ordinal.expect("a document")),
             })?;
             Ok((rows, failures))
         })

@@ -8,7 +8,7 @@ use crate::batch::{Column, ColumnInput, OwnedRows, analyze_input};
 use crate::dedup::{RowSink, Rows, RunArgs, run_options};
 use crate::errors::IntoPy;
 use neardup::dedup::distributed::{Bucket, NodeKey, Stages, bucket_part, copy_bucket};
-use neardup::dedup::{Document, Options, Representative, Score};
+use neardup::dedup::{Document, Member, Options, Representative, Score};
 use neardup::media::MediaHint;
 use neardup::{Method, Profile, Sketch};
 use pyo3::exceptions::PyValueError;
@@ -520,9 +520,9 @@ impl PyStages {
                         &mut RowSink {
                             rows: &mut rows,
                             // The engine names only the documents it was given, all of them in `by_id`.
-                            row_of: |id: &str| {
+                            row_of: |m: &Member<'_>| {
                                 by_id
-                                    .binary_search_by(|(x, _)| (*x).cmp(id))
+                                    .binary_search_by(|(x, _)| (*x).cmp(m.id))
                                     .map_or(start, |i| by_id[i].1)
                             },
                         },

@@ -8,9 +8,9 @@
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
 use crate::batch::{Profiles, analyze_text_as, signer};
-use crate::dedup::{RowSink, Rows, RunArgs, TableColumns, new_dedup};
+use crate::dedup::{RowIds, RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
-use neardup::dedup::Document;
+use neardup::dedup::{Document, Member};
 use neardup::media::{Media, MediaHint};
 use neardup::parallel;
 use neardup_io::{Dataset, DatasetOptions, Decision, FieldPath, FieldRole, IoError, Outputs};
@@ -139,8 +139,9 @@ fn dedup_files<'py>(
     }
     let analyze = signer(method, Profiles::of(&dedup));
     let run = py.detach(|| -> PyResult<_> {
-        // Each document's id and ordinal, in input order; a document's row is its place here.
-        let mut ids: Vec<String> = Vec::new();
+        // Each document's id (a sketched one's is the engine's) and ordinal, in input order; a document's row
+        // is its place here.
+        let mut ids = RowIds::default();
         let mut ordinals: Vec<u64> = Vec::new();
         // `progress(bytes read, total bytes)`, called on this thread; its error (or Ctrl-C) stops the read
         // at the next batch.
@@ -182,10 +183,10 @@ fn dedup_files<'py>(
                             .push(Document {
                                 profile: s.profile,
                                 length: s.length,
-                                ..Document::new(record.id.clone(), s.sketch)
+                                ..Document::new(record.id, s.sketch)
                             })
                             .py_err()?;
-                        ids.push(record.id);
+                        ids.push_sketched();
                         ordinals.push(record.ordinal);
                     }
                     (Ok(_), outcome) => {
@@ -194,7 +195,7 @@ fn dedup_files<'py>(
                             .map(|failure| failure.message)
                             .unwrap_or_default();
                         problems.add(format!("{label} ({})", record.id), why);
-                        ids.push(record.id);
+                        ids.push_unsketched(&record.id);
                         ordinals.push(record.ordinal);
                     }
                 }
@@ -233,25 +234,19 @@ fn dedup_files<'py>(
                 notice.message
             )));
         }
-        let row_of: HashMap<&str, usize> = ids
-            .iter()
-            .enumerate()
-            .map(|(r, id)| (id.as_str(), r))
-            .collect();
         let mut rows = Rows::new(ids.len());
         dedup
             .clusters(&mut RowSink {
                 rows: &mut rows,
-                row_of: |id: &str| row_of[id],
+                row_of: |m: &Member<'_>| ids.row_of(m),
             })
             .map_err(|e| Python::attach(|py| interrupts.error(py, e, ids.len())))?;
-        drop(row_of);
         let write = (output.is_some() || removed.is_some()) && !(strict && problems.count > 0);
         if write {
             let by_ordinal: HashMap<u64, Decision> = rows
                 .removals()
                 .map(|(r, of, score)| {
-                    let duplicate_of = ids[of].clone();
+                    let duplicate_of = ids.id(&dedup, of).to_owned();
                     (
                         ordinals[r],
                         Decision::Remove {
@@ -285,7 +280,7 @@ fn dedup_files<'py>(
         )?;
     }
     Ok((
-        rows.table_columns(py, |r| ids[r].as_bytes()),
+        rows.table_columns(py, |r| ids.id(&dedup, r).as_bytes()),
         problems.kept,
         problems.count,
     ))

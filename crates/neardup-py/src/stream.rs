@@ -8,11 +8,11 @@
 use crate::api::{Whole, media_hint, method_of};
 use crate::batch::{ColumnInput, Failures, Profiles, failures_of, row_ids, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
-use crate::dedup::{Interrupts, RowSink, Rows, RunArgs, TableColumns, new_dedup};
+use crate::dedup::{Interrupts, RowIds, RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use neardup::Method;
-use neardup::dedup::{Cluster, Dedup, Document, Score, Sink};
+use neardup::dedup::{Cluster, Dedup, Document, Member, Score, Sink};
 use neardup::media::MediaHint;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -31,18 +31,22 @@ pub struct NativeDedup {
     hint: MediaHint<'static>,
     dedup: Dedup,
     interrupts: Interrupts,
-    /// Each row's id, in the order added (documents that could not be sketched too: they are rows).
-    ids: Vec<Box<str>>,
+    /// Each row's id, in the order added (documents that could not be sketched too: they are rows), kept
+    /// once: a sketched row's is its engine document's.
+    ids: RowIds,
     /// The rows, found by their ids (which must be unique across every column added).
     rows_by_id: HashTable<usize>,
     hasher: DefaultHashBuilder,
 }
 
 impl NativeDedup {
+    fn id(&self, row: usize) -> &str {
+        self.ids.id(&self.dedup, row)
+    }
+
     fn row_of(&self, id: &str) -> Option<usize> {
-        let ids = &self.ids;
         self.rows_by_id
-            .find(self.hasher.hash_one(id), |&r| &*ids[r] == id)
+            .find(self.hasher.hash_one(id), |&r| self.id(r) == id)
             .copied()
     }
 
@@ -103,7 +107,7 @@ impl NativeDedup {
             hint,
             dedup,
             interrupts,
-            ids: Vec::new(),
+            ids: RowIds::default(),
             rows_by_id: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
         })
@@ -152,20 +156,24 @@ impl NativeDedup {
         }
         for (id, result) in id_texts.iter().zip(signed) {
             let row = self.ids.len();
-            self.ids.push((*id).into());
-            let ids = &self.ids;
-            let hasher = &self.hasher;
-            self.rows_by_id
-                .insert_unique(hasher.hash_one(*id), row, |&r| hasher.hash_one(&*ids[r]));
-            if let Ok(s) = result {
-                self.dedup
-                    .push(Document {
-                        profile: s.profile,
-                        length: s.length,
-                        ..Document::new((*id).to_owned(), s.sketch)
-                    })
-                    .py_err()?;
+            match result {
+                Ok(s) => {
+                    self.dedup
+                        .push(Document {
+                            profile: s.profile,
+                            length: s.length,
+                            ..Document::new((*id).to_owned(), s.sketch)
+                        })
+                        .py_err()?;
+                    self.ids.push_sketched();
+                }
+                Err(_) => self.ids.push_unsketched(id),
             }
+            let (ids, dedup, hasher) = (&self.ids, &self.dedup, &self.hasher);
+            self.rows_by_id
+                .insert_unique(hasher.hash_one(*id), row, |&r| {
+                    hasher.hash_one(ids.id(dedup, r))
+                });
         }
         Ok(failures)
     }
@@ -179,12 +187,12 @@ impl NativeDedup {
                 let mut rows = Rows::new(n);
                 this.dedup.clusters(&mut RowSink {
                     rows: &mut rows,
-                    row_of: |id: &str| this.row_of(id).expect("every document pushed is a row"),
+                    row_of: |m: &Member<'_>| this.ids.row_of(m),
                 })?;
                 Ok(rows)
             })
             .map_err(|e| self.interrupts.error(py, e, n))?;
-        Ok(rows.table_columns(py, |r| self.ids[r].as_bytes()))
+        Ok(rows.table_columns(py, |r| self.id(r).as_bytes()))
     }
 
     /// Every verified pair of the rows added so far, once, as `neardup dedup --pairs` lists them: the two
@@ -207,7 +215,7 @@ impl NativeDedup {
                 Ok(pairs)
             })
             .map_err(|e| self.interrupts.error(py, e, n))?;
-        let id = |r: usize| Some(self.ids[r].as_bytes());
+        let id = |r: usize| Some(self.id(r).as_bytes());
         let count = pairs.rows.len();
         Ok((
             string_column(py, count, |i| id(pairs.rows[i][0])),

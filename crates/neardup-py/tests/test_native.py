@@ -1076,6 +1076,49 @@ def test_dedup_refuses_duplicate_ids_and_keeps_empty_documents():
         neardup.dedup(["some words here", "", "x y z"], errors="raise")
 
 
+def test_rows_that_cannot_be_sketched_keep_their_place_in_every_way_of_deduplicating(tmp_path):
+    """Rows without words at the start, in runs, alone and at the end: each keeps its id and stays alone,
+    and every other row's place in its cluster is the one it has without them, whether the column is
+    deduplicated whole, fed to a Dedup in uneven pieces, or read from a file."""
+    rnd = random.Random(7)
+    words = [f"w{i}" for i in range(300)]
+    texts = []
+    for base in range(40):
+        original = [rnd.choice(words) for _ in range(30)]
+        for copy in range(3):
+            edited = list(original)
+            edited[copy] = f"copy{copy}"
+            texts.append(" ".join(edited))
+    rnd.shuffle(texts)
+    empty = {0, 1, 2, 17, 40, 41, 77, len(texts) + 3, len(texts) + 4}
+    column, ids = [], []
+    good = iter(texts)
+    for row in range(len(texts) + len(empty)):
+        column.append(("", " \n ")[row % 2] if row in empty else next(good))
+        ids.append(f"id-{row * 7919 % 1000:03d}-{row}")
+    alone = [i for row, i in enumerate(ids) if row not in empty]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, column)))
+    for scheme, args in (("simhash-doc-v1", {"k": 6}), ("minhash", {"threshold": 0.7})):
+        expected = neardup.dedup([t for row, t in enumerate(column) if row not in empty], alone, scheme, **args)
+        assert expected.column("cluster").null_count < len(alone) - 40, "the planted copies cluster"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            whole = neardup.dedup(column, ids, scheme, **args)
+            run = neardup.Dedup(scheme, **args)
+            for start, end in ((0, 1), (1, 5), (5, 41), (41, 100), (100, len(column))):
+                run.add(column[start:end], ids[start:end])
+            fed = run.clusters()
+            pairs = run.pairs().to_pylist()
+            files = neardup.dedup_files(path, scheme, **args)
+        for table in (whole, fed, files):
+            assert table.column("id").to_pylist() == ids
+            rows = table.to_pylist()
+            assert all(rows[r]["cluster"] is None and rows[r]["duplicate_of"] is None for r in empty)
+            assert table.take([r for r in range(len(rows)) if r not in empty]).equals(expected)
+        assert pairs and all(p["a"] in alone and p["b"] in alone for p in pairs)
+
+
 def test_threads_give_the_same_sketches_as_one(records):
     _, recs = records
     texts = [r["text"] for r in recs]
