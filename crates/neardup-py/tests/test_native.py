@@ -35,7 +35,7 @@ def cli() -> str:
         ROOT / "target" / "release" / "neardup",
     ):
         if candidate and pathlib.Path(candidate).is_file():
-            return str(candidate)
+            return str(pathlib.Path(candidate).resolve())  # tests may run it from another directory
     pytest.skip("the neardup binary is not built (cargo build -p neardup-cli, or set NEARDUP_BIN)")
 
 
