@@ -5,6 +5,7 @@
 use crate::charts::{self, Chart, Series, Style};
 use crate::explain::{STYLE, escape};
 use crate::inputs::{DocArgs, Tally, operands_holding};
+use crate::records::{self, RecordArgs};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use neardup::calibrate::{Calibration, Settings, SweepRow, Truth, calibrate, sample};
@@ -17,9 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
-Every document is read and sketched (as `neardup dedup` does; ids are paths as given), then every
-pair of them is scored: its Hamming distance (SimHash) or its estimated similarity (MinHash). So
-give a sample: --sample N (default 2000) keeps N documents, chosen at random by --sample-seed.
+Every document is read and sketched (as `neardup dedup` does; ids are paths as given, or with
+--jsonl the records' ids), then every pair of them is scored: its Hamming distance (SimHash) or its
+estimated similarity (MinHash). So give a sample: --sample N (default 2000) keeps N documents,
+chosen at random by --sample-seed from all of them in id order (the same documents, the same
+sample, whatever order they are read in; `neardup.calibrate` in Python draws the same).
 
 What it measures:
 
@@ -48,7 +51,8 @@ read those files as documents).
 Examples:
     neardup calibrate --sample 1000 --out cal/ corpus/
     neardup calibrate --truth pairs.tsv --target-precision 0.9 --out cal/ docs/
-    neardup calibrate --scheme minhash --shingle 3 --truth pairs.tsv --out cal/ docs/";
+    neardup calibrate --scheme minhash --shingle 3 --truth pairs.tsv --out cal/ docs/
+    neardup calibrate --jsonl --truth pairs.tsv --out cal/ corpus.jsonl.zst";
 
 #[derive(Args)]
 #[command(after_help = AFTER_HELP)]
@@ -85,9 +89,13 @@ pub struct CalibrateArgs {
     out: PathBuf,
     #[command(flatten)]
     doc: DocArgs,
+    #[command(flatten)]
+    records: RecordArgs,
 }
 
-pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
+pub fn run(mut args: CalibrateArgs) -> Result<ExitCode> {
+    // Documents' warnings point to --jsonl, which this command has.
+    args.doc.takes_records = true;
     let method = args.doc.method.method()?;
     if let Method::BottomK(_) = method {
         bail!("{method} samples are compared pair by pair: calibrate a SimHash or MinHash scheme");
@@ -125,17 +133,40 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
 
     let mut tally = Tally::default();
     let mut docs: Vec<(String, Sketch)> = Vec::new();
-    tally.failed += args
-        .doc
-        .fingerprint_batches(&args.paths, |outcomes, progress| {
-            for o in outcomes {
-                match o.result {
-                    Ok(a) => docs.push((o.label, a.sketch)),
-                    Err(problem) => tally.record(progress, &o.label, &problem),
+    if args.records.wanted(&args.paths, &args.doc) {
+        let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
+        let mut problems = Tally::default();
+        records::sketch_all(
+            &dataset,
+            &args.doc,
+            method,
+            false,
+            &mut tally,
+            |batch, progress| {
+                for record in batch {
+                    match record.result {
+                        Ok((sketch, _, _)) => docs.push((record.id, sketch)),
+                        Err(ref problem) => problems.record(progress, &record.label(), problem),
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
+        tally.failed += problems.failed;
+        tally.empty += problems.empty;
+    } else {
+        tally.failed += args
+            .doc
+            .fingerprint_batches(&args.paths, |outcomes, progress| {
+                for o in outcomes {
+                    match o.result {
+                        Ok(a) => docs.push((o.label, a.sketch)),
+                        Err(problem) => tally.record(progress, &o.label, &problem),
+                    }
+                }
+                Ok(())
+            })?;
+    }
     // The same documents whatever the order they were read in: sorted by id, then sampled with the seed.
     docs.sort_by(|a, b| a.0.cmp(&b.0));
     docs.dedup_by(|a, b| a.0 == b.0);

@@ -475,6 +475,55 @@ fn plan_plots_its_s_curve_and_designs() {
 }
 
 #[test]
+fn calibrate_reads_records_as_it_reads_files() {
+    let dir = temp_dir("calibrate-records");
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(docs.join("d")).unwrap();
+    std::fs::write(docs.join("truth.tsv"), corpus(&docs.join("d"))).unwrap();
+    // The same documents as records, each with its file's path as id, in another order.
+    let mut names: Vec<String> = std::fs::read_dir(docs.join("d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort_unstable_by(|a, b| b.cmp(a));
+    let records: String = names
+        .iter()
+        .map(|name| {
+            let body = std::fs::read_to_string(docs.join("d").join(name)).unwrap();
+            serde_json::json!({"id": format!("d/{name}"), "text": body}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(docs.join("records.jsonl"), records).unwrap();
+    for scheme in ["simhash", "minhash"] {
+        let run = |input: &str, out: &str| {
+            let run = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+                .current_dir(&docs)
+                .args([
+                    "calibrate",
+                    "--truth",
+                    "truth.tsv",
+                    "--sample",
+                    "10",
+                    "--scheme",
+                    scheme,
+                    "--out",
+                    out,
+                    input,
+                ])
+                .output()
+                .unwrap();
+            assert!(run.status.success(), "{input}: {}", text(&run.stderr));
+            let json = std::fs::read(docs.join(out).join("calibration.json")).unwrap();
+            (text(&run.stdout), json)
+        };
+        let (files, records) = (run("d", "../files"), run("records.jsonl", "../records"));
+        assert_eq!(files, records, "{scheme}");
+        assert!(files.0.contains("10 scored of 12 read"), "{}", files.0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn calibrate_refuses_an_out_directory_inside_an_input_directory() {
     let dir = temp_dir("calibrate-out-inside");
     write_docs(
