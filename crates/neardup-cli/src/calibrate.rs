@@ -135,25 +135,13 @@ pub fn run(mut args: CalibrateArgs) -> Result<ExitCode> {
     let mut docs: Vec<(String, Sketch)> = Vec::new();
     if args.records.wanted(&args.paths, &args.doc) {
         let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
-        let mut problems = Tally::default();
-        records::sketch_all(
-            &dataset,
-            &args.doc,
-            method,
-            false,
-            &mut tally,
-            |batch, progress| {
-                for record in batch {
-                    match record.result {
-                        Ok((sketch, _, _)) => docs.push((record.id, sketch)),
-                        Err(ref problem) => problems.record(progress, &record.label(), problem),
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        tally.failed += problems.failed;
-        tally.empty += problems.empty;
+        records::sketch_all(&dataset, &args.doc, method, false, &mut tally, |batch| {
+            // Those that could not be sketched are counted by sketch_all.
+            docs.extend(
+                (batch.into_iter()).filter_map(|record| Some((record.id, record.result.ok()?.0))),
+            );
+            Ok(())
+        })?;
     } else {
         tally.failed += args
             .doc

@@ -777,32 +777,19 @@ fn read_records(
     let method = dedup.method();
     let keep = args.doc.keep_profiles;
     let mut ordinals = Vec::new();
-    let mut problems = Tally::default();
-    records::sketch_all(
-        dataset,
-        &args.doc,
-        method,
-        keep,
-        tally,
-        |batch, progress| {
-            for record in batch {
-                let label = record.label();
-                match record.result {
-                    Ok((sketch, profile, length)) => {
-                        ordinals.push(record.ordinal);
-                        dedup.push(Document {
-                            length,
-                            profile,
-                            ..Document::new(record.id, sketch)
-                        })?;
-                    }
-                    Err(problem) => problems.record(progress, &label, &problem),
-                }
+    records::sketch_all(dataset, &args.doc, method, keep, tally, |batch| {
+        for record in batch {
+            // Those that could not be sketched are counted by sketch_all.
+            if let Ok((sketch, profile, length)) = record.result {
+                ordinals.push(record.ordinal);
+                dedup.push(Document {
+                    length,
+                    profile,
+                    ..Document::new(record.id, sketch)
+                })?;
             }
-            Ok(())
-        },
-    )?;
-    tally.failed += problems.failed;
-    tally.empty += problems.empty;
+        }
+        Ok(())
+    })?;
     Ok(ordinals)
 }

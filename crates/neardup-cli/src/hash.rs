@@ -166,41 +166,30 @@ fn run_records(args: &HashArgs) -> Result<ExitCode> {
     let (mut docs, mut total_bytes) = (0usize, 0u64);
     let mut tally = Tally::default();
     let dataset = args.records.open(&args.paths, &args.doc, &mut tally)?;
-    let mut problems = Tally::default();
-    records::sketch_all(
-        &dataset,
-        &args.doc,
-        method,
-        false,
-        &mut tally,
-        |batch, progress| {
-            for record in batch {
-                docs += 1;
-                total_bytes += record.bytes;
-                match &record.result {
-                    Ok((sketch, _, _)) if args.json => writeln!(
-                        out,
-                        "{}",
-                        json!({"id": record.id, "fingerprint": sketch.to_string(), "bytes": record.bytes})
-                    )?,
-                    Ok((sketch, _, _)) => {
-                        write!(out, "{sketch}\t{}", args.lines.id(&record.id))?;
-                        args.lines.end(&mut out)?;
-                    }
-                    Err(problem) => {
-                        if args.json {
-                            let kind = if problem.empty { "empty" } else { "error" };
-                            writeln!(out, "{}", json!({"id": record.id, kind: problem.message}))?;
-                        }
-                        problems.record(progress, &record.label(), problem);
-                    }
+    records::sketch_all(&dataset, &args.doc, method, false, &mut tally, |batch| {
+        for record in batch {
+            docs += 1;
+            total_bytes += record.bytes;
+            match &record.result {
+                Ok((sketch, _, _)) if args.json => writeln!(
+                    out,
+                    "{}",
+                    json!({"id": record.id, "fingerprint": sketch.to_string(), "bytes": record.bytes})
+                )?,
+                Ok((sketch, _, _)) => {
+                    write!(out, "{sketch}\t{}", args.lines.id(&record.id))?;
+                    args.lines.end(&mut out)?;
                 }
+                // Counted and reported by sketch_all; written here as a line of the output too.
+                Err(problem) if args.json => {
+                    let kind = if problem.empty { "empty" } else { "error" };
+                    writeln!(out, "{}", json!({"id": record.id, kind: problem.message}))?;
+                }
+                Err(_) => {}
             }
-            Ok(())
-        },
-    )?;
-    tally.failed += problems.failed;
-    tally.empty += problems.empty;
+        }
+        Ok(())
+    })?;
     out.flush()?;
     Ok(finish(args, docs, total_bytes, &tally, started))
 }

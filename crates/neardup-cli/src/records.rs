@@ -126,16 +126,18 @@ impl Sketched {
 }
 
 /// Reads every record of the dataset, sketches the texts in parallel batches (each batch handed to `each`
-/// in input order), and draws progress by bytes. Read errors (a damaged file) are reported and counted.
+/// in input order), and draws progress by bytes. Read errors (a damaged file) and records that could not be
+/// sketched are reported and counted in `tally`.
 pub fn sketch_all(
     dataset: &Dataset,
     doc: &DocArgs,
     method: Method,
     keep_profiles: bool,
     tally: &mut Tally,
-    mut each: impl FnMut(Vec<Sketched>, &ProgressBar) -> Result<()>,
+    mut each: impl FnMut(Vec<Sketched>) -> Result<()>,
 ) -> Result<()> {
     let progress = bytes_bar(dataset.total_bytes(), "sketching");
+    let mut problems = Tally::default();
     let summary = dataset.for_each_batch(
         4096,
         &mut |bytes| progress.set_position(bytes),
@@ -161,10 +163,17 @@ pub fn sketch_all(
                     }
                 })
                 .collect();
-            each(sketched, &progress)
+            for record in &sketched {
+                if let Err(problem) = &record.result {
+                    problems.record(&progress, &record.label(), problem);
+                }
+            }
+            each(sketched)
         },
     )?;
     progress.finish_and_clear();
+    tally.failed += problems.failed;
+    tally.empty += problems.empty;
     for e in &summary.errors {
         tally.failed += 1;
         say!("{e}");
