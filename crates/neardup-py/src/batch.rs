@@ -899,6 +899,35 @@ pub fn row_ids<'a>(ids: &Column<'a>, n: usize) -> PyResult<Vec<&'a str>> {
         .collect()
 }
 
+/// The ids of a column's rows: a column given (of the kinds [`ColumnInput`] takes; a list's copied), or
+/// none, the rows then numbered from `first` in decimal (as the CLI numbers records without an id).
+pub enum IdColumn<'a, 'b> {
+    Given(&'b ColumnInput<'a>, Option<OwnedRows>),
+    Numbered(Vec<String>),
+}
+
+impl<'a, 'b> IdColumn<'a, 'b> {
+    pub fn read(
+        py: Python<'_>,
+        ids: Option<&'b ColumnInput<'a>>,
+        rows: usize,
+        first: usize,
+    ) -> PyResult<Self> {
+        Ok(match ids {
+            Some(ids) => IdColumn::Given(ids, ids.id_rows(py)?),
+            None => IdColumn::Numbered((first..first + rows).map(|r| r.to_string()).collect()),
+        })
+    }
+
+    /// Each of the `n` rows' ids, checked as [`row_ids`] checks them.
+    pub fn texts(&self, n: usize) -> PyResult<Vec<&str>> {
+        match self {
+            IdColumn::Given(ids, owned) => row_ids(&ids.column(owned)?, n),
+            IdColumn::Numbered(numbers) => Ok(numbers.iter().map(String::as_str).collect()),
+        }
+    }
+}
+
 /// The rows that could not be analyzed, as Python's `_report` takes them: `(row, message, kind)`.
 pub type Failures = Vec<(usize, String, &'static str)>;
 

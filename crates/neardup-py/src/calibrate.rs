@@ -4,7 +4,7 @@
 //! are checked, and stops the scoring on Ctrl-C.
 
 use crate::api::{Whole, media_hint, method_of};
-use crate::batch::{ColumnInput, Failures, Profiles, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, IdColumn, Profiles, sketch_input};
 use crate::dedup::id_ranks;
 use crate::errors::{IntoPy, interrupted_saying, to_py};
 use neardup::calibrate::{Settings, Truth, calibrate, sample};
@@ -104,17 +104,8 @@ fn calibrate_column(
     }
 
     let n = column.len(py);
-    let (owned_ids, row_numbers);
-    let id_texts: Vec<&str> = match &ids {
-        Some(ids) => {
-            owned_ids = ids.id_rows(py)?;
-            row_ids(&ids.column(&owned_ids)?, n)?
-        }
-        None => {
-            row_numbers = (0..n).map(|r| r.to_string()).collect::<Vec<_>>();
-            row_numbers.iter().map(String::as_str).collect()
-        }
-    };
+    let id_column = IdColumn::read(py, ids.as_ref(), n, 0)?;
+    let id_texts = id_column.texts(n)?;
     let ranks = py.detach(|| id_ranks(&id_texts))?;
     let signed = sketch_input(py, &column, method, hint, Profiles::NONE, progress.as_ref())?;
     // The documents in id order, as the command sorts the paths it read: the sample is then the same

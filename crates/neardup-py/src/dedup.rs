@@ -3,7 +3,7 @@
 
 use crate::api::Whole;
 use crate::api::{media_hint, method_of};
-use crate::batch::{ColumnInput, Failures, Profiles, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, IdColumn, Profiles, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, interrupted_saying, to_py};
 use neardup::Method;
@@ -421,17 +421,8 @@ fn dedup_column<'py>(
     let method = method_of(scheme, num_perm, seed, shingle, char_shingle)?;
     let hint = media_hint(media)?;
     let n = column.len(py);
-    let (owned_ids, row_numbers);
-    let id_texts: Vec<&str> = match &ids {
-        Some(ids) => {
-            owned_ids = ids.id_rows(py)?;
-            row_ids(&ids.column(&owned_ids)?, n)?
-        }
-        None => {
-            row_numbers = (0..n).map(|r| r.to_string()).collect::<Vec<_>>();
-            row_numbers.iter().map(String::as_str).collect()
-        }
-    };
+    let id_column = IdColumn::read(py, ids.as_ref(), n, 0)?;
+    let id_texts = id_column.texts(n)?;
     let order = py.detach(|| id_ranks(&id_texts))?;
     let (mut dedup, interrupts) = new_dedup(
         method,

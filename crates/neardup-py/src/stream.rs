@@ -6,7 +6,7 @@
 //! columns joined into one.
 
 use crate::api::{Whole, media_hint, method_of};
-use crate::batch::{ColumnInput, Failures, Profiles, failures_of, row_ids, sketch_input};
+use crate::batch::{ColumnInput, Failures, IdColumn, Profiles, failures_of, sketch_input};
 use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::dedup::{Interrupts, RowIds, RowSink, Rows, RunArgs, TableColumns, new_dedup};
 use crate::errors::IntoPy;
@@ -128,17 +128,9 @@ impl NativeDedup {
     ) -> PyResult<Failures> {
         let n = column.len(py);
         let base = self.ids.len();
-        let (owned_ids, row_numbers);
-        let id_texts: Vec<&str> = match &ids {
-            Some(ids) => {
-                owned_ids = ids.id_rows(py)?;
-                row_ids(&ids.column(&owned_ids)?, n)?
-            }
-            None => {
-                row_numbers = (base..base + n).map(|r| r.to_string()).collect::<Vec<_>>();
-                row_numbers.iter().map(String::as_str).collect()
-            }
-        };
+        // Rows without ids are numbered across the columns added.
+        let id_column = IdColumn::read(py, ids.as_ref(), n, base)?;
+        let id_texts = id_column.texts(n)?;
         self.check_unique(&id_texts)?;
         let signed = sketch_input(
             py,

@@ -683,8 +683,9 @@ mod tests {
     use super::*;
     use crate::{MinHashScheme, Scheme};
 
-    fn corpus() -> (Vec<String>, Vec<&'static str>) {
-        let texts = vec![
+    /// Six documents (two families of near-copies and one apart), `d0`…`d5`, and their sketches.
+    fn corpus(method: Method) -> (Vec<String>, Vec<Sketch>) {
+        let texts = [
             "the parser reads every file in the directory and reports errors with line numbers",
             "the parser reads every file in the directory and reports errors with line numbers today",
             "the parser reads each file in the folder and reports errors with their line numbers",
@@ -692,17 +693,20 @@ mod tests {
             "release notes: a crash when opening empty files is fixed; the installer is smaller now",
             "an unrelated page about gardening, tomatoes, soil and the weather in spring",
         ];
-        ((0..texts.len()).map(|i| format!("d{i}")).collect(), texts)
+        let sketches = texts
+            .iter()
+            .map(|t| method.sketch_text(t).unwrap())
+            .collect();
+        (
+            (0..texts.len()).map(|i| format!("d{i}")).collect(),
+            sketches,
+        )
     }
 
     #[test]
     fn simhash_sweep_counts_pairs_within_each_k() {
         let method = Method::SimHash(Scheme::SimhashDocV1);
-        let (ids, texts) = corpus();
-        let sketches: Vec<Sketch> = texts
-            .iter()
-            .map(|t| method.sketch_text(t).unwrap())
-            .collect();
+        let (ids, sketches) = corpus(method);
         let truth = Truth::parse(
             "doc_a\tdoc_b\tjaccard\nd0\td1\t0.9\nd3\td4\t0.85\nd0\td2\t0.3\n",
             "t.tsv",
@@ -752,11 +756,7 @@ mod tests {
     #[test]
     fn minhash_sweep_and_s_curve() {
         let method = Method::MinHash(MinHashScheme::oph(64, 0, 2).unwrap());
-        let (ids, texts) = corpus();
-        let sketches: Vec<Sketch> = texts
-            .iter()
-            .map(|t| method.sketch_text(t).unwrap())
-            .collect();
+        let (ids, sketches) = corpus(method);
         let truth = Truth::parse("d0\td1\t1\nd3\td4\t1\nd0\td5\t0\n", "labels.tsv").unwrap();
         let settings = Settings {
             target_recall: Some(1.0),
@@ -832,15 +832,11 @@ mod tests {
 
     #[test]
     fn a_progress_that_breaks_stops_the_scoring() {
-        let (ids, texts) = corpus();
         for method in [
             Method::SimHash(Scheme::SimhashDocV1),
             Method::MinHash(MinHashScheme::oph(64, 0, 2).unwrap()),
         ] {
-            let sketches: Vec<Sketch> = texts
-                .iter()
-                .map(|t| method.sketch_text(t).unwrap())
-                .collect();
+            let (ids, sketches) = corpus(method);
             let mut calls = 0;
             let stopped = calibrate(method, &ids, &sketches, None, &Settings::default(), |_| {
                 calls += 1;
@@ -854,11 +850,7 @@ mod tests {
     #[test]
     fn the_json_holds_every_number() {
         let method = Method::MinHash(MinHashScheme::oph(64, 0, 2).unwrap());
-        let (ids, texts) = corpus();
-        let sketches: Vec<Sketch> = texts
-            .iter()
-            .map(|t| method.sketch_text(t).unwrap())
-            .collect();
+        let (ids, sketches) = corpus(method);
         let truth = Truth::parse("d0\td1\t1\n", "t.tsv").unwrap();
         let report = calibrate(
             method,
