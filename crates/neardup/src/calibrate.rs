@@ -703,6 +703,20 @@ mod tests {
         )
     }
 
+    /// [`calibrate`], run to its end.
+    fn run(
+        method: Method,
+        ids: &[String],
+        sketches: &[Sketch],
+        truth: Option<&Truth>,
+        settings: &Settings,
+    ) -> Calibration {
+        calibrate(method, ids, sketches, truth, settings, |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap()
+    }
+
     #[test]
     fn simhash_sweep_counts_pairs_within_each_k() {
         let method = Method::SimHash(Scheme::SimhashDocV1);
@@ -712,15 +726,7 @@ mod tests {
             "t.tsv",
         )
         .unwrap();
-        let report = calibrate(
-            method,
-            &ids,
-            &sketches,
-            Some(&truth),
-            &Settings::default(),
-            |_| ControlFlow::Continue(()),
-        )
-        .unwrap();
+        let report = run(method, &ids, &sketches, Some(&truth), &Settings::default());
         assert_eq!(report.pairs, 15);
         assert_eq!(report.positives, Some(2));
         // Brute force: pairs within k, and positives among them.
@@ -762,10 +768,7 @@ mod tests {
             target_recall: Some(1.0),
             ..Settings::default()
         };
-        let report = calibrate(method, &ids, &sketches, Some(&truth), &settings, |_| {
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+        let report = run(method, &ids, &sketches, Some(&truth), &settings);
         assert_eq!(report.sweep.len(), THRESHOLDS.len());
         // Detected pairs shrink as the threshold grows.
         assert!(
@@ -852,15 +855,7 @@ mod tests {
         let method = Method::MinHash(MinHashScheme::oph(64, 0, 2).unwrap());
         let (ids, sketches) = corpus(method);
         let truth = Truth::parse("d0\td1\t1\n", "t.tsv").unwrap();
-        let report = calibrate(
-            method,
-            &ids,
-            &sketches,
-            Some(&truth),
-            &Settings::default(),
-            |_| ControlFlow::Continue(()),
-        )
-        .unwrap();
+        let report = run(method, &ids, &sketches, Some(&truth), &Settings::default());
         let json = report.to_json(9);
         assert_eq!(json["documents_read"], 9);
         assert_eq!(json["documents"], 6);
