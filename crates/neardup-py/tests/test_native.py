@@ -474,6 +474,9 @@ def test_calibrate_refuses_what_the_command_refuses_and_names_bad_truth(tmp_path
         (dict(truth=[("w1", 2.5)]), TypeError, "truth, pair 0: ids are strings or integers, not float"),
         (dict(truth=[("w1", "w2", "most")]), TypeError, "truth, pair 0: the similarity is a number"),
         (dict(errors="zero"), ValueError, "errors must be 'skip' or 'raise'"),
+        (dict(truth=[{"a": "w1", "b": "w2"}]), TypeError, "truth, pair 0: expected an .* row, not dict"),
+        (dict(truth=["w1\tw2\t1"]), TypeError, "truth, pair 0: expected an .* row, not str"),
+        (dict(truth=b"w1\tw2\t1\n"), TypeError, "not bytes"),
     ]
     for args, kind, message in refusals:
         with pytest.raises(kind, match=message):
@@ -484,6 +487,14 @@ def test_calibrate_refuses_what_the_command_refuses_and_names_bad_truth(tmp_path
         neardup.calibrate(texts, ids, truth=bad)
     with pytest.raises(ValueError, match=r"rows 0 and 1 have the same id"):
         neardup.calibrate(texts[:2], ["same", "same"])
+    # A table's first three columns are the truth, as the file's are (more are ignored).
+    rows = [("w1", "w2", 1.0), ("w3", "w4", 0.5), ("w5", "w9", 0.9)]
+    by_rows = neardup.calibrate(texts, ids, truth=rows)
+    assert by_rows["positives"] == 2
+    columns = {"a": [r[0] for r in rows], "b": [r[1] for r in rows], "sim": [r[2] for r in rows], "note": ["x"] * 3}
+    for module, make in (("pyarrow", "table"), ("pandas", "DataFrame"), ("polars", "DataFrame")):
+        table = getattr(pytest.importorskip(module), make)(columns)
+        assert neardup.calibrate(texts, ids, truth=table) == by_rows, module
     # Integer ids and pairs without a similarity; documents that cannot be sketched are left out, named.
     numbered = neardup.calibrate(texts, list(range(30)), truth=[(0, 1), (2, 3)])
     assert numbered["positives"] == 2

@@ -485,7 +485,8 @@ def calibrate(
     ``truth``, the pairs known to be near-duplicates (or not): the path of a TSV file as the command reads
     it (``id_a<TAB>id_b<TAB>similarity``, or a 0/1 label; a header line is skipped), or an iterable of
     ``(id_a, id_b)`` or ``(id_a, id_b, similarity)`` rows (ids strings or integers; a pair without a
-    similarity is a near-duplicate), such as ``df[["a", "b", "sim"]].itertuples(index=False)``. A pair is a
+    similarity is a near-duplicate), or a table whose first columns are those (a pyarrow Table, a pandas or
+    polars DataFrame; more columns are ignored, as in the file). A pair is a
     positive when its similarity is at least ``truth_threshold`` (default 0.8); pairs the truth does not
     list are negatives.
 
@@ -511,7 +512,7 @@ def calibrate(
         with open(truth, encoding="utf-8") as f:
             truth_text = (f.read(), os.fspath(truth))
     elif truth is not None:
-        truth_pairs = [_truth_pair(row, n) for n, row in enumerate(truth)]
+        truth_pairs = [_truth_pair(row, n) for n, row in enumerate(_truth_rows(truth))]
     column, _ = _column_input(texts)
     report, failures = _native.calibrate_column(
         column,
@@ -536,6 +537,19 @@ def calibrate(
     return json.loads(report)
 
 
+def _truth_rows(truth: Any) -> Any:
+    """The rows of a truth that is not a file: a table's (a pyarrow Table, a pandas or polars DataFrame)
+    first three columns, or two, as the file's (id_a, id_b, similarity; more are ignored), or the rows of
+    any other iterable."""
+    if hasattr(truth, "column_names") and hasattr(truth, "column"):  # pyarrow
+        return zip(*(truth.column(i).to_pylist() for i in range(min(3, len(truth.column_names)))))
+    if hasattr(truth, "columns") and hasattr(truth, "__getitem__"):  # pandas, polars
+        return zip(*(list(truth[name]) for name in list(truth.columns)[:3]))
+    if isinstance(truth, (bytes, bytearray)):
+        raise TypeError("truth is a file's path, a table, or an iterable of (id_a, id_b[, similarity]) rows, not bytes")
+    return truth
+
+
 def _truth_pair(row: Any, n: int) -> tuple[str, str, float]:
     """One row of truth as ``(id_a, id_b, similarity)``: ids as the ids of a column are read (integers as
     their decimal text), a missing similarity 1."""
@@ -550,6 +564,11 @@ def _truth_pair(row: Any, n: int) -> tuple[str, str, float]:
                 pass
         raise TypeError(f"truth, pair {n}: ids are strings or integers, not {type(value).__name__}")
 
+    if isinstance(row, (str, bytes, collections.abc.Mapping)):
+        # A string's characters or a mapping's keys are not a pair of ids.
+        raise TypeError(
+            f"truth, pair {n}: expected an (id_a, id_b) or (id_a, id_b, similarity) row, not {type(row).__name__}"
+        )
     try:
         fields = tuple(row)
     except TypeError:
