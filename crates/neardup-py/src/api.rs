@@ -75,6 +75,18 @@ pub fn method_of(
     method_named(scheme, &params).py_err()
 }
 
+/// A similarity argument, in 0..=1 (as the command's `parse_similarity` takes its flags), named by its
+/// argument when it is not one.
+pub fn similarity(name: &str, value: f64) -> PyResult<f64> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{name} {value} is not a similarity in 0..1"
+        )))
+    }
+}
+
 /// A whole-number argument as Python passes one (an `int`, NumPy's integers too), taken as it is and
 /// checked against its type's range by [`checked`](Self::checked), which names the argument: pyo3's own
 /// conversion says only "out of range integral type conversion attempted" for `k=-1`.

@@ -3,30 +3,18 @@
 //! this module reads the column as `neardup.dedup` reads one, checks the settings as the command's flags
 //! are checked, and stops the scoring on Ctrl-C.
 
-use crate::api::{Whole, media_hint, method_of};
+use crate::api::{Whole, media_hint, method_of, similarity};
 use crate::batch::{ColumnInput, Failures, IdColumn, Profiles, sketch_input};
-use crate::dedup::id_ranks;
-use crate::errors::{IntoPy, interrupted_saying, to_py};
+use crate::dedup::{Interrupts, id_ranks};
+use crate::errors::IntoPy;
 use neardup::calibrate::{Settings, Truth, calibrate, sample};
 use neardup::{Method, Sketch};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::ops::ControlFlow;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate_column, m)?)?;
     Ok(())
-}
-
-/// A similarity argument, in 0..=1 (as the command's `parse_similarity` takes its flags).
-fn similarity(name: &str, value: f64) -> PyResult<f64> {
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(PyValueError::new_err(format!(
-            "{name} {value} is not a similarity in 0..1"
-        )))
-    }
 }
 
 /// Calibrates on a column (Arrow chunks or a list, see `batch::ColumnInput`) whose rows have the ids of
@@ -126,34 +114,25 @@ fn calibrate_column(
         .unzip();
 
     // Every pair of a large sample takes a while: Python's signals are checked as the scoring goes.
-    let mut raised = None;
-    let report = py.detach(|| {
-        calibrate(
-            method,
-            &ids,
-            &sketches,
-            truth.as_ref().map(|(t, _)| t),
-            &settings,
-            |_| match Python::attach(|py| py.check_signals()) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(e) => {
-                    raised = Some(e);
-                    ControlFlow::Break(())
-                }
-            },
-        )
-    });
-    let report = match (report, raised) {
-        (Ok(report), _) => report,
-        (Err(neardup::Error::Stopped), Some(raised)) => {
-            return Err(interrupted_saying(py, raised, || {
+    let interrupts = Interrupts::default();
+    let report = py
+        .detach(|| {
+            calibrate(
+                method,
+                &ids,
+                &sketches,
+                truth.as_ref().map(|(t, _)| t),
+                &settings,
+                |_| interrupts.check(),
+            )
+        })
+        .map_err(|e| {
+            interrupts.error_saying(py, e, || {
                 format!(
                     "interrupted while scoring the pairs of {} documents; nothing was returned",
                     ids.len()
                 )
-            }));
-        }
-        (Err(e), _) => return Err(to_py(e)),
-    };
+            })
+        })?;
     Ok((report.to_json(read).to_string(), failures))
 }

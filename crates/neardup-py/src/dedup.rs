@@ -263,35 +263,54 @@ pub fn new_dedup(method: Method, args: &RunArgs<'_>) -> PyResult<(Dedup, Interru
 
 /// Python's signals checked whenever the engine reports a run's progress, so that Ctrl-C (or a notebook's
 /// interrupt) stops a run finding and clustering its pairs without the GIL (minutes, on tens of millions of
-/// documents), as it stops the sketching before.
+/// documents), as it stops the sketching before; and any other long engine call that reports its progress
+/// (a calibration's scoring).
+#[derive(Clone, Default)]
 pub struct Interrupts(Arc<Mutex<Option<PyErr>>>);
 
 impl Interrupts {
     /// Watches `dedup`: its first exception from a signal handler stops the run.
     fn watch(dedup: &mut Dedup) -> Interrupts {
-        let raised = Arc::new(Mutex::new(None));
-        let slot = Arc::clone(&raised);
-        dedup.on_progress(move |_| match Python::attach(|py| py.check_signals()) {
+        let interrupts = Interrupts::default();
+        let checks = interrupts.clone();
+        dedup.on_progress(move |_| checks.check());
+        interrupts
+    }
+
+    /// Runs Python's signal handlers (taking the GIL): `Break`, the exception kept for the error, when one
+    /// raises.
+    pub fn check(&self) -> ControlFlow<()> {
+        match Python::attach(|py| py.check_signals()) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
                 ControlFlow::Break(())
             }
-        });
-        Interrupts(raised)
+        }
     }
 
     /// The Python exception for an error of the run over `documents` documents: for a stopped run, the
     /// signal handler's (a `KeyboardInterrupt` saying where it stopped).
     pub fn error(&self, py: Python<'_>, error: neardup::Error, documents: usize) -> PyErr {
+        self.error_saying(py, error, || {
+            format!(
+                "interrupted while finding the near-duplicates of {documents} sketched documents; \
+                 nothing was returned"
+            )
+        })
+    }
+
+    /// The Python exception for an engine error: for a call stopped by a signal, the handler's, saying
+    /// `saying()` if it is a `KeyboardInterrupt`.
+    pub fn error_saying(
+        &self,
+        py: Python<'_>,
+        error: neardup::Error,
+        saying: impl FnOnce() -> String,
+    ) -> PyErr {
         let raised = self.0.lock().unwrap_or_else(PoisonError::into_inner).take();
         match (error, raised) {
-            (neardup::Error::Stopped, Some(raised)) => interrupted_saying(py, raised, || {
-                format!(
-                    "interrupted while finding the near-duplicates of {documents} sketched \
-                     documents; nothing was returned"
-                )
-            }),
+            (neardup::Error::Stopped, Some(raised)) => interrupted_saying(py, raised, saying),
             (error, _) => to_py(error),
         }
     }

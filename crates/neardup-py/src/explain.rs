@@ -3,7 +3,7 @@
 //! of the package reads documents (a `str` is text, bytes a document in any medium, a `neardup.Sketch` a
 //! stored sketch) and checks the settings as the command does.
 
-use crate::api::{PySketch, Whole, document_bytes, media_hint, method_of};
+use crate::api::{PySketch, Whole, document_bytes, media_hint, method_of, similarity};
 use crate::errors::{IntoPy, to_py_about};
 use neardup::explain::{Options, explain_sketches, explain_texts};
 use neardup::media::{Media, MediaHint};
@@ -114,11 +114,7 @@ fn explain(
             neardup::schemes::MAX_K
         ));
     }
-    if let Some(t) = threshold
-        && !(0.0..=1.0).contains(&t)
-    {
-        return refuse(format!("threshold {t} is not a similarity in 0..1"));
-    }
+    let threshold = threshold.map(|t| similarity("threshold", t)).transpose()?;
     // The command's defaults: word 3-grams, 10 features a list, 2 lines of context, 200 diff rows.
     let count = |name, value, default: u32| {
         Whole::checked::<u32>(name, value).map(|v| v.unwrap_or(default) as usize)

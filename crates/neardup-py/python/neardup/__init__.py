@@ -564,17 +564,17 @@ def _truth_pair(row: Any, n: int) -> tuple[str, str, float]:
                 pass
         raise TypeError(f"truth, pair {n}: ids are strings or integers, not {type(value).__name__}")
 
-    if isinstance(row, (str, bytes, collections.abc.Mapping)):
-        # A string's characters or a mapping's keys are not a pair of ids.
+    fields = None
+    # A string's characters or a mapping's keys are not a pair of ids.
+    if not isinstance(row, (str, bytes, collections.abc.Mapping)):
+        try:
+            fields = tuple(row)
+        except TypeError:
+            pass
+    if fields is None:
         raise TypeError(
             f"truth, pair {n}: expected an (id_a, id_b) or (id_a, id_b, similarity) row, not {type(row).__name__}"
         )
-    try:
-        fields = tuple(row)
-    except TypeError:
-        raise TypeError(
-            f"truth, pair {n}: expected (id_a, id_b) or (id_a, id_b, similarity), not {type(row).__name__}"
-        ) from None
     if len(fields) not in (2, 3):
         raise ValueError(
             f"truth, pair {n}: expected (id_a, id_b) or (id_a, id_b, similarity), got {len(fields)} fields"
