@@ -133,7 +133,7 @@ fn main() -> ExitCode {
         Command::Index(args) => index::run(args),
         Command::Serve(args) => serve::run(args),
         // The worker reads its PDF on a thread of its own: the isolation above is for its callers.
-        Command::PdfWorker => return neardup::text::run_pdf_worker(),
+        Command::PdfWorker => return ExitCode::from(neardup::text::run_pdf_worker()),
     };
     match result {
         Ok(code) => code,

@@ -14,7 +14,10 @@
 //! stopped, though, and a stack overflow aborts the whole process; so a program that owns its process (the
 //! `neardup` command, the server) calls [`isolate_in_worker`] once, and every PDF is then read by a worker
 //! process ([`run_worker`]) under a memory ceiling, killed when its time is up: a PDF that crashes the
-//! extractor, loops or eats memory costs that worker, never the caller.
+//! extractor, loops or eats memory costs that worker, never the caller. Before the first PDF the worker is
+//! asked to read an empty document: a program that cannot serve as one (an embedded Python whose
+//! `sys.executable` is not Python, say) leaves PDFs on threads, as without isolation, instead of failing
+//! every one as a crash.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -88,6 +91,13 @@ pub struct Worker {
 
 static WORKER: std::sync::OnceLock<Worker> = std::sync::OnceLock::new();
 
+/// Whether [`WORKER`] answers: asked once, before the first PDF (see [`isolating_worker`]).
+static WORKER_ANSWERS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// How long the worker has to answer that first question: a process start and an empty document, on a
+/// machine that may be busy.
+const PROBE_TIME: Duration = Duration::from_secs(30);
+
 /// The stack of the thread that extracts a PDF.
 pub const STACK: usize = 256 << 20;
 
@@ -103,14 +113,28 @@ pub fn isolate_in_worker(worker: Worker) {
 
 /// Extracts the text of every page, in page order, each page in the extractor's reading order.
 ///
-/// Runs in a worker process if [`isolate_in_worker`] was called, else on a thread of its own with a
-/// [`STACK`]-byte stack (PDF object graphs nest deeply) that catches panics; either way it gives up after
-/// `timeout`.
+/// Runs in a worker process if [`isolate_in_worker`] was called (and the worker answers), else on a
+/// thread of its own with a [`STACK`]-byte stack (PDF object graphs nest deeply) that catches panics;
+/// either way it gives up after `timeout`.
 pub fn extract_pages(bytes: &[u8], timeout: Duration) -> Result<Vec<String>, PdfError> {
-    if let Some(worker) = WORKER.get() {
-        return extract_in_worker(worker, bytes, timeout);
+    if let Some(answer) = isolating_worker().and_then(|w| extract_in_worker(w, bytes, timeout)) {
+        return answer;
     }
+    // No worker, or one that cannot start now (its program was replaced or removed while running).
     extract_on_thread(bytes.to_vec(), Some(timeout))
+}
+
+/// The worker that reads PDFs, if [`isolate_in_worker`] named one and it answers. The first caller asks it
+/// to read an empty document (the others wait); any answer but a crash or a time-out will do.
+fn isolating_worker() -> Option<&'static Worker> {
+    let worker = WORKER.get()?;
+    let answers = *WORKER_ANSWERS.get_or_init(|| {
+        !matches!(
+            extract_in_worker(worker, b"", PROBE_TIME),
+            None | Some(Err(PdfError::Crashed(_) | PdfError::TimedOut(_)))
+        )
+    });
+    answers.then_some(worker)
 }
 
 /// Extracts on a thread of its own, with a large stack, waiting for it up to `timeout` (or as long as it takes).
@@ -144,12 +168,12 @@ fn extract_on_thread(data: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<Str
 }
 
 /// Reads one PDF in a worker process: its bytes on the worker's standard input, its pages (or its error) on
-/// the worker's standard output. The worker is killed when `timeout` passes.
+/// the worker's standard output. The worker is killed when `timeout` passes. `None` when it cannot start.
 fn extract_in_worker(
     worker: &Worker,
     bytes: &[u8],
     timeout: Duration,
-) -> Result<Vec<String>, PdfError> {
+) -> Option<Result<Vec<String>, PdfError>> {
     use std::io::{Read, Write};
     use std::process::{Command, Stdio};
     let spawned = Command::new(&worker.program)
@@ -159,10 +183,7 @@ fn extract_in_worker(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();
-    // A worker that cannot start (the program was replaced or removed while running): read on a thread.
-    let Ok(mut child) = spawned else {
-        return extract_on_thread(bytes.to_vec(), Some(timeout));
-    };
+    let mut child = spawned.ok()?;
     let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
     // Written and read on threads of their own, so that neither pipe fills while the other waits; scoped, so
     // that the document is written from where it is. Killing the worker ends both.
@@ -184,7 +205,7 @@ fn extract_in_worker(
         }
         (output, child.wait())
     });
-    match output {
+    Some(match output {
         Err(_) => Err(PdfError::TimedOut(timeout.as_secs())),
         Ok(Some(Ok(out))) if status.as_ref().is_ok_and(|s| s.success()) => decode(&out)
             .unwrap_or_else(|| Err(PdfError::Crashed("the worker's answer is garbled".into()))),
@@ -192,7 +213,7 @@ fn extract_in_worker(
             Ok(s) => describe_exit(s),
             Err(e) => e.to_string(),
         })),
-    }
+    })
 }
 
 fn describe_exit(status: std::process::ExitStatus) -> String {
@@ -214,8 +235,9 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 
 /// The worker's side: reads a PDF from standard input, extracts it, writes the answer to standard output.
 /// A program that calls [`isolate_in_worker`] runs this (and nothing else) when started with the worker's
-/// arguments. The worker's address space is capped at [`WORKER_MEMORY`] first.
-pub fn run_worker() -> std::process::ExitCode {
+/// arguments, and exits with the status it returns (0, or 2 when standard input or output failed). The
+/// worker's address space is capped at [`WORKER_MEMORY`] first.
+pub fn run_worker() -> u8 {
     use std::io::{Read, Write};
     #[cfg(unix)]
     {
@@ -228,14 +250,14 @@ pub fn run_worker() -> std::process::ExitCode {
     }
     let mut data = Vec::new();
     if std::io::stdin().lock().read_to_end(&mut data).is_err() {
-        return std::process::ExitCode::from(2);
+        return 2;
     }
     // No time limit here: the caller kills the worker when its time is up.
     let result = extract_on_thread(data, None);
     let mut out = std::io::stdout().lock();
     match out.write_all(&encode(&result)).and_then(|_| out.flush()) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(_) => std::process::ExitCode::from(2),
+        Ok(()) => 0,
+        Err(_) => 2,
     }
 }
 

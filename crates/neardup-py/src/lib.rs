@@ -22,6 +22,7 @@
 //!   cores) and out (values and strings built as Arrow buffers);
 //! * `strings`: a `str`'s text as UTF-8, read from the string's own characters where CPython's layout is
 //!   the known one, four times faster than Python's encoder;
+//! * `pdf`: every PDF read in a worker process of this interpreter, so that a hostile one cannot abort it;
 //! * `errors`: the exception hierarchy (`neardup.Error` and its kinds), carrying the engine's messages.
 //!
 //! Buffers cross the boundary as bytes, or as NumPy arrays' and pyarrow buffers' addresses (read in place,
@@ -39,6 +40,7 @@ mod errors;
 mod explain;
 mod files;
 mod index;
+mod pdf;
 mod stream;
 mod strings;
 
@@ -60,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     files::register(m)?;
     distributed::register(m)?;
     datasketch::register(m)?;
+    pdf::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

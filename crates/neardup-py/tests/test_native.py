@@ -23,6 +23,7 @@ import pytest
 import neardup
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
+PAPER = ROOT / "testdata" / "vectors" / "simhash-doc-v1" / "inputs" / "paper.pdf"
 EVAL = ROOT.parent / "shared" / "eval" / "corpus" / "corpus-00.jsonl.zst"
 # Near-duplicate pages in 18 non-Latin scripts (Chinese, Japanese, Korean, Thai, Lao, Tamil, Arabic, ...).
 EVAL_TLDR = ROOT.parent / "shared" / "eval-tldr" / "text.jsonl.zst"
@@ -106,8 +107,7 @@ def test_explain_is_the_clis_explain(records, tmp_path, scheme, flags, args):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text(texts[row["duplicate_of"]], encoding="utf-8")
     b.write_text(texts[row["id"]], encoding="utf-8")
-    pdf = ROOT / "testdata" / "vectors" / "simhash-doc-v1" / "inputs" / "paper.pdf"
-    for x, y in [(a, b), (pdf, a)]:
+    for x, y in [(a, b), (PAPER, a)]:
         theirs = json.loads(run_cli("explain", "--json", "--scheme", scheme, *flags, str(x), str(y)))
         ours = neardup.explain(x.read_bytes(), y.read_bytes(), scheme, **args)
         assert ours["a"]["input"] is None and theirs["a"]["input"] == str(x)
@@ -139,6 +139,66 @@ def test_explain_refuses_settings_of_the_other_method_and_names_the_empty_docume
     assert neardup.explain(signature, "some words here")["verdict"]["near_duplicate"] is True
     with pytest.raises(neardup.SchemeMismatch):
         neardup.explain(signature, "some words here", "simhash")
+
+
+def one_page_pdf(content: bytes, extra: bytes) -> bytes:
+    """A minimal one-page PDF whose page dictionary carries `extra` and whose content stream is `content`
+    (as the command line's hostile tests build it)."""
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R " + extra + b">>"
+    stream = b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page, stream]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 5\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+
+
+def test_a_pdf_that_crashes_the_extractor_costs_only_its_worker(tmp_path):
+    """A million nested arrays overflow the PDF extractor's stack, which aborted the interpreter: every PDF is
+    read by a worker process of it, and the crash is that document's error; the column goes on. Run in a
+    child interpreter, so that a regression aborts the child, not the test run."""
+    nested = tmp_path / "nested.pdf"
+    nested.write_bytes(one_page_pdf(b"BT /F1 12 Tf 72 712 Td (Hello) Tj ET",
+                                    b"/Foo " + b"[" * 1_000_000 + b"]" * 1_000_000 + b" "))
+    script = """if True:
+        import sys, warnings, neardup
+        nested, paper = (open(path, "rb").read() for path in sys.argv[1:])
+        try:
+            neardup.fingerprint(nested)
+        except neardup.MediaError as e:
+            print(e)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = neardup.sketches([nested, paper], errors="zero")
+        print(values.tolist() == [0, neardup.fingerprint(paper).value])
+        print(*(w.message for w in caught))
+    """
+    out = subprocess.run([sys.executable, "-c", script, str(nested), str(PAPER)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    error, equal, warned = out.stdout.splitlines()
+    assert error.startswith("the PDF extractor crashed on this file ("), error
+    assert equal == "True"
+    assert "row 0" in warned and "the PDF extractor crashed" in warned, warned
+
+
+def test_pdfs_are_read_in_process_where_the_interpreter_cannot_be_a_worker():
+    """An embedded interpreter whose sys.executable is another program cannot start a worker: its PDFs are
+    read on threads, as without isolation, rather than each failing as a crash."""
+    script = """if True:
+        import sys
+        sys.executable = "/bin/false"
+        import neardup
+        print(neardup.fingerprint(open(sys.argv[1], "rb").read()))
+    """
+    out = subprocess.run([sys.executable, "-c", script, str(PAPER)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(neardup.fingerprint(PAPER.read_bytes()))
 
 
 @pytest.mark.parametrize("scheme", ["simhash-doc-v1", "minhash-oph-v1"])

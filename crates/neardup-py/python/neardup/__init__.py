@@ -34,6 +34,7 @@ from __future__ import annotations
 import collections.abc
 import importlib
 import operator
+import sys
 import threading
 import unicodedata
 import warnings
@@ -60,6 +61,12 @@ from ._native import (
 )
 
 __version__ = _native.__version__
+
+# Every PDF is read by a worker process of this interpreter, under the extractor's time limit and memory
+# ceiling, as the command line reads them: a PDF built to overflow the extractor's stack costs that worker
+# (the document's MediaError), not this process.
+if sys.executable:
+    _native._isolate_pdfs(sys.executable, _native.__file__)
 Fingerprint = Sketch
 """A SimHash fingerprint is a :class:`Sketch` of a SimHash scheme (``value``, ``distance``, ``similarity``)."""
 
