@@ -12,19 +12,22 @@
 //! PDFs are hostile input. By default every call runs on its own thread, under [`std::panic::catch_unwind`],
 //! and with a time limit: a document that panics or runs out of time gives an error. A thread cannot be
 //! stopped, though, and a stack overflow aborts the whole process; so a program that owns its process (the
-//! `neardup` command, the server) calls [`isolate_in_worker`] once, and every PDF is then read by a worker
-//! process ([`run_worker`]) under a memory ceiling, killed when its time is up: a PDF that crashes the
-//! extractor, loops or eats memory costs that worker, never the caller. Before the first PDF the worker is
-//! asked to read an empty document: a program that cannot serve as one (an embedded Python whose
-//! `sys.executable` is not Python, say) leaves PDFs on threads, as without isolation, instead of failing
-//! every one as a crash.
+//! `neardup` command, the server, the Python package) calls [`isolate_in_worker`] once, and every PDF is
+//! then read by a worker process ([`run_worker`]) under a memory ceiling, killed when its time is up: a PDF
+//! that crashes the extractor, loops or eats memory costs that worker, never the caller. Each thread keeps
+//! its worker for its next PDF, up to [`WORKER_DOCUMENTS`] of them (a process start per PDF cost up to a
+//! tenth of the time). Before the first PDF the worker is asked to read an empty document: a program that
+//! cannot serve as one (an embedded Python whose `sys.executable` is not Python, say) leaves PDFs on
+//! threads, as without isolation, instead of failing every one as a crash.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 #[cfg(feature = "oxide")]
 use pdf_oxide::document::PdfDocument;
+use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -167,53 +170,182 @@ fn extract_on_thread(data: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<Str
     }
 }
 
-/// Reads one PDF in a worker process: its bytes on the worker's standard input, its pages (or its error) on
-/// the worker's standard output. The worker is killed when `timeout` passes. `None` when it cannot start.
+/// A worker process and its pipes, kept by the thread that started it between the PDFs it reads (see
+/// [`THREAD_WORKER`]).
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    /// How many PDFs it has read.
+    served: u32,
+    /// The process that started it: a child forked from that one inherits the pipes, not the worker.
+    owner: u32,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Only the process that started a worker may end it (the pipes a forked child inherited close with
+        // it). A worker kept between PDFs is idle, or is being killed for its time: this waits for nothing.
+        if self.owner == std::process::id() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The most PDFs one worker reads before it is replaced: what a long-lived extractor leaves behind (a
+/// fragmented heap, against its memory ceiling) is bounded.
+pub const WORKER_DOCUMENTS: u32 = 100;
+
+/// The largest answer read from a worker; a longer length is a garbled answer.
+const MAX_ANSWER: u64 = 1 << 32;
+
+thread_local! {
+    /// Each thread that reads PDFs keeps its worker between them: a process start (and for a Python worker,
+    /// an interpreter's) per PDF was 10-18 ms of a 100-150 ms document. Kept per thread, not in a shared
+    /// pool, so that no lock is held across a `fork` (a Python process forks from a thread that may be
+    /// reading PDFs): workers are at most one per such thread and end with it.
+    static THREAD_WORKER: std::cell::RefCell<Option<Running>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Reads one PDF in a worker process, the one this thread kept if it has one: the document's length and
+/// bytes on the worker's standard input, the answer's length and the pages (or the error) on its standard
+/// output. The worker is killed when `timeout` passes. `None` when no worker can start.
+///
+/// A crash in a worker that had read other PDFs is asked again of a new one, so that what those left behind
+/// is never this document's error.
 fn extract_in_worker(
     worker: &Worker,
     bytes: &[u8],
     timeout: Duration,
 ) -> Option<Result<Vec<String>, PdfError>> {
-    use std::io::{Read, Write};
-    use std::process::{Command, Stdio};
-    let spawned = Command::new(&worker.program)
+    let kept = THREAD_WORKER
+        .with(|slot| slot.borrow_mut().take())
+        .filter(|running| running.owner == std::process::id());
+    let reused = kept.is_some();
+    let mut running = match kept {
+        Some(running) => running,
+        None => start(worker)?,
+    };
+    let (answer, alive) = ask(&mut running, bytes, timeout);
+    if reused && matches!(answer, Err(PdfError::Crashed(_))) {
+        drop(running);
+        return extract_in_worker_fresh(worker, bytes, timeout);
+    }
+    if alive && running.served < WORKER_DOCUMENTS {
+        THREAD_WORKER.with(|slot| *slot.borrow_mut() = Some(running));
+    }
+    Some(answer)
+}
+
+/// [`extract_in_worker`] in a worker started for this document (and kept after it).
+fn extract_in_worker_fresh(
+    worker: &Worker,
+    bytes: &[u8],
+    timeout: Duration,
+) -> Option<Result<Vec<String>, PdfError>> {
+    let mut running = start(worker)?;
+    let (answer, alive) = ask(&mut running, bytes, timeout);
+    if alive {
+        THREAD_WORKER.with(|slot| *slot.borrow_mut() = Some(running));
+    }
+    Some(answer)
+}
+
+/// Starts a worker process, or `None` when it cannot start (its program was replaced or removed while
+/// running, say).
+fn start(worker: &Worker) -> Option<Running> {
+    let mut child = Command::new(&worker.program)
         .args(&worker.args)
         .envs(worker.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn();
-    let mut child = spawned.ok()?;
+        .spawn()
+        .ok()?;
     let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return None;
+    };
+    Some(Running {
+        child,
+        stdin,
+        stdout,
+        served: 0,
+        owner: std::process::id(),
+    })
+}
+
+/// Asks `running` to read one PDF, waiting up to `timeout`: its answer, and whether the worker may read
+/// another (it answered, and is still running).
+fn ask(
+    running: &mut Running,
+    bytes: &[u8],
+    timeout: Duration,
+) -> (Result<Vec<String>, PdfError>, bool) {
+    running.served += 1;
+    let Running {
+        child,
+        stdin,
+        stdout,
+        ..
+    } = running;
     // Written and read on threads of their own, so that neither pipe fills while the other waits; scoped, so
     // that the document is written from where it is. Killing the worker ends both.
-    let (output, status) = std::thread::scope(|scope| {
+    let answer = std::thread::scope(|scope| {
         scope.spawn(move || {
-            if let Some(mut stdin) = stdin {
-                let _ = stdin.write_all(bytes);
-            }
+            let length = (bytes.len() as u64).to_le_bytes();
+            let _ = stdin
+                .write_all(&length)
+                .and_then(|()| stdin.write_all(bytes))
+                .and_then(|()| stdin.flush());
         });
         let (tx, rx) = mpsc::channel();
         scope.spawn(move || {
-            let mut out = Vec::new();
-            let read = stdout.map(|mut s| s.read_to_end(&mut out).map(|_| out));
-            let _ = tx.send(read);
+            let _ = tx.send(read_frame(stdout));
         });
-        let output = rx.recv_timeout(timeout);
-        if output.is_err() {
+        let answer = rx.recv_timeout(timeout);
+        if answer.is_err() {
             let _ = child.kill();
         }
-        (output, child.wait())
+        answer
     });
-    Some(match output {
-        Err(_) => Err(PdfError::TimedOut(timeout.as_secs())),
-        Ok(Some(Ok(out))) if status.as_ref().is_ok_and(|s| s.success()) => decode(&out)
-            .unwrap_or_else(|| Err(PdfError::Crashed("the worker's answer is garbled".into()))),
-        _ => Err(PdfError::Crashed(match status {
-            Ok(s) => describe_exit(s),
-            Err(e) => e.to_string(),
-        })),
-    })
+    match answer {
+        Err(_) => (Err(PdfError::TimedOut(timeout.as_secs())), false),
+        Ok(Some(frame)) => match decode(&frame) {
+            Some(answer) => (answer, true),
+            None => (
+                Err(PdfError::Crashed("the worker's answer is garbled".into())),
+                false,
+            ),
+        },
+        // No answer: the worker died.
+        Ok(None) => {
+            let _ = child.kill();
+            let status = child.wait();
+            let why = match status {
+                Ok(s) => describe_exit(s),
+                Err(e) => e.to_string(),
+            };
+            (Err(PdfError::Crashed(why)), false)
+        }
+    }
+}
+
+/// One length-prefixed frame (a little-endian `u64`, then that many bytes); `None` at the end of input,
+/// or for a length past [`MAX_ANSWER`].
+fn read_frame(input: &mut impl Read) -> Option<Vec<u8>> {
+    let mut length = [0u8; 8];
+    input.read_exact(&mut length).ok()?;
+    let length = u64::from_le_bytes(length);
+    if length > MAX_ANSWER {
+        return None;
+    }
+    let mut frame = Vec::new();
+    input.take(length).read_to_end(&mut frame).ok()?;
+    (frame.len() as u64 == length).then_some(frame)
 }
 
 fn describe_exit(status: std::process::ExitStatus) -> String {
@@ -233,12 +365,12 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
     format!("the worker exited with {status}")
 }
 
-/// The worker's side: reads a PDF from standard input, extracts it, writes the answer to standard output.
-/// A program that calls [`isolate_in_worker`] runs this (and nothing else) when started with the worker's
-/// arguments, and exits with the status it returns (0, or 2 when standard input or output failed). The
+/// The worker's side: reads PDFs from standard input until it ends, each as a length and its bytes, and
+/// answers each on standard output (a length and the pages or the error, as JSON). A program that calls
+/// [`isolate_in_worker`] runs this (and nothing else) when started with the worker's arguments, and exits
+/// with the status it returns (0 at the end of input, 2 when standard input or output failed). The
 /// worker's address space is capped at [`WORKER_MEMORY`] first.
 pub fn run_worker() -> u8 {
-    use std::io::{Read, Write};
     #[cfg(unix)]
     {
         use rustix::process::{Resource, Rlimit, setrlimit};
@@ -248,16 +380,29 @@ pub fn run_worker() -> u8 {
         };
         let _ = setrlimit(Resource::As, limit);
     }
-    let mut data = Vec::new();
-    if std::io::stdin().lock().read_to_end(&mut data).is_err() {
-        return 2;
-    }
-    // No time limit here: the caller kills the worker when its time is up.
-    let result = extract_on_thread(data, None);
-    let mut out = std::io::stdout().lock();
-    match out.write_all(&encode(&result)).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(_) => 2,
+    let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
+    loop {
+        let mut length = [0u8; 8];
+        match input.read_exact(&mut length) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return 0,
+            Err(_) => return 2,
+        }
+        let mut data = Vec::new();
+        let length = u64::from_le_bytes(length);
+        match (&mut input).take(length).read_to_end(&mut data) {
+            Ok(read) if read as u64 == length => {}
+            _ => return 2,
+        }
+        // No time limit here: the caller kills the worker when its time is up.
+        let answer = encode(&extract_on_thread(data, None));
+        let written = output
+            .write_all(&(answer.len() as u64).to_le_bytes())
+            .and_then(|()| output.write_all(&answer))
+            .and_then(|()| output.flush());
+        if written.is_err() {
+            return 2;
+        }
     }
 }
 
@@ -377,5 +522,20 @@ mod tests {
         }
         assert_eq!(decode(b"O\x05"), None);
         assert_eq!(decode(b""), None);
+    }
+
+    #[test]
+    fn frames_are_read_whole_or_not_at_all() {
+        let mut framed = 5u64.to_le_bytes().to_vec();
+        framed.extend_from_slice(b"hello");
+        framed.extend_from_slice(&0u64.to_le_bytes());
+        let mut input = framed.as_slice();
+        assert_eq!(read_frame(&mut input).as_deref(), Some(&b"hello"[..]));
+        assert_eq!(read_frame(&mut input).as_deref(), Some(&b""[..]));
+        assert_eq!(read_frame(&mut input), None);
+        // Cut short, or a length no answer has.
+        assert_eq!(read_frame(&mut &framed[..7]), None);
+        assert_eq!(read_frame(&mut &framed[..10]), None);
+        assert_eq!(read_frame(&mut &u64::MAX.to_le_bytes()[..]), None);
     }
 }

@@ -3,8 +3,9 @@
 //! The extractor runs on a thread of the caller by default, where a PDF built to overflow its stack (a
 //! million nested arrays) aborts the whole interpreter and a notebook's or a pipeline's state with it. The
 //! package therefore names a worker at import (`_isolate_pdfs`): this interpreter, started without site
-//! packages, loading this very module by its path and running `_pdf_worker`, which reads one PDF from
-//! standard input under the extractor's time limit and memory ceiling. A crash costs that worker and is the
+//! packages, loading this very module by its path and running `_pdf_worker`, which reads PDFs from standard
+//! input under the extractor's time limit and memory ceiling (each thread that reads PDFs keeps its worker
+//! for the next one). A crash costs that worker and is the
 //! document's error ([`neardup::text::PdfError::Crashed`]). An interpreter that cannot be started so (an
 //! embedded one whose `sys.executable` is another program) fails the engine's first question to its worker,
 //! and PDFs are read on threads, as before.
@@ -33,8 +34,8 @@ fn _isolate_pdfs(python: PathBuf, module: OsString) {
     });
 }
 
-/// The worker's side: reads one PDF from standard input, writes its pages (or its error) to standard output,
-/// and returns the exit status.
+/// The worker's side: reads PDFs from standard input until it ends, answers each on standard output (its
+/// pages or its error), and returns the exit status.
 #[pyfunction]
 fn _pdf_worker(py: Python<'_>) -> u8 {
     py.detach(neardup::text::run_pdf_worker)

@@ -166,8 +166,8 @@ def test_a_pdf_that_crashes_the_extractor_costs_only_its_worker(tmp_path):
     nested.write_bytes(one_page_pdf(b"BT /F1 12 Tf 72 712 Td (Hello) Tj ET",
                                     b"/Foo " + b"[" * 1_000_000 + b"]" * 1_000_000 + b" "))
     script = """if True:
-        import sys, warnings, neardup
-        nested, paper = (open(path, "rb").read() for path in sys.argv[1:])
+        import os, sys, warnings, neardup
+        nested, paper = (open(path, "rb").read() for path in sys.argv[1:3])
         try:
             neardup.fingerprint(nested)
         except neardup.MediaError as e:
@@ -177,14 +177,19 @@ def test_a_pdf_that_crashes_the_extractor_costs_only_its_worker(tmp_path):
             values = neardup.sketches([nested, paper], errors="zero")
         print(values.tolist() == [0, neardup.fingerprint(paper).value])
         print(*(w.message for w in caught))
+        # Each thread that reads PDFs keeps one worker: 40 PDFs start no more workers than there are threads.
+        sys.path.insert(0, sys.argv[3])
+        from test_native import _child_processes
+        print(len(set(neardup.sketches([paper] * 40).tolist())), _child_processes() <= os.cpu_count() + 1)
     """
-    out = subprocess.run([sys.executable, "-c", script, str(nested), str(PAPER)],
+    out = subprocess.run([sys.executable, "-c", script, str(nested), str(PAPER), str(pathlib.Path(__file__).parent)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    error, equal, warned = out.stdout.splitlines()
+    error, equal, warned, workers = out.stdout.splitlines()
     assert error.startswith("the PDF extractor crashed on this file ("), error
     assert equal == "True"
     assert "row 0" in warned and "the PDF extractor crashed" in warned, warned
+    assert workers == "1 True"
 
 
 def test_pdfs_are_read_in_process_where_the_interpreter_cannot_be_a_worker():
@@ -1233,11 +1238,27 @@ def test_threads_sharing_a_dedup_take_turns(records):
     assert run.clusters().sort_by("id").equals(expected.sort_by("id"))
 
 
+def _child_processes() -> int:
+    """How many processes this one started that are still running (read from /proc)."""
+    count = 0
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended while read
+        count += int(fields[1]) == os.getpid()
+    return count
+
+
 def _batch_work(args):
     """Every kind of parallel work, for test_forked_children_run_batch_work (module level: Pool pickles it)."""
     texts, path = args
     from neardup.datasketch import MinHash, MinHashLSH
 
+    # A PDF on this thread, first: the thread keeps the worker process that read it, which a forked child
+    # inherits the pipes of but must not use (its siblings would too): the child starts its own.
+    paper = PAPER.read_bytes()
+    pdfs = [str(neardup.fingerprint(paper)), _child_processes() >= 1] + neardup.sketches([paper] * 4).tolist()
     sigs = neardup.sketches(texts, "minhash", errors="zero")
     table = neardup.dedup(texts, scheme="simhash", errors="keep")
     with neardup.Index(path, "simhash", k=3) as index:
@@ -1249,7 +1270,7 @@ def _batch_work(args):
         m = MinHash(num_perm=64)
         m.update_batch([w.encode() for w in text.split()[:200]])
         lsh.insert(str(i), m)
-    return sigs.tobytes(), table.to_pylist(), found.to_pylist(), sorted(len(lsh.query(m)) for _ in range(1))
+    return sigs.tobytes(), pdfs, table.to_pylist(), found.to_pylist(), sorted(len(lsh.query(m)) for _ in range(1))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork(2) here")
