@@ -7,8 +7,8 @@ use crate::records::{self, RecordArgs};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use neardup::dedup::{
-    Cluster, Clustering, Dedup, Document, Options, Progress, Representative, Score, SimHashCheck,
-    Sink, Stage, Summary, Verification,
+    Cluster, Clustering, Dedup, Document, ExactMeasure, Options, Progress, Representative, Score,
+    Settings, Sink, Spelling, Stage, Summary, Verification,
 };
 use neardup::index::{Index, Kind};
 use neardup::text::warc::RecordMeta;
@@ -223,74 +223,26 @@ pub fn parse_weights(s: &str) -> Result<(f64, f64), String> {
 }
 
 impl DedupArgs {
-    /// The engine's options; refuses flags that do not apply to the method.
+    /// The engine's options; refuses flags that do not apply to the method (the engine's rules, in the
+    /// flags' spelling).
     fn options(&self, method: Method) -> Result<Options> {
-        let minhash_flags = [
-            self.preset.map(|_| "--preset"),
-            self.weights.map(|_| "--weights"),
-        ];
-        let mut simhash_check = None;
-        let mut verification = match self.verify.unwrap_or(VerifyArg::Exact) {
-            VerifyArg::Exact => Verification::Exact,
-            VerifyArg::Estimate => Verification::Estimate,
-            VerifyArg::None => Verification::None,
-        };
-        match method {
-            Method::SimHash(scheme) => {
-                if let Some(flag) = minhash_flags.into_iter().flatten().next() {
-                    bail!("{flag} applies to MinHash schemes, not {scheme} (add --scheme minhash)");
-                }
-                if matches!(self.verify, Some(VerifyArg::Estimate)) {
-                    bail!(
-                        "--verify estimate applies to MinHash schemes, not {scheme}: its pairs are within k \
-                         bits, checked exactly with --verify exact"
-                    );
-                }
-                if matches!(self.verify, Some(VerifyArg::Exact)) {
-                    simhash_check = Some(match self.measure.unwrap_or(MeasureArg::Jaccard) {
-                        MeasureArg::Jaccard => {
-                            SimHashCheck::Jaccard(self.verify_ngram.unwrap_or(3))
-                        }
-                        MeasureArg::Cosine => SimHashCheck::Cosine,
-                    });
-                } else {
-                    if self.threshold.is_some() {
-                        bail!(
-                            "--threshold applies to {scheme} only with --verify exact, which checks the pairs \
-                             within k bits by an exact measure"
-                        );
-                    }
-                    // The distance alone decides: no profiles to keep.
-                    verification = Verification::None;
-                }
-                if self.verify_ngram.is_some() && matches!(self.measure, Some(MeasureArg::Cosine)) {
-                    bail!(
-                        "--verify-ngram sets the n-grams of --measure jaccard, not of the cosine"
-                    );
-                }
-            }
-            _ => {
-                if self.k.is_some() {
-                    bail!(
-                        "-k/--k is a Hamming distance for SimHash; {method} documents are matched at a \
-                         --threshold"
-                    );
-                }
-                if self.measure.is_some() || self.verify_ngram.is_some() {
-                    bail!(
-                        "--measure and --verify-ngram choose how SimHash candidates are verified; {method} \
-                         candidates are verified by the scheme's own measure"
-                    );
-                }
-            }
+        if let (Method::SimHash(scheme), Some(_)) = (method, self.preset) {
+            bail!("--preset applies to MinHash schemes, not {scheme} (add --scheme minhash)");
         }
-        Ok(Options {
-            k: self.k.unwrap_or(3),
+        let settings = Settings {
+            k: self.k,
             threshold: self.threshold,
-            banding: None,
+            verify: self.verify.map(|verify| match verify {
+                VerifyArg::Exact => Verification::Exact,
+                VerifyArg::Estimate => Verification::Estimate,
+                VerifyArg::None => Verification::None,
+            }),
+            measure: self.measure.map(|measure| match measure {
+                MeasureArg::Jaccard => ExactMeasure::Jaccard,
+                MeasureArg::Cosine => ExactMeasure::Cosine,
+            }),
+            verify_ngram: self.verify_ngram,
             weights: self.weights,
-            verification,
-            simhash_check,
             clustering: match self.clustering {
                 ClusteringArg::Centres => Clustering::Centres,
                 ClusteringArg::Components => Clustering::Components,
@@ -301,7 +253,10 @@ impl DedupArgs {
                 KeepArg::Longest => Representative::Longest,
             },
             large_cluster: self.warn_cluster_size,
-        })
+        };
+        settings
+            .options(method)
+            .map_err(|e| anyhow::anyhow!(e.message(&Spelling::FLAGS)))
     }
 }
 

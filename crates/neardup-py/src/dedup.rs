@@ -8,8 +8,8 @@ use crate::columns::{StringColumn, le_bytes, string_column};
 use crate::errors::{IntoPy, interrupted_saying, to_py};
 use neardup::Method;
 use neardup::dedup::{
-    Cluster, Clustering, Dedup, Document, Member, Options, Representative, Score, SimHashCheck,
-    Sink, Verification,
+    Cluster, Clustering, Dedup, Document, ExactMeasure, Member, Options, Representative, Score,
+    Settings, Sink, Spelling, Verification,
 };
 use neardup::parallel;
 use pyo3::exceptions::PyValueError;
@@ -316,80 +316,33 @@ impl Interrupts {
     }
 }
 
-/// The engine's options for a run of `method`, by the CLI's rules (`neardup dedup`), so that the same
-/// arguments mean the same run from the command line, Python and Spark: MinHash verifies exactly unless
-/// told otherwise and takes no `k`; SimHash pairs are within k bits, and with `verify="exact"` must also
-/// reach the threshold by an exact measure (Jaccard of word 3-grams unless told otherwise), the only way a
-/// threshold applies to them.
+/// The engine's options for a run of `method`, by the engine's rules for every front door
+/// ([`Settings::options`]), so that the same arguments mean the same run from the command line, Python and
+/// Spark.
 pub fn run_options(method: Method, args: &RunArgs<'_>) -> PyResult<Options> {
-    let refuse = |message: String| Err(PyValueError::new_err(message));
-    let k = Whole::checked::<u32>("k", args.k)?;
-    let verify_ngram = Whole::checked::<u32>("verify_ngram", args.verify_ngram)?;
-    let verification = match (args.verify, method) {
-        (None, Method::SimHash(_)) => Verification::None,
-        (None, _) => Verification::Exact,
-        (Some(name), _) => parse_verification(name)?,
-    };
-    let mut simhash_check = None;
-    match method {
-        Method::SimHash(scheme) => match verification {
-            Verification::Estimate => {
-                return refuse(format!(
-                    "verify=\"estimate\" applies to MinHash schemes, not {scheme}: its pairs are within k \
-                     bits, checked by an exact measure with verify=\"exact\""
-                ));
-            }
-            Verification::Exact => {
-                simhash_check = Some(match args.measure.unwrap_or("jaccard") {
-                    "jaccard" => match verify_ngram.unwrap_or(3) {
-                        0 => return refuse("verify_ngram must be at least 1".to_owned()),
-                        n => SimHashCheck::Jaccard(n),
-                    },
-                    "cosine" if verify_ngram.is_some() => {
-                        return refuse(
-                            "verify_ngram sets the n-grams of measure=\"jaccard\", not of the cosine"
-                                .to_owned(),
-                        );
-                    }
-                    "cosine" => SimHashCheck::Cosine,
-                    other => {
-                        return refuse(format!("measure '{other}' is not one of: jaccard, cosine"));
-                    }
-                });
-            }
-            Verification::None => {
-                if args.threshold.is_some() || args.measure.is_some() || verify_ngram.is_some() {
-                    return refuse(format!(
-                        "threshold, measure and verify_ngram apply to {scheme} only with verify=\"exact\", \
-                         which checks the pairs within k bits by an exact measure"
-                    ));
-                }
-            }
-        },
-        _ => {
-            if k.is_some() {
-                return refuse(format!(
-                    "k is a Hamming distance for SimHash; {method} documents are matched at a threshold \
-                     (or pass scheme=\"simhash\")"
-                ));
-            }
-            if args.measure.is_some() || verify_ngram.is_some() {
-                return refuse(format!(
-                    "measure and verify_ngram choose how SimHash pairs are checked; {method} pairs are \
-                     verified by the scheme's own measure"
-                ));
-            }
-        }
-    }
-    Ok(Options {
-        k: k.unwrap_or(Options::default().k),
+    let settings = Settings {
+        k: Whole::checked::<u32>("k", args.k)?,
         threshold: args.threshold,
-        verification,
-        simhash_check,
+        verify: args.verify.map(parse_verification).transpose()?,
+        measure: args.measure.map(parse_measure).transpose()?,
+        verify_ngram: Whole::checked::<u32>("verify_ngram", args.verify_ngram)?,
         clustering: parse_clustering(args.clustering)?,
         representative: parse_representative(args.representative)?,
-        ..Options::default()
-    })
+        ..Settings::default()
+    };
+    settings
+        .options(method)
+        .map_err(|e| PyValueError::new_err(e.message(&Spelling::ARGUMENTS)))
+}
+
+fn parse_measure(name: &str) -> PyResult<ExactMeasure> {
+    match name {
+        "jaccard" => Ok(ExactMeasure::Jaccard),
+        "cosine" => Ok(ExactMeasure::Cosine),
+        _ => Err(PyValueError::new_err(format!(
+            "measure '{name}' is not one of: jaccard, cosine"
+        ))),
+    }
 }
 
 /// Each row's rank among the ids in byte order, the ids checked to be unique. Inside the engine a row's id

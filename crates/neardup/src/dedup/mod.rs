@@ -18,6 +18,10 @@
 //! are grouped, and candidate edges are sorted before clustering: pairs, clusters and representatives never
 //! depend on input order (except under [`Representative::FirstSeen`], which asks for it) or thread count.
 //!
+//! **Settings.** Front doors do not decide which settings apply to which method: they fill a [`Settings`] as
+//! their users gave it, and [`Settings::options`] gives the run's [`Options`] or a [`SettingsError`] that
+//! each words in its own spelling of the settings (`--verify exact`, `verify="exact"`).
+//!
 //! ```
 //! use neardup::dedup::{Dedup, Document, Options, VecSink};
 //! use neardup::{Method, Scheme};
@@ -39,9 +43,11 @@
 mod cluster;
 pub mod distributed;
 mod graph;
+mod settings;
 mod sink;
 mod stored;
 
+pub use settings::{DEFAULT_VERIFY_NGRAM, ExactMeasure, Settings, SettingsError, Spelling};
 pub use sink::{Cluster, Member, Sink, VecSink};
 
 /// Where a run is, for progress displays: the stage and the counts so far. Reported at each stage's start and
