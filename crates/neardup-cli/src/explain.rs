@@ -129,29 +129,14 @@ pub fn run(args: ExplainArgs) -> Result<ExitCode> {
         args.doc.method.adopt(index.method(), index.location())?;
     }
     let method = args.doc.method.method()?;
-    if matches!(method, neardup::Method::SimHash(_)) && args.threshold.is_some() {
-        bail!("--threshold applies to MinHash schemes; SimHash near-duplicates are within -k bits");
-    }
-    if !matches!(method, neardup::Method::SimHash(_)) && args.k.is_some() {
-        bail!(
-            "-k is a Hamming distance for SimHash; {method} documents are judged at a --threshold"
-        );
-    }
     let options = Options {
-        k: args.k.unwrap_or(3),
-        threshold: args.threshold.unwrap_or(neardup::dedup::DEFAULT_THRESHOLD),
         shingle: args.ngram,
         top: args.top,
         context: args.context,
         max_rows: args.max_rows,
+        ..Options::judged(method, args.k, args.threshold)
+            .map_err(|e| anyhow::anyhow!(e.message(&neardup::dedup::Spelling::FLAGS)))?
     };
-    if options.k > neardup::schemes::MAX_K {
-        bail!(
-            "-k {} is out of range (0 to {})",
-            options.k,
-            neardup::schemes::MAX_K
-        );
-    }
     let a = operand(&args, index.as_ref(), &args.a)?;
     let b = operand(&args, index.as_ref(), &args.b)?;
     let sketch = |o: &Operand, label: &str| -> Result<Sketch> {

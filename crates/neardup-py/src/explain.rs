@@ -5,6 +5,7 @@
 
 use crate::api::{PySketch, Whole, document_bytes, media_hint, method_of, similarity};
 use crate::errors::{IntoPy, to_py_about};
+use neardup::dedup::Spelling;
 use neardup::explain::{Options, explain_sketches, explain_texts};
 use neardup::media::{Media, MediaHint};
 use neardup::{Method, Sketch};
@@ -94,38 +95,19 @@ fn explain(
             char_shingle,
         )?,
     };
-    let refuse = |message: String| Err(PyValueError::new_err(message));
-    let simhash = matches!(method, Method::SimHash(_));
-    if simhash && threshold.is_some() {
-        return refuse(
-            "threshold applies to MinHash schemes; SimHash near-duplicates are within k bits"
-                .to_owned(),
-        );
-    }
-    if !simhash && k.is_some() {
-        return refuse(format!(
-            "k is a Hamming distance for SimHash; {method} documents are judged at a threshold"
-        ));
-    }
-    let k = Whole::checked::<u32>("k", k)?.unwrap_or(3);
-    if k > neardup::schemes::MAX_K {
-        return refuse(format!(
-            "k = {k} is out of range (0 to {})",
-            neardup::schemes::MAX_K
-        ));
-    }
     let threshold = threshold.map(|t| similarity("threshold", t)).transpose()?;
+    let judged = Options::judged(method, Whole::checked::<u32>("k", k)?, threshold)
+        .map_err(|e| PyValueError::new_err(e.message(&Spelling::ARGUMENTS)))?;
     // The command's defaults: word 3-grams, 10 features a list, 2 lines of context, 200 diff rows.
     let count = |name, value, default: u32| {
         Whole::checked::<u32>(name, value).map(|v| v.unwrap_or(default) as usize)
     };
     let options = Options {
-        k,
-        threshold: threshold.unwrap_or(neardup::dedup::DEFAULT_THRESHOLD),
         shingle: Whole::count("ngram", ngram, 64)?.unwrap_or(3),
         top: count("top", top, 10)?,
         context: count("context", context, 2)?,
         max_rows: count("max_rows", max_rows, 200)?,
+        ..judged
     };
     // Name the document whose sketch cannot be made (no words), not just the reason.
     let (sketch_a, sketch_b) = (a.sketch(method, "a")?, b.sketch(method, "b")?);

@@ -77,6 +77,36 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// The default options with the verdict judged as the user asked: at `k` bits for SimHash (0 to
+    /// [`MAX_K`](crate::schemes::MAX_K), default 3), at a `threshold` for the other methods (default 0.8).
+    /// The setting of the other kind is refused, as `dedup` refuses it.
+    pub fn judged(
+        method: crate::Method,
+        k: Option<u32>,
+        threshold: Option<f64>,
+    ) -> Result<Options, crate::dedup::SettingsError> {
+        use crate::dedup::SettingsError;
+        let defaults = Options::default();
+        match method {
+            crate::Method::SimHash(_) if threshold.is_some() => {
+                Err(SettingsError::ThresholdForSimHash)
+            }
+            crate::Method::SimHash(_) => match k.unwrap_or(defaults.k) {
+                k if k > crate::schemes::MAX_K => Err(SettingsError::KOutOfRange { k }),
+                k => Ok(Options { k, ..defaults }),
+            },
+            _ if k.is_some() => Err(SettingsError::KForMinHash {
+                method: method.to_string(),
+            }),
+            _ => Ok(Options {
+                threshold: threshold.unwrap_or(defaults.threshold),
+                ..defaults
+            }),
+        }
+    }
+}
+
 /// One feature (a token or a shingle) and how often it occurs in each document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Feature {

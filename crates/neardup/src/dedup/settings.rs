@@ -96,6 +96,13 @@ pub enum SettingsError {
         /// The method.
         method: String,
     },
+    /// A threshold for a SimHash verdict, which is a distance in bits (`neardup explain`).
+    ThresholdForSimHash,
+    /// A `k` past [`MAX_K`](crate::schemes::MAX_K).
+    KOutOfRange {
+        /// The `k` given.
+        k: u32,
+    },
 }
 
 /// How a front door names the settings in its messages: `--verify exact` on the command line,
@@ -194,6 +201,15 @@ impl SettingsError {
             SettingsError::KForMinHash { method } => format!(
                 "{} is a Hamming distance for SimHash; {method} documents are matched at a {} (or {})",
                 s.k, s.threshold, s.simhash_scheme
+            ),
+            SettingsError::ThresholdForSimHash => format!(
+                "{} applies to MinHash schemes; SimHash near-duplicates are within k bits",
+                s.threshold
+            ),
+            SettingsError::KOutOfRange { k } => format!(
+                "{} = {k} is out of range (0 to {})",
+                s.k,
+                crate::schemes::MAX_K
             ),
             SettingsError::MeasureForMinHash { method } => format!(
                 "{} and {} choose how SimHash pairs are checked; {method} pairs are verified by the \
@@ -424,5 +440,28 @@ mod tests {
             "--measure and --verify-ngram choose",
             "measure and verify_ngram choose how SimHash pairs are checked",
         );
+    }
+
+    #[test]
+    fn a_verdict_is_judged_at_k_or_at_a_threshold() {
+        use crate::explain::Options as Explain;
+        assert_eq!(Explain::judged(SIMHASH, None, None).unwrap().k, 3);
+        assert_eq!(Explain::judged(SIMHASH, Some(7), None).unwrap().k, 7);
+        let minhash_at = Explain::judged(minhash(), None, Some(0.6)).unwrap();
+        assert_eq!(minhash_at.threshold, 0.6);
+        let refused = |k, threshold, method| Explain::judged(method, k, threshold).unwrap_err();
+        assert_eq!(
+            refused(Some(8), None, SIMHASH).message(&Spelling::FLAGS),
+            "-k/--k = 8 is out of range (0 to 7)"
+        );
+        assert!(
+            refused(None, Some(0.5), SIMHASH)
+                .to_string()
+                .starts_with("threshold applies to MinHash schemes")
+        );
+        assert!(matches!(
+            refused(Some(3), None, minhash()),
+            SettingsError::KForMinHash { .. }
+        ));
     }
 }
