@@ -959,6 +959,33 @@ def test_progress_counts_documents_and_its_exception_stops_the_run():
         assert seen == [0, 10]
 
 
+def test_progress_true_shows_a_bar_with_tqdm_or_a_line_without(records, monkeypatch, capsys):
+    """progress=True: tqdm's bar where tqdm is installed, else a line on standard error rewritten in place and
+    ended when the call ends (however it ends); anything but a bool, None or a callable is refused."""
+    path, recs = records
+    texts = [r["text"] for r in recs[:3000]]
+    n = len(texts)
+    pytest.importorskip("tqdm")  # Hugging Face datasets, in the test requirements, brings it
+    expected = neardup.sketches(texts, errors="zero")
+    assert np.array_equal(neardup.sketches(texts, errors="zero", progress=True), expected)
+    shown = capsys.readouterr().err
+    assert "sketching: 100%" in shown and " documents/s" in shown, shown
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # as if tqdm were not installed
+    assert neardup.dedup(texts, progress=True).equals(neardup.dedup(texts))
+    assert capsys.readouterr().err.endswith(f"\rdedup: {n:,} of {n:,} documents\n")
+    neardup.dedup_files(path, progress=True)
+    size = path.stat().st_size / 2**20
+    assert capsys.readouterr().err.endswith(f"dedup_files: {size:,.1f} of {size:,.1f} MiB\n")
+    run = neardup.Dedup("minhash")
+    run.add_batches([{"text": texts[:1000]}, {"text": texts[1000:]}], progress=True)
+    assert capsys.readouterr().err.endswith(f"Dedup.add_batches: {n:,} documents\n")
+    with pytest.raises(neardup.Error):
+        neardup.sketches(texts + [""], progress=True)
+    assert capsys.readouterr().err.endswith("\n")  # the line is ended by the error too
+    with pytest.raises(TypeError, match="progress must be True .* not int"):
+        neardup.sketches(texts, progress=1)
+
+
 def test_a_column_of_long_documents_reports_progress_within_its_first_16384_rows():
     pa = pytest.importorskip("pyarrow")
     # 40 documents of 2 MB: fewer rows than a stretch, but 80 MB of text, so the column is worked on in

@@ -32,13 +32,15 @@ Errors are ``neardup.Error`` and its kinds: ``SchemeMismatch``, ``MediaError``, 
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import importlib
 import operator
 import sys
 import threading
+import time
 import unicodedata
 import warnings
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence, Union
 
 if TYPE_CHECKING:
     import numpy
@@ -386,14 +388,15 @@ def sketches(
     if strings:
         _pyarrow("sketches(strings=True) needs pyarrow (it returns a pyarrow string array)")
     column, n = _column_input(texts)
-    kind, width, values, failures = _native.sketch_column(
-        column,
-        scheme,
-        media=media,
-        progress=progress,
-        strings=strings,
-        **_scheme_params(num_perm, seed, shingle, char_shingle),
-    )
+    with _progress(progress, "documents", "sketching") as progress:
+        kind, width, values, failures = _native.sketch_column(
+            column,
+            scheme,
+            media=media,
+            progress=progress,
+            strings=strings,
+            **_scheme_params(num_perm, seed, shingle, char_shingle),
+        )
     _report(failures, errors)
     if kind == "strings":
         return _string_column(n, width, *values)
@@ -409,6 +412,75 @@ def _check_errors(errors: str, *allowed: str) -> None:
         names = [repr(a) for a in allowed]
         choices = " or ".join(names) if len(names) == 2 else "one of " + ", ".join(names)
         raise ValueError(f"errors must be {choices}, not {errors!r}")
+
+
+class _ProgressBar:
+    """What ``progress=True`` shows: a tqdm bar where tqdm is installed (``tqdm.auto``: a widget in a
+    notebook), else a line on standard error rewritten in place at most twice a second."""
+
+    def __init__(self, unit: str, what: str) -> None:
+        self._unit, self._what = unit, what
+        self._last = 0.0
+        self._shown = False
+        self._pending: Optional[tuple] = None
+        try:
+            tqdm = importlib.import_module("tqdm.auto").tqdm
+        except ImportError:
+            self._bar = None
+        else:
+            if unit == "B":
+                self._bar = tqdm(desc=what, unit="B", unit_scale=True, unit_divisor=1024)
+            else:  # "12.3k documents/s", as Hugging Face datasets writes " examples"
+                self._bar = tqdm(desc=what, unit=f" {unit}", unit_scale=True)
+
+    def __call__(self, done: int, total: Optional[int]) -> None:
+        if self._bar is not None:
+            if total is not None and self._bar.total != total:
+                self._bar.total = total
+                self._bar.refresh()
+            self._bar.update(done - self._bar.n)
+            return
+        now = time.monotonic()
+        if now - self._last < 0.5 and (total is None or done < total):
+            self._pending = (done, total)  # shown when the call ends, if nothing comes after it
+            return
+        self._last, self._pending = now, None
+        number = (lambda n: f"{n / 2**20:,.1f}") if self._unit == "B" else (lambda n: f"{n:,}")
+        unit = "MiB" if self._unit == "B" else self._unit
+        line = f"{self._what}: {number(done)}" + ("" if total is None else f" of {number(total)}") + f" {unit}"
+        sys.stderr.write(f"\r{line}")
+        sys.stderr.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            return
+        if self._pending is not None:
+            self._last = 0.0
+            self(*self._pending)
+        if self._shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _progress(progress: Any, unit: str, what: str) -> Iterator[Any]:
+    """The callable a long call reports to: ``progress`` itself, a bar for ``True`` (closed when the call
+    ends, however it ends), nothing for ``None`` or ``False``. Anything else is refused before any work."""
+    if progress is True:
+        bar = _ProgressBar(unit, what)
+        try:
+            yield bar
+        finally:
+            bar.close()
+    elif progress is None or progress is False:
+        yield None
+    elif callable(progress):
+        yield progress
+    else:
+        kind = type(progress).__name__
+        raise TypeError(f"progress must be True (a bar), a callable progress(done, total), or None, not {kind}")
 
 
 def explain(
@@ -521,23 +593,24 @@ def calibrate(
     elif truth is not None:
         truth_pairs = [_truth_pair(row, n) for n, row in enumerate(_truth_rows(truth))]
     column, _ = _column_input(texts)
-    report, failures = _native.calibrate_column(
-        column,
-        None if ids is None else _id_input(ids),
-        scheme,
-        truth_text=truth_text,
-        truth_pairs=truth_pairs,
-        truth_threshold=truth_threshold,
-        target_precision=target_precision,
-        target_recall=target_recall,
-        threshold=threshold,
-        sample_size=sample,
-        random_pairs=random_pairs,
-        sample_seed=sample_seed,
-        media=media,
-        progress=progress,
-        **_scheme_params(num_perm, seed, shingle, char_shingle),
-    )
+    with _progress(progress, "documents", "calibrate") as progress:
+        report, failures = _native.calibrate_column(
+            column,
+            None if ids is None else _id_input(ids),
+            scheme,
+            truth_text=truth_text,
+            truth_pairs=truth_pairs,
+            truth_threshold=truth_threshold,
+            target_precision=target_precision,
+            target_recall=target_recall,
+            threshold=threshold,
+            sample_size=sample,
+            random_pairs=random_pairs,
+            sample_seed=sample_seed,
+            media=media,
+            progress=progress,
+            **_scheme_params(num_perm, seed, shingle, char_shingle),
+        )
     _report(failures, errors)
     import json
 
@@ -691,9 +764,10 @@ def dedup(
     (``errors="raise"`` raises instead). The result depends on neither thread count nor input order (except
     the representative ``representative="first"`` keeps, the first in input order).
 
-    ``progress``, a callable, is called as ``progress(documents_sketched, documents)`` as the documents are
-    sketched (most of the time a run takes, unless clusters are very large), on the calling thread, for a bar
-    such as tqdm's; an exception it raises stops the run. Ctrl-C stops it too, while it sketches and while it
+    ``progress=True`` shows a bar of the documents sketched (tqdm's where tqdm is installed, else a line on
+    standard error). A callable is called instead as ``progress(documents_sketched, documents)`` as the
+    documents are sketched (most of the time a run takes, unless clusters are very large), on the calling
+    thread; an exception it raises stops the run. Ctrl-C stops it too, while it sketches and while it
     finds the pairs and clusters.
     """
     _check_errors(errors, "keep", "raise")
@@ -705,21 +779,22 @@ def dedup(
         )
     _pyarrow("neardup.dedup needs pyarrow (it returns a pyarrow.Table)")
     column, _ = _column_input(texts)
-    columns, failures = _native.dedup_column(
-        column,
-        None if ids is None else _id_input(ids),
-        scheme,
-        k=k,
-        threshold=threshold,
-        verify=verify,
-        measure=measure,
-        verify_ngram=verify_ngram,
-        clustering=clustering,
-        representative=representative,
-        media=media,
-        progress=progress,
-        **_scheme_params(num_perm, seed, shingle, char_shingle),
-    )
+    with _progress(progress, "documents", "dedup") as progress:
+        columns, failures = _native.dedup_column(
+            column,
+            None if ids is None else _id_input(ids),
+            scheme,
+            k=k,
+            threshold=threshold,
+            verify=verify,
+            measure=measure,
+            verify_ngram=verify_ngram,
+            clustering=clustering,
+            representative=representative,
+            media=media,
+            progress=progress,
+            **_scheme_params(num_perm, seed, shingle, char_shingle),
+        )
     _report(failures, errors)
     return _cluster_table(*columns)
 
@@ -775,9 +850,10 @@ def dedup_files(
     not one line is a JSON object (files of documents, such as ``.html``, given here), it says the input is
     not JSON Lines (:func:`dedup` takes such documents' contents).
 
-    ``progress``, a callable, is called as ``progress(bytes_read, total_bytes)`` after each batch and each
-    file (compressed bytes for ``.gz``/``.zst``), on the calling thread, for a bar such as tqdm's; an
-    exception it raises stops the run. Ctrl-C stops it between batches, and while it finds the pairs and
+    ``progress=True`` shows a bar of the bytes read (tqdm's where tqdm is installed, else a line on standard
+    error). A callable is called instead as ``progress(bytes_read, total_bytes)`` after each batch and each
+    file (compressed bytes for ``.gz``/``.zst``), on the calling thread; an exception it raises stops the
+    run. Ctrl-C stops it between batches, and while it finds the pairs and
     clusters (then nothing is written).
     """
     import os
@@ -786,26 +862,27 @@ def dedup_files(
     _pyarrow("neardup.dedup_files needs pyarrow (it returns a pyarrow.Table)")
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    columns, problems, count = _native.dedup_files(
-        [os.fsdecode(p) for p in paths],
-        scheme,
-        id_field=id_field,
-        text_field=text_field,
-        media_field=media_field,
-        k=k,
-        threshold=threshold,
-        verify=verify,
-        measure=measure,
-        verify_ngram=verify_ngram,
-        clustering=clustering,
-        representative=representative,
-        media=media,
-        output=None if output is None else os.fspath(output),
-        removed=None if removed is None else os.fspath(removed),
-        strict=errors == "raise",
-        progress=progress,
-        **_scheme_params(num_perm, seed, shingle, char_shingle),
-    )
+    with _progress(progress, "B", "dedup_files") as progress:
+        columns, problems, count = _native.dedup_files(
+            [os.fsdecode(p) for p in paths],
+            scheme,
+            id_field=id_field,
+            text_field=text_field,
+            media_field=media_field,
+            k=k,
+            threshold=threshold,
+            verify=verify,
+            measure=measure,
+            verify_ngram=verify_ngram,
+            clustering=clustering,
+            representative=representative,
+            media=media,
+            output=None if output is None else os.fspath(output),
+            removed=None if removed is None else os.fspath(removed),
+            strict=errors == "raise",
+            progress=progress,
+            **_scheme_params(num_perm, seed, shingle, char_shingle),
+        )
     _report(problems, errors, count, ("record or file", "records or files"), "could not be used", more=" more")
     return _cluster_table(*columns)
 
@@ -888,7 +965,7 @@ class Dedup:
         over this column. Returns the number of rows added so far."""
         column, _ = _column_input(texts)
         id_column = None if ids is None else _id_input(ids)
-        with self._turn:
+        with self._turn, _progress(progress, "documents", "Dedup.add") as progress:
             failures = self._native.add_column(
                 column, id_column, keep_going=self._errors == "keep", progress=progress
             )
@@ -913,12 +990,13 @@ class Dedup:
         any iterable of pyarrow RecordBatches or Tables, pandas or polars DataFrames, or mappings of columns
         (what a Hugging Face dataset's ``iter(batch_size=...)`` yields); one Table, DataFrame, mapping or
         Hugging Face ``Dataset`` is one batch, and a streamed Hugging Face ``IterableDataset`` is read 10,000
-        records at a time. ``progress``, a callable, is called as ``progress(documents,
-        None)`` after each batch (the total is not known ahead). Returns the number of rows added so far."""
-        for texts, ids in _batch_columns(batches, text_field, id_field):
-            self.add(texts, ids)
-            if progress is not None:
-                progress(len(self), None)
+        records at a time. ``progress=True`` shows a count of the documents added; a callable is called
+        as ``progress(documents, None)`` after each batch (the total is not known ahead). Returns the number of rows added so far."""
+        with _progress(progress, "documents", "Dedup.add_batches") as progress:
+            for texts, ids in _batch_columns(batches, text_field, id_field):
+                self.add(texts, ids)
+                if progress is not None:
+                    progress(len(self), None)
         return len(self)
 
     def clusters(self) -> pyarrow.Table:
@@ -1046,9 +1124,10 @@ class Index(_native.NativeIndex):
         """
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
-        stored, failures = self._add_column(
-            _id_input(ids), column, media=media, keep_going=errors == "skip", progress=progress
-        )
+        with _progress(progress, "documents", "Index.add_many") as progress:
+            stored, failures = self._add_column(
+                _id_input(ids), column, media=media, keep_going=errors == "skip", progress=progress
+            )
         _report(failures, errors, what="could not be sketched (not stored)")
         return stored
 
@@ -1069,23 +1148,25 @@ class Index(_native.NativeIndex):
         ``errors="raise"`` (default) raises at the first batch with a document that cannot be sketched,
         naming it by its row (counted across the batches), having stored the batches before it and nothing of
         that one; ``errors="skip"`` stores the others and warns once, at the end, with the count.
-        ``progress`` is called as ``progress(rows, None)`` after each batch. Returns how many were stored."""
+        ``progress=True`` shows a count of the rows read; a callable is called as ``progress(rows, None)``
+        after each batch. Returns how many were stored."""
         _check_errors(errors, "raise", "skip")
         stored = rows = 0
         failures = _Failures()
-        for texts, ids in _batch_columns(batches, text_field, id_field, ids_required=True):
-            column, n = _column_input(texts)
-            added, failed = self._add_column(
-                _id_input(ids), column, media=media, keep_going=errors == "skip", progress=None
-            )
-            failed = [(rows + row, message, kind) for row, message, kind in failed]
-            if failed and errors == "raise":
-                _report(failed, errors)
-            failures.add(failed)
-            stored += added
-            rows += n
-            if progress is not None:
-                progress(rows, None)
+        with _progress(progress, "documents", "Index.add_batches") as progress:
+            for texts, ids in _batch_columns(batches, text_field, id_field, ids_required=True):
+                column, n = _column_input(texts)
+                added, failed = self._add_column(
+                    _id_input(ids), column, media=media, keep_going=errors == "skip", progress=None
+                )
+                failed = [(rows + row, message, kind) for row, message, kind in failed]
+                if failed and errors == "raise":
+                    _report(failed, errors)
+                failures.add(failed)
+                stored += added
+                rows += n
+                if progress is not None:
+                    progress(rows, None)
         failures.report(errors, what="could not be sketched (not stored)")
         return stored
 
@@ -1117,9 +1198,10 @@ class Index(_native.NativeIndex):
 
         _check_errors(errors, "raise", "skip")
         column, _ = _column_input(documents)
-        rows_b, id_column, scores_b, failures = self._query_column(
-            column, k=k, threshold=threshold, media=media, progress=progress, limit=limit
-        )
+        with _progress(progress, "documents", "Index.query_many") as progress:
+            rows_b, id_column, scores_b, failures = self._query_column(
+                column, k=k, threshold=threshold, media=media, progress=progress, limit=limit
+            )
         _report(failures, errors, what="could not be sketched (no matches)")
         rows = np.frombuffer(rows_b, dtype="<i8")
         return pa.table(
