@@ -326,6 +326,33 @@ fn a_pdf_that_crashes_the_extractor_costs_only_its_worker() {
     assert!(text(&out.stdout).contains("page.txt"));
 }
 
+/// A worker kept between PDFs exits by itself once it has waited its idle time for the next one (30 s unless
+/// `NEARDUP_PDF_WORKER_IDLE_SECS` says otherwise), though its caller keeps its pipes open.
+#[test]
+fn an_idle_pdf_worker_exits_by_itself() {
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .arg("pdf-worker")
+        .env("NEARDUP_PDF_WORKER_IDLE_SECS", "0.3")
+        .env("MIMALLOC_ARENA_RESERVE", "64MiB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = worker.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = worker.kill();
+            panic!("the idle worker was still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    drop(worker.stdin.take());
+}
+
 /// Unmounts a scratch tmpfs when the test ends, however it ends.
 struct Mounted(std::path::PathBuf);
 

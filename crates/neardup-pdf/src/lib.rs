@@ -16,7 +16,7 @@
 //! then read by a worker process ([`run_worker`]) under a memory ceiling, killed when its time is up: a PDF
 //! that crashes the extractor, loops or eats memory costs that worker, never the caller. Each thread keeps
 //! its worker for its next PDF, up to [`WORKER_DOCUMENTS`] of them (a process start per PDF cost up to a
-//! tenth of the time). Before the first PDF the worker is asked to read an empty document: a program that
+//! tenth of the time); a worker that waits [`WORKER_IDLE`] for one exits, and the next PDF starts another. Before the first PDF the worker is asked to read an empty document: a program that
 //! cannot serve as one (an embedded Python whose `sys.executable` is not Python, say) leaves PDFs on
 //! threads, as without isolation, instead of failing every one as a crash.
 
@@ -369,7 +369,8 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 /// answers each on standard output (a length and the pages or the error, as JSON). A program that calls
 /// [`isolate_in_worker`] runs this (and nothing else) when started with the worker's arguments, and exits
 /// with the status it returns (0 at the end of input, 2 when standard input or output failed). The
-/// worker's address space is capped at [`WORKER_MEMORY`] first.
+/// worker's address space is capped at [`WORKER_MEMORY`] first, and it exits by itself once it has waited
+/// [`WORKER_IDLE`] for a PDF (see [`worker_idle`]).
 pub fn run_worker() -> u8 {
     #[cfg(unix)]
     {
@@ -380,6 +381,25 @@ pub fn run_worker() -> u8 {
         };
         let _ = setrlimit(Resource::As, limit);
     }
+    let idle = worker_idle();
+    // Milliseconds since `started` when the last PDF was answered; u64::MAX while one is being read.
+    let started = std::time::Instant::now();
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let watched = answered.clone();
+    let since_start = move || started.elapsed().as_millis() as u64;
+    let _ = std::thread::Builder::new()
+        .name("neardup-pdf-idle".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(250).min(idle));
+                let last = watched.load(std::sync::atomic::Ordering::SeqCst);
+                if last != u64::MAX && since_start().saturating_sub(last) >= idle.as_millis() as u64
+                {
+                    // A request that arrives now is lost with the worker: the caller asks again of a new one.
+                    std::process::exit(0);
+                }
+            }
+        });
     let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
     loop {
         let mut length = [0u8; 8];
@@ -388,6 +408,7 @@ pub fn run_worker() -> u8 {
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return 0,
             Err(_) => return 2,
         }
+        answered.store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
         let mut data = Vec::new();
         let length = u64::from_le_bytes(length);
         match (&mut input).take(length).read_to_end(&mut data) {
@@ -403,8 +424,23 @@ pub fn run_worker() -> u8 {
         if written.is_err() {
             return 2;
         }
+        answered.store(since_start(), std::sync::atomic::Ordering::SeqCst);
     }
 }
+
+/// How long a worker waits for its next PDF before it exits: 30 s, or `NEARDUP_PDF_WORKER_IDLE_SECS`
+/// seconds. A thread keeps its worker between PDFs (see [`extract_pages`]) but may read no other: an idle
+/// worker that ends itself gives its memory back, and the next PDF starts a new one.
+pub fn worker_idle() -> Duration {
+    std::env::var("NEARDUP_PDF_WORKER_IDLE_SECS")
+        .ok()
+        .and_then(|secs| secs.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs > 0.0)
+        .map_or(WORKER_IDLE, Duration::from_secs_f64)
+}
+
+/// How long a worker waits for a PDF before it exits, unless `NEARDUP_PDF_WORKER_IDLE_SECS` says otherwise.
+pub const WORKER_IDLE: Duration = Duration::from_secs(30);
 
 /// The worker's answer: the pages or the error, as JSON.
 fn encode(result: &Result<Vec<String>, PdfError>) -> Vec<u8> {

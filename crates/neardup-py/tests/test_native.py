@@ -192,6 +192,27 @@ def test_a_pdf_that_crashes_the_extractor_costs_only_its_worker(tmp_path):
     assert workers == "1 True"
 
 
+def test_an_idle_pdf_worker_ends_itself_and_the_next_pdf_starts_another():
+    """A thread keeps its worker between PDFs; one that waits NEARDUP_PDF_WORKER_IDLE_SECS (30 s unless set)
+    for its next PDF exits, giving its memory back, and the next PDF is read by a new worker."""
+    script = """if True:
+        import sys, time, neardup
+        sys.path.insert(0, sys.argv[2])
+        from test_native import _child_processes
+        paper = open(sys.argv[1], "rb").read()
+        first = neardup.fingerprint(paper)
+        print(_child_processes())
+        time.sleep(2)
+        print(_child_processes())
+        print(neardup.fingerprint(paper) == first, _child_processes())
+    """
+    out = subprocess.run([sys.executable, "-c", script, str(PAPER), str(pathlib.Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "NEARDUP_PDF_WORKER_IDLE_SECS": "0.5"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["1", "0", "True 1"], out.stdout
+
+
 def test_pdfs_are_read_in_process_where_the_interpreter_cannot_be_a_worker():
     """An embedded interpreter whose sys.executable is another program cannot start a worker: its PDFs are
     read on threads, as without isolation, rather than each failing as a crash."""
@@ -1266,14 +1287,14 @@ def test_threads_sharing_a_dedup_take_turns(records):
 
 
 def _child_processes() -> int:
-    """How many processes this one started that are still running (read from /proc)."""
+    """How many processes this one started that are still running (read from /proc; zombies left out)."""
     count = 0
     for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, IndexError, ValueError):
             continue  # ended while read
-        count += int(fields[1]) == os.getpid()
+        count += int(parent) == os.getpid() and state != "Z"
     return count
 
 
