@@ -16,9 +16,10 @@
 //! then read by a worker process ([`run_worker`]) under a memory ceiling, killed when its time is up: a PDF
 //! that crashes the extractor, loops or eats memory costs that worker, never the caller. Each thread keeps
 //! its worker for its next PDF, up to [`WORKER_DOCUMENTS`] of them (a process start per PDF cost up to a
-//! tenth of the time); a worker that waits [`WORKER_IDLE`] for one exits, and the next PDF starts another. Before the first PDF the worker is asked to read an empty document: a program that
-//! cannot serve as one (an embedded Python whose `sys.executable` is not Python, say) leaves PDFs on
-//! threads, as without isolation, instead of failing every one as a crash.
+//! tenth of the time); a worker that waits [`WORKER_IDLE`] for one exits, and the next PDF starts another.
+//! Before the first PDF the worker is asked to read an empty document: a program that cannot serve as one
+//! (an embedded Python whose `sys.executable` is not Python, say) leaves PDFs on threads, as without
+//! isolation, instead of failing every one as a crash.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -222,34 +223,26 @@ fn extract_in_worker(
     let kept = THREAD_WORKER
         .with(|slot| slot.borrow_mut().take())
         .filter(|running| running.owner == std::process::id());
-    let reused = kept.is_some();
-    let mut running = match kept {
-        Some(running) => running,
-        None => start(worker)?,
-    };
-    let (answer, alive) = ask(&mut running, bytes, timeout);
-    if reused && matches!(answer, Err(PdfError::Crashed(_))) {
-        drop(running);
-        return extract_in_worker_fresh(worker, bytes, timeout);
+    if let Some(running) = kept {
+        let answer = ask_and_keep(running, bytes, timeout);
+        if !matches!(answer, Err(PdfError::Crashed(_))) {
+            return Some(answer);
+        }
     }
+    Some(ask_and_keep(start(worker)?, bytes, timeout))
+}
+
+/// [`ask`]s `running`, and keeps it for this thread's next PDF if it may read another.
+fn ask_and_keep(
+    mut running: Running,
+    bytes: &[u8],
+    timeout: Duration,
+) -> Result<Vec<String>, PdfError> {
+    let (answer, alive) = ask(&mut running, bytes, timeout);
     if alive && running.served < WORKER_DOCUMENTS {
         THREAD_WORKER.with(|slot| *slot.borrow_mut() = Some(running));
     }
-    Some(answer)
-}
-
-/// [`extract_in_worker`] in a worker started for this document (and kept after it).
-fn extract_in_worker_fresh(
-    worker: &Worker,
-    bytes: &[u8],
-    timeout: Duration,
-) -> Option<Result<Vec<String>, PdfError>> {
-    let mut running = start(worker)?;
-    let (answer, alive) = ask(&mut running, bytes, timeout);
-    if alive {
-        THREAD_WORKER.with(|slot| *slot.borrow_mut() = Some(running));
-    }
-    Some(answer)
+    answer
 }
 
 /// Starts a worker process, or `None` when it cannot start (its program was replaced or removed while
@@ -296,11 +289,7 @@ fn ask(
     // that the document is written from where it is. Killing the worker ends both.
     let answer = std::thread::scope(|scope| {
         scope.spawn(move || {
-            let length = (bytes.len() as u64).to_le_bytes();
-            let _ = stdin
-                .write_all(&length)
-                .and_then(|()| stdin.write_all(bytes))
-                .and_then(|()| stdin.flush());
+            let _ = write_frame(stdin, bytes);
         });
         let (tx, rx) = mpsc::channel();
         scope.spawn(move || {
@@ -334,18 +323,38 @@ fn ask(
     }
 }
 
-/// One length-prefixed frame (a little-endian `u64`, then that many bytes); `None` at the end of input,
-/// or for a length past [`MAX_ANSWER`].
+/// A worker's answer: one frame (see [`next_frame`]); `None` at the end of input, for a frame cut short, or
+/// for a length past [`MAX_ANSWER`].
 fn read_frame(input: &mut impl Read) -> Option<Vec<u8>> {
+    next_frame(input, MAX_ANSWER).ok().flatten()
+}
+
+/// One length-prefixed frame (a little-endian `u64`, then that many bytes): `Ok(None)` when the input ends
+/// before a frame, an error for a frame cut short or longer than `limit`.
+fn next_frame(input: &mut impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut length = [0u8; 8];
-    input.read_exact(&mut length).ok()?;
+    match input.read_exact(&mut length) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
     let length = u64::from_le_bytes(length);
-    if length > MAX_ANSWER {
-        return None;
+    if length > limit {
+        return Err(std::io::ErrorKind::InvalidData.into());
     }
     let mut frame = Vec::new();
-    input.take(length).read_to_end(&mut frame).ok()?;
-    (frame.len() as u64 == length).then_some(frame)
+    input.take(length).read_to_end(&mut frame)?;
+    if frame.len() as u64 != length {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(Some(frame))
+}
+
+/// Writes `bytes` as one frame (see [`next_frame`]) and flushes it.
+fn write_frame(output: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    output.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    output.write_all(bytes)?;
+    output.flush()
 }
 
 fn describe_exit(status: std::process::ExitStatus) -> String {
@@ -370,7 +379,7 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 /// [`isolate_in_worker`] runs this (and nothing else) when started with the worker's arguments, and exits
 /// with the status it returns (0 at the end of input, 2 when standard input or output failed). The
 /// worker's address space is capped at [`WORKER_MEMORY`] first, and it exits by itself once it has waited
-/// [`WORKER_IDLE`] for a PDF (see [`worker_idle`]).
+/// [`WORKER_IDLE`] for a PDF (`NEARDUP_PDF_WORKER_IDLE_SECS` seconds, if set).
 pub fn run_worker() -> u8 {
     #[cfg(unix)]
     {
@@ -402,26 +411,14 @@ pub fn run_worker() -> u8 {
         });
     let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
     loop {
-        let mut length = [0u8; 8];
-        match input.read_exact(&mut length) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return 0,
+        let data = match next_frame(&mut input, u64::MAX) {
+            Ok(Some(data)) => data,
+            Ok(None) => return 0,
             Err(_) => return 2,
-        }
+        };
         answered.store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
-        let mut data = Vec::new();
-        let length = u64::from_le_bytes(length);
-        match (&mut input).take(length).read_to_end(&mut data) {
-            Ok(read) if read as u64 == length => {}
-            _ => return 2,
-        }
         // No time limit here: the caller kills the worker when its time is up.
-        let answer = encode(&extract_on_thread(data, None));
-        let written = output
-            .write_all(&(answer.len() as u64).to_le_bytes())
-            .and_then(|()| output.write_all(&answer))
-            .and_then(|()| output.flush());
-        if written.is_err() {
+        if write_frame(&mut output, &encode(&extract_on_thread(data, None))).is_err() {
             return 2;
         }
         answered.store(since_start(), std::sync::atomic::Ordering::SeqCst);
@@ -431,7 +428,7 @@ pub fn run_worker() -> u8 {
 /// How long a worker waits for its next PDF before it exits: 30 s, or `NEARDUP_PDF_WORKER_IDLE_SECS`
 /// seconds. A thread keeps its worker between PDFs (see [`extract_pages`]) but may read no other: an idle
 /// worker that ends itself gives its memory back, and the next PDF starts a new one.
-pub fn worker_idle() -> Duration {
+fn worker_idle() -> Duration {
     std::env::var("NEARDUP_PDF_WORKER_IDLE_SECS")
         .ok()
         .and_then(|secs| secs.trim().parse::<f64>().ok())
