@@ -47,7 +47,7 @@ mod settings;
 mod sink;
 mod stored;
 
-pub use settings::{DEFAULT_VERIFY_NGRAM, ExactMeasure, Settings, SettingsError, Spelling};
+pub use settings::{ExactMeasure, Settings, SettingsError, Spelling};
 pub use sink::{Cluster, Member, Sink, VecSink};
 
 /// Where a run is, for progress displays: the stage and the counts so far. Reported at each stage's start and

@@ -58,7 +58,7 @@ pub enum ExactMeasure {
 }
 
 /// The word n-grams of [`ExactMeasure::Jaccard`] unless told otherwise.
-pub const DEFAULT_VERIFY_NGRAM: u32 = 3;
+const DEFAULT_VERIFY_NGRAM: u32 = 3;
 
 /// A setting that does not apply to the run's method, or a combination that means nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
