@@ -69,6 +69,7 @@ __version__ = _native.__version__
 # (the document's MediaError), not this process.
 if sys.executable:
     _native._isolate_pdfs(sys.executable, _native.__file__)
+
 Fingerprint = Sketch
 """A SimHash fingerprint is a :class:`Sketch` of a SimHash scheme (``value``, ``distance``, ``similarity``)."""
 
@@ -420,9 +421,9 @@ class _ProgressBar:
 
     def __init__(self, unit: str, what: str) -> None:
         self._unit, self._what = unit, what
-        self._last = 0.0
+        self._last = 0.0  # when a line was last written
         self._shown = False
-        self._pending: Optional[tuple] = None
+        self._latest: Optional[tuple] = None  # the report not yet written
         try:
             tqdm = importlib.import_module("tqdm.auto").tqdm
         except ImportError:
@@ -440,11 +441,14 @@ class _ProgressBar:
                 self._bar.refresh()
             self._bar.update(done - self._bar.n)
             return
-        now = time.monotonic()
-        if now - self._last < 0.5 and (total is None or done < total):
-            self._pending = (done, total)  # shown when the call ends, if nothing comes after it
-            return
-        self._last, self._pending = now, None
+        if time.monotonic() - self._last >= 0.5 or (total is not None and done >= total):
+            self._write(done, total)
+        else:
+            self._latest = (done, total)
+
+    def _write(self, done: int, total: Optional[int]) -> None:
+        self._latest = None
+        self._last = time.monotonic()
         number = (lambda n: f"{n / 2**20:,.1f}") if self._unit == "B" else (lambda n: f"{n:,}")
         unit = "MiB" if self._unit == "B" else self._unit
         line = f"{self._what}: {number(done)}" + ("" if total is None else f" of {number(total)}") + f" {unit}"
@@ -456,9 +460,8 @@ class _ProgressBar:
         if self._bar is not None:
             self._bar.close()
             return
-        if self._pending is not None:
-            self._last = 0.0
-            self(*self._pending)
+        if self._latest is not None:  # the last report came too soon after the one before
+            self._write(*self._latest)
         if self._shown:
             sys.stderr.write("\n")
             sys.stderr.flush()
