@@ -125,7 +125,7 @@ pub fn extract_pages(bytes: &[u8], timeout: Duration) -> Result<Vec<String>, Pdf
         return answer;
     }
     // No worker, or one that cannot start now (its program was replaced or removed while running).
-    extract_on_thread(bytes.to_vec(), Some(timeout))
+    extract_on_thread(bytes.to_vec(), timeout)
 }
 
 /// The worker that reads PDFs, if [`isolate_in_worker`] named one and it answers. The first caller asks it
@@ -141,34 +141,32 @@ fn isolating_worker() -> Option<&'static Worker> {
     answers.then_some(worker)
 }
 
-/// Extracts on a thread of its own, with a large stack, waiting for it up to `timeout` (or as long as it takes).
-fn extract_on_thread(data: Vec<u8>, timeout: Option<Duration>) -> Result<Vec<String>, PdfError> {
+/// Extracts on a thread of its own, with a large stack, waiting for it up to `timeout`.
+fn extract_on_thread(data: Vec<u8>, timeout: Duration) -> Result<Vec<String>, PdfError> {
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(THREAD_NAME.into())
         .stack_size(STACK)
         .spawn(move || {
-            let result = catch_unwind(AssertUnwindSafe(|| extract_pages_here(data)))
-                .unwrap_or_else(|payload| Err(PdfError::Panic(panic_message(&*payload))));
             // The receiver is gone if the caller timed out: nothing to do.
-            let _ = tx.send(result);
+            let _ = tx.send(extract_caught(data));
         });
     if let Err(e) = spawned {
         return Err(PdfError::Open(format!("cannot start a thread: {e}")));
     }
-    let received = match timeout {
-        Some(timeout) => rx.recv_timeout(timeout),
-        None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-    };
-    match received {
+    match rx.recv_timeout(timeout) {
         Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            Err(PdfError::TimedOut(timeout.map_or(0, |t| t.as_secs())))
-        }
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(PdfError::TimedOut(timeout.as_secs())),
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(PdfError::Panic(
             "the extraction thread ended without a result".into(),
         )),
     }
+}
+
+/// The extraction on the calling thread (which needs a [`STACK`]-byte stack), a panic caught as an error.
+fn extract_caught(data: Vec<u8>) -> Result<Vec<String>, PdfError> {
+    catch_unwind(AssertUnwindSafe(|| extract_pages_here(data)))
+        .unwrap_or_else(|payload| Err(PdfError::Panic(panic_message(&*payload))))
 }
 
 /// A worker process and its pipes, kept by the thread that started it between the PDFs it reads (see
@@ -409,20 +407,29 @@ pub fn run_worker() -> u8 {
                 }
             }
         });
-    let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
-    loop {
-        let data = match next_frame(&mut input, u64::MAX) {
-            Ok(Some(data)) => data,
-            Ok(None) => return 0,
-            Err(_) => return 2,
-        };
-        answered.store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
-        // No time limit here: the caller kills the worker when its time is up.
-        if write_frame(&mut output, &encode(&extract_on_thread(data, None))).is_err() {
-            return 2;
+    // Every PDF is read on one thread with a large stack, made once: a thread made per PDF left its stack
+    // mapped for a while after its answer, and a few of them (256 MiB each) filled the worker's ceiling.
+    // No time limit here: the caller kills the worker when its time is up.
+    let serve = move || {
+        let (mut input, mut output) = (std::io::stdin().lock(), std::io::stdout().lock());
+        loop {
+            let data = match next_frame(&mut input, u64::MAX) {
+                Ok(Some(data)) => data,
+                Ok(None) => return 0,
+                Err(_) => return 2,
+            };
+            answered.store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
+            if write_frame(&mut output, &encode(&extract_caught(data))).is_err() {
+                return 2;
+            }
+            answered.store(since_start(), std::sync::atomic::Ordering::SeqCst);
         }
-        answered.store(since_start(), std::sync::atomic::Ordering::SeqCst);
-    }
+    };
+    std::thread::Builder::new()
+        .name(THREAD_NAME.into())
+        .stack_size(STACK)
+        .spawn(serve)
+        .map_or(2, |reader| reader.join().unwrap_or(2))
 }
 
 /// How long a worker waits for its next PDF before it exits: 30 s, or `NEARDUP_PDF_WORKER_IDLE_SECS`
